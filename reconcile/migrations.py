@@ -1,0 +1,207 @@
+"""Ordered, named schema migrations of the canonical store.
+
+Each migration is a function ``mNNN_what(con)``; ``apply_migrations`` runs the ones not yet
+recorded in ``_migrations``, each in its own transaction. A migration that has shipped is never
+edited: change the schema by adding the next one.
+
+Uniqueness (one row per run id, per (run id, step index)) is enforced by the loader rather than
+by PRIMARY KEY constraints: DuckDB checks unique constraints eagerly inside a transaction, which
+breaks the delete-then-reinsert a re-ingested file needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+import duckdb
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+
+
+def m001_runs_and_steps(con: duckdb.DuckDBPyConnection) -> None:
+    """Runs, their tool catalogue, and steps with disjoint usage buckets."""
+    con.execute(
+        """
+        create table runs (
+            run_id varchar not null,
+            source_format varchar not null,
+            source_file varchar not null,
+            source_line integer,
+            agent varchar,
+            task_class varchar,
+            model varchar,                -- the model the run was configured with
+            provider varchar,
+            api_key_id varchar,
+            workspace_id varchar,
+            project_id varchar,
+            started_at timestamptz,
+            ended_at timestamptz,
+            max_steps integer,
+            max_tokens bigint,
+            max_wall_seconds double,
+            max_cost_micros bigint,
+            max_repeats integer,
+            tool_timeout_seconds double,
+            result_bound_tokens integer,
+            catalogue_tokens integer,
+            predicted_stop_reason varchar,
+            status varchar not null,      -- the canonical status taxonomy
+            stop_reason varchar,          -- the raw reason, exactly as recorded
+            final_output varchar,
+            ledger_steps integer,         -- the harness's own counters, never recomputed
+            ledger_input_tokens bigint,
+            ledger_output_tokens bigint,
+            ledger_cost_micros bigint,
+            ledger_tool_results integer,
+            labels json
+        )
+        """
+    )
+    con.execute(
+        """
+        create table run_tools (
+            run_id varchar not null,
+            name varchar not null,
+            side_effect boolean not null,
+            allow_repeat boolean not null,
+            schema_tokens integer
+        )
+        """
+    )
+    con.execute(
+        """
+        create table steps (
+            run_id varchar not null,
+            idx integer not null,
+            kind varchar not null,        -- model | tool | event
+            started_at timestamptz,
+            ms bigint,
+            agent_label varchar,          -- e.g. a subagent's name inside its parent run
+            source_line integer,
+            error varchar,
+            -- model steps
+            model varchar,
+            provider varchar,
+            request_id varchar,
+            response_id varchar,
+            input_uncached bigint,        -- the five usage buckets are disjoint ...
+            cache_read bigint,
+            cache_write_5m bigint,
+            cache_write_1h bigint,
+            output_tokens bigint,
+            reasoning_tokens bigint,      -- ... and reasoning is a subset of output
+            finish_reason varchar,
+            is_final boolean,
+            output_text varchar,
+            output_sha256 varchar,
+            context_tokens bigint,
+            input_hash varchar,
+            attempt integer,
+            harness_cost_micros bigint,
+            -- tool steps
+            tool_name varchar,
+            call_id varchar,
+            args_json varchar,            -- canonical JSON: sorted keys, no whitespace
+            args_hash varchar,
+            idempotency_key varchar,
+            side_effect boolean,
+            tool_status varchar,          -- ok | error | timeout | unknown_tool | invalid_args
+            result_tokens bigint,
+            result_bytes bigint,
+            result_hash varchar,
+            result_preview varchar,
+            bounded boolean,
+            -- events
+            event varchar,                -- compaction | retry | fallback | cancel | wrap_up
+            tokens_before bigint,
+            tokens_after bigint,
+            detail varchar
+        )
+        """
+    )
+
+
+def m002_ingest_bookkeeping(con: duckdb.DuckDBPyConnection) -> None:
+    """Every file ingested and every line rejected, so nothing is lost without a trace."""
+    con.execute(
+        """
+        create table ingested_files (
+            path varchar not null,
+            sha256 varchar not null,
+            format varchar not null,
+            size_bytes bigint not null,
+            lines bigint not null,
+            loaded bigint not null,
+            rejected bigint not null,
+            skipped bigint not null,
+            ingested_at timestamptz not null
+        )
+        """
+    )
+    con.execute(
+        """
+        create table rejects (
+            path varchar not null,
+            line bigint not null,
+            reason varchar not null,
+            raw varchar,                  -- the line, cut to 4 KB
+            ingested_at timestamptz not null
+        )
+        """
+    )
+
+
+def m003_tool_calls(con: duckdb.DuckDBPyConnection) -> None:
+    """The tool calls a model step asked for, so calls and results can be paired."""
+    con.execute(
+        """
+        create table tool_calls (
+            run_id varchar not null,
+            step_idx integer not null,    -- the model step that asked for the call
+            call_id varchar not null,
+            tool_name varchar not null,
+            args_json varchar,
+            args_hash varchar,
+            idempotency_key varchar
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_runs_and_steps,
+    m002_ingest_bookkeeping,
+    m003_tool_calls,
+]
+
+
+def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the migrations recorded in this store, oldest first."""
+    con.execute(
+        "create table if not exists _migrations (name varchar not null, applied_at timestamptz not null)"
+    )
+    return [row[0] for row in con.execute("select name from _migrations order by applied_at, name").fetchall()]
+
+
+def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) -> list[str]:
+    """Apply every migration not yet recorded (or those up to ``upto``); return their names."""
+    done = set(applied_migrations(con))
+    ran = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        if name not in done:
+            con.execute("begin")
+            try:
+                migration(con)
+                con.execute(
+                    "insert into _migrations values (?, ?)", [name, datetime.now(timezone.utc)]
+                )
+                con.execute("commit")
+            except Exception:
+                con.execute("rollback")
+                raise
+            ran.append(name)
+        if name == upto:
+            break
+    return ran

@@ -1,0 +1,154 @@
+"""The documented SQL API: views users query and checks build on.
+
+Views hold no data, so they are (re)created on every read-write open rather than by
+migrations: changing a view is a code change, not a schema change. ``docs/sql-api.md``
+documents their columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import duckdb
+
+STEP_VIEW = """
+create or replace view step_view as
+select
+    s.run_id,
+    s.idx,
+    s.kind,
+    s.tool_name,
+    cast(null as bigint) as cost_micros,     -- priced by the cost model; null until prices exist
+    s.ms,
+    s.error,
+    s.started_at,
+    s.agent_label,
+    case s.kind
+        when 'model' then coalesce(s.finish_reason, 'model call')
+            || case when s.is_final then ' (final answer)' else '' end
+        when 'tool' then s.tool_name || ' → ' || coalesce(s.tool_status, '?')
+        else coalesce(s.event, 'event')
+    end as what,
+    s.model,
+    s.input_uncached,
+    s.cache_read,
+    s.cache_write_5m,
+    s.cache_write_1h,
+    s.output_tokens,
+    s.reasoning_tokens,
+    coalesce(s.input_uncached, 0) + coalesce(s.cache_read, 0)
+        + coalesce(s.cache_write_5m, 0) + coalesce(s.cache_write_1h, 0) as input_tokens,
+    s.finish_reason,
+    s.is_final,
+    s.context_tokens,
+    s.input_hash,
+    s.attempt,
+    s.harness_cost_micros,
+    s.call_id,
+    s.args_json,
+    s.args_hash,
+    s.idempotency_key,
+    s.side_effect,
+    s.tool_status,
+    s.result_tokens,
+    s.result_bytes,
+    s.bounded,
+    s.event,
+    s.tokens_before,
+    s.tokens_after,
+    r.agent,
+    r.task_class,
+    r.status as run_status
+from steps s
+join runs r using (run_id)
+"""
+
+RUN_VIEW = """
+create or replace view run_view as
+with step_totals as (
+    select
+        run_id,
+        count(*) filter (where kind = 'model') as model_steps,
+        count(*) filter (where kind = 'tool') as tool_results,
+        count(*) filter (where kind = 'event') as events,
+        coalesce(sum(input_uncached), 0) as input_uncached,
+        coalesce(sum(cache_read), 0) as cache_read,
+        coalesce(sum(cache_write_5m), 0) as cache_write_5m,
+        coalesce(sum(cache_write_1h), 0) as cache_write_1h,
+        coalesce(sum(output_tokens), 0) as output_tokens,
+        coalesce(sum(reasoning_tokens), 0) as reasoning_tokens,
+        coalesce(bool_or(is_final), false) as has_final_answer,
+        min(idx) filter (where is_final) as final_answer_step,
+        list(distinct model order by model) filter (where model is not null) as models
+    from steps
+    group by run_id
+)
+select
+    r.run_id,
+    r.agent,
+    r.task_class,
+    r.model,
+    coalesce(t.models, case when r.model is null then [] else [r.model] end) as models,
+    r.provider,
+    r.status,
+    r.stop_reason,
+    r.predicted_stop_reason,
+    r.started_at,
+    r.ended_at,
+    epoch(r.ended_at) - epoch(r.started_at) as wall_seconds,
+    coalesce(t.model_steps, 0) as steps,
+    coalesce(t.tool_results, 0) as tool_results,
+    coalesce(t.events, 0) as events,
+    coalesce(t.input_uncached, 0) as input_uncached,
+    coalesce(t.cache_read, 0) as cache_read,
+    coalesce(t.cache_write_5m, 0) as cache_write_5m,
+    coalesce(t.cache_write_1h, 0) as cache_write_1h,
+    coalesce(t.output_tokens, 0) as output_tokens,
+    coalesce(t.reasoning_tokens, 0) as reasoning_tokens,
+    coalesce(t.input_uncached, 0) + coalesce(t.cache_read, 0)
+        + coalesce(t.cache_write_5m, 0) + coalesce(t.cache_write_1h, 0) as input_tokens,
+    coalesce(t.input_uncached, 0) + coalesce(t.cache_read, 0) + coalesce(t.cache_write_5m, 0)
+        + coalesce(t.cache_write_1h, 0) + coalesce(t.output_tokens, 0) as total_tokens,
+    cast(null as bigint) as cost_micros,      -- priced by the cost model; null until prices exist
+    coalesce(t.has_final_answer, false) as has_final_answer,
+    t.final_answer_step,
+    r.final_output,
+    r.max_steps,
+    r.max_tokens,
+    r.max_wall_seconds,
+    r.max_cost_micros,
+    r.max_repeats,
+    r.tool_timeout_seconds,
+    r.result_bound_tokens,
+    r.catalogue_tokens,
+    r.ledger_steps,
+    r.ledger_input_tokens,
+    r.ledger_output_tokens,
+    r.ledger_cost_micros,
+    r.ledger_tool_results,
+    r.api_key_id,
+    r.workspace_id,
+    r.project_id,
+    r.source_format,
+    r.source_file
+from runs r
+left join step_totals t using (run_id)
+"""
+
+ALL_VIEWS = [STEP_VIEW, RUN_VIEW]
+
+# Names of the documented relations users may query; docs/sql-api.md lists them.
+DOCUMENTED = ["run_view", "step_view", "runs", "steps", "run_tools", "tool_calls", "ingested_files", "rejects"]
+
+
+def views_fingerprint() -> str:
+    """A hash of the view definitions, so a read-only open can tell they are out of date."""
+    return hashlib.sha256("\n".join(ALL_VIEWS).encode()).hexdigest()[:16]
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every documented view and record which definitions are in place."""
+    for sql in ALL_VIEWS:
+        con.execute(sql)
+    con.execute("create or replace table _views (fingerprint varchar)")
+    con.execute("insert into _views values (?)", [views_fingerprint()])
