@@ -42,3 +42,9 @@ class QueryError(BadInput):
 
 class RunNotFound(BadInput):
     """No run matches the id (or id prefix) the user gave."""
+
+
+class InternalError(ReconcileError):
+    """Something reconcile should have handled did not work: a bug to report."""
+
+    exit_code = ExitCode.INTERNAL

@@ -61,4 +61,11 @@ def _needs_upgrade(target: str) -> bool:
     return fingerprint != [(views_fingerprint(),)]
 
 
-__all__ = ["connect", "default_db_path", "applied_migrations", "DEFAULT_DB"]
+def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
+    """Rows of a query as dicts keyed by column name."""
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+__all__ = ["connect", "records", "default_db_path", "applied_migrations", "DEFAULT_DB"]

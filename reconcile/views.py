@@ -36,8 +36,8 @@ select
     s.cache_write_1h,
     s.output_tokens,
     s.reasoning_tokens,
-    coalesce(s.input_uncached, 0) + coalesce(s.cache_read, 0)
-        + coalesce(s.cache_write_5m, 0) + coalesce(s.cache_write_1h, 0) as input_tokens,
+    case when s.kind = 'model' then coalesce(s.input_uncached, 0) + coalesce(s.cache_read, 0)
+        + coalesce(s.cache_write_5m, 0) + coalesce(s.cache_write_1h, 0) end as input_tokens,
     s.finish_reason,
     s.is_final,
     s.context_tokens,
@@ -61,6 +61,7 @@ select
     r.status as run_status
 from steps s
 join runs r using (run_id)
+order by s.run_id, s.idx
 """
 
 RUN_VIEW = """
@@ -71,12 +72,12 @@ with step_totals as (
         count(*) filter (where kind = 'model') as model_steps,
         count(*) filter (where kind = 'tool') as tool_results,
         count(*) filter (where kind = 'event') as events,
-        coalesce(sum(input_uncached), 0) as input_uncached,
-        coalesce(sum(cache_read), 0) as cache_read,
-        coalesce(sum(cache_write_5m), 0) as cache_write_5m,
-        coalesce(sum(cache_write_1h), 0) as cache_write_1h,
-        coalesce(sum(output_tokens), 0) as output_tokens,
-        coalesce(sum(reasoning_tokens), 0) as reasoning_tokens,
+        coalesce(sum(input_uncached), 0)::bigint as input_uncached,
+        coalesce(sum(cache_read), 0)::bigint as cache_read,
+        coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
+        coalesce(sum(cache_write_1h), 0)::bigint as cache_write_1h,
+        coalesce(sum(output_tokens), 0)::bigint as output_tokens,
+        coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
         coalesce(bool_or(is_final), false) as has_final_answer,
         min(idx) filter (where is_final) as final_answer_step,
         list(distinct model order by model) filter (where model is not null) as models

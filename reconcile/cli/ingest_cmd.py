@@ -1,0 +1,92 @@
+"""``reconcile ingest``: load journals and transcripts into the store."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+from .. import store
+from ..errors import ExitCode
+from ..ingest import FORMATS, ingest
+from . import app
+from .options import DbOption, DEFAULT_DB_PATH, JsonOption
+from .render import console, print_json, table
+
+
+@app.command("ingest")
+def ingest_command(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Files, folders (recursive), globs; .gz is read too.")],
+    format: Annotated[str | None, typer.Option("--format", help=f"Force a format: {', '.join(FORMATS)}.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 when any line was rejected.")] = False,
+    json_out: JsonOption = False,
+    db: DbOption = DEFAULT_DB_PATH,
+) -> None:
+    """Load files into the store; unchanged files are skipped, changed ones replaced.
+
+    Example: reconcile ingest sample_runs/ --db night.duckdb
+    """
+    with store.connect(db) as con:
+        with _progress() as hook:
+            report = ingest(con, paths, format=format, progress=hook)
+        rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
+                              "order by path, line limit 20", [[f.path for f in report.files]]).fetchall()
+    if json_out:
+        print_json(report.to_json())
+    else:
+        _print_report(report, rejects)
+    if strict and report.totals["rejected"]:
+        raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def _shown(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def _print_report(report, rejects) -> None:
+    columns = ["file", "format", "status", "lines", "loaded", "rejected", "skipped"]
+    rows = [[_shown(f.path), f.format, f.status, f.lines, f.loaded, f.rejected, f.skipped] for f in report.files]
+    if rows:
+        console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
+    for f in report.files:
+        for note in f.notes:
+            console.print(f"  {_shown(f.path)}: skipped: {note}", markup=False)
+    for p in report.passed_over:
+        console.print(f"passed over {_shown(p.path)}: {p.reason}", markup=False)
+    for path, line, reason in rejects:
+        console.print(f"rejected {_shown(path)}:{line}: {reason}", markup=False)
+    t = report.totals
+    console.print(f"{t['files']} file(s), {t['unchanged']} unchanged, {t['passed_over']} passed over; "
+                  f"lines {t['lines']} = loaded {t['loaded']} + rejected {t['rejected']} + skipped {t['skipped']}",
+                  markup=False)
+
+
+class _progress:
+    """A progress bar on stderr for many files, only when stderr is a terminal (never under cron)."""
+
+    def __enter__(self):
+        self.bar = None
+        if not sys.stderr.isatty():
+            return None
+        return self._hook
+
+    def _hook(self, path: Path, position: int, total: int) -> None:
+        if total < 5:
+            return
+        if self.bar is None:
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("ingesting", total=total)
+        self.bar.update(self.task, completed=position, description=f"ingesting {path.name[:40]}")
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()

@@ -1,0 +1,53 @@
+"""What ingesting reports back: per-file counts and the passed-over files."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class FileCounts:
+    """loaded + rejected + skipped = lines, always."""
+
+    lines: int = 0
+    loaded: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileResult:
+    path: str
+    format: str
+    status: str  # loaded | replaced | unchanged
+    lines: int
+    loaded: int
+    rejected: int
+    skipped: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PassedOver:
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    files: list[FileResult] = field(default_factory=list)
+    passed_over: list[PassedOver] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        keys = ("lines", "loaded", "rejected", "skipped")
+        totals = {key: sum(getattr(f, key) for f in self.files) for key in keys}
+        totals["files"] = len(self.files)
+        totals["unchanged"] = sum(f.status == "unchanged" for f in self.files)
+        totals["passed_over"] = len(self.passed_over)
+        return totals
+
+    def to_json(self) -> dict:
+        return {"files": [asdict(f) for f in self.files], "passed_over": [asdict(p) for p in self.passed_over],
+                "totals": self.totals}

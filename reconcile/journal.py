@@ -1,0 +1,194 @@
+"""Write the native journal (format v1) from a Python harness.
+
+    from reconcile.journal import Journal
+    with Journal("night.jsonl") as journal:
+        run = journal.start_run(agent="triage", model="claude-sonnet-4-5",
+                                limits={"max_steps": 12}, tools=[{"name": "read_file"}])
+        step = run.model_step(usage={"input_uncached": 900, "output": 120}, ms=840,
+                              tool_calls=[("read_file", {"path": "a.py"})])
+        run.tool_step(step.calls[0], result="...", ms=12)
+        run.end("model_finished", final_output="done")
+
+Every line is written and flushed as it happens, so a crash leaves a valid prefix. Argument
+hashes and idempotency keys are derived exactly as the store derives them
+(``reconcile.canonical``). The format is documented in ``docs/journal-format.md`` and its JSON
+Schema ships as ``reconcile/schema/journal-v1.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from .canonical import args_hash, canonical_json, idempotency_key, sha256_text
+
+FORMAT_VERSION = 1
+TEXT_PREVIEW_CHARS = 4000
+RESULT_PREVIEW_CHARS = 2000
+USAGE_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
+TOOL_STATUSES = ("ok", "error", "timeout", "unknown_tool", "invalid_args")
+EVENTS = ("compaction", "retry", "fallback", "cancel", "wrap_up")
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _timestamp(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("journal timestamps must be timezone-aware (UTC)")
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (UTF-8 bytes / 4, rounded up) for when the harness has no tokenizer."""
+    return -(-len(text.encode("utf-8")) // 4)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call a model step asked for, with the hashes the store will derive too."""
+
+    call_id: str
+    name: str
+    args: Any
+    args_hash: str
+    idempotency_key: str
+
+
+@dataclass
+class ModelStep:
+    idx: int
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class Journal:
+    """An append-only JSON Lines journal file; one file may hold many runs."""
+
+    def __init__(self, target: str | Path | IO[str], clock: Clock = _utc_now):
+        self._owns = not hasattr(target, "write")
+        self._file: IO[str] = open(target, "a", encoding="utf-8") if self._owns else target  # type: ignore[arg-type]
+        self.clock = clock
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record as a line and flush it."""
+        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def start_run(self, run_id: str | None = None, *, agent: str, tools: Iterable[Mapping[str, Any]] = (),
+                  limits: Mapping[str, Any] | None = None, ts: datetime | None = None, **fields: Any) -> RunJournal:
+        """Write the run_start line. ``fields``: task_class, model, provider, api_key_id, workspace_id,
+        project_id, catalogue_tokens, predicted_stop_reason, labels."""
+        run = RunJournal(self, run_id or uuid.uuid4().hex, {t["name"]: t for t in tools})
+        record = {"v": FORMAT_VERSION, "type": "run_start", "run_id": run.run_id,
+                  "ts": _timestamp(ts or self.clock()), "agent": agent, "limits": dict(limits or {}),
+                  "tools": [_tool_entry(t) for t in run.tools.values()]}
+        record.update({k: v for k, v in fields.items() if v is not None})
+        self.write(record)
+        return run
+
+    def close(self) -> None:
+        if self._owns:
+            self._file.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _tool_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
+    entry = {"name": tool["name"], "side_effect": bool(tool.get("side_effect", False)),
+             "allow_repeat": bool(tool.get("allow_repeat", False))}
+    if tool.get("schema_tokens") is not None:
+        entry["schema_tokens"] = tool["schema_tokens"]
+    return entry
+
+
+class RunJournal:
+    """The lines of one run. Step indexes are assigned in order, starting at 0."""
+
+    def __init__(self, journal: Journal, run_id: str, tools: dict[str, Mapping[str, Any]]):
+        self.journal = journal
+        self.run_id = run_id
+        self.tools = tools
+        self.next_idx = 0
+
+    def _step(self, kind: str, ms: float | None, ts: datetime | None, extra: dict[str, Any]) -> int:
+        idx = self.next_idx
+        self.next_idx += 1
+        record = {"v": FORMAT_VERSION, "type": "step", "run_id": self.run_id, "idx": idx, "kind": kind,
+                  "ts": _timestamp(ts or self.journal.clock()), "ms": None if ms is None else int(round(ms))}
+        record.update({k: v for k, v in extra.items() if v is not None})
+        self.journal.write(record)
+        return idx
+
+    def model_step(self, *, usage: Mapping[str, int], ms: float | None = None, model: str | None = None,
+                   tool_calls: Iterable[tuple[str, Any]] = (), text: str | None = None, final: bool = False,
+                   input_messages: Any = None, ts: datetime | None = None, **fields: Any) -> ModelStep:
+        """Write a model step. ``usage`` uses the disjoint buckets of ``USAGE_BUCKETS``;
+        ``fields``: provider, request_id, response_id, finish_reason, context_tokens, input_hash,
+        attempt, error, cost_micros, agent_label."""
+        unknown = set(usage) - set(USAGE_BUCKETS)
+        if unknown:
+            raise ValueError(f"unknown usage buckets {sorted(unknown)}; use {USAGE_BUCKETS}")
+        idx = self.next_idx
+        calls = []
+        for position, (name, args) in enumerate(tool_calls):
+            digest = args_hash(args)
+            calls.append(ToolCall(f"{self.run_id}-{idx}-{position}", name, args, digest,
+                                  idempotency_key(self.run_id, idx, name, digest)))
+        extra: dict[str, Any] = {"model": model, "usage": dict(usage), "final": final}
+        if text is not None:
+            key = "text" if len(text) <= TEXT_PREVIEW_CHARS else "text_preview"
+            extra[key] = text[:TEXT_PREVIEW_CHARS]
+            extra["text_sha256"] = sha256_text(text)
+        if input_messages is not None and "input_hash" not in fields:
+            extra["input_hash"] = sha256_text(canonical_json(input_messages))
+        if calls:
+            extra["tool_calls"] = [{"call_id": c.call_id, "name": c.name, "args": c.args} for c in calls]
+        extra.update(fields)
+        self._step("model", ms, ts, extra)
+        return ModelStep(idx, calls)
+
+    def tool_step(self, call: ToolCall, *, status: str = "ok", result: str | None = None, ms: float | None = None,
+                  result_tokens: int | None = None, bounded: bool = False, error: str | None = None,
+                  ts: datetime | None = None, **fields: Any) -> int:
+        """Write the outcome of a tool call."""
+        if status not in TOOL_STATUSES:
+            raise ValueError(f"tool status {status!r} is not one of {TOOL_STATUSES}")
+        extra: dict[str, Any] = {"call_id": call.call_id, "tool": call.name, "args_hash": call.args_hash,
+                                 "idempotency_key": call.idempotency_key, "status": status,
+                                 "side_effect": bool(self.tools.get(call.name, {}).get("side_effect", False)),
+                                 "bounded": bounded, "error": error}
+        if result is not None:
+            extra["result_bytes"] = len(result.encode("utf-8"))
+            extra["result_tokens"] = result_tokens if result_tokens is not None else estimate_tokens(result)
+            extra["result_hash"] = sha256_text(result)
+            extra["result_preview"] = result[:RESULT_PREVIEW_CHARS]
+        elif result_tokens is not None:
+            extra["result_tokens"] = result_tokens
+        extra.update(fields)
+        return self._step("tool", ms, ts, extra)
+
+    def event(self, event: str, *, ms: float | None = 0, ts: datetime | None = None, **fields: Any) -> int:
+        """Write an event step; ``fields``: tokens_before, tokens_after, detail."""
+        if event not in EVENTS:
+            raise ValueError(f"event {event!r} is not one of {EVENTS}")
+        return self._step("event", ms, ts, {"event": event, **fields})
+
+    def end(self, stop_reason: str, *, final_output: str | None = None, ledger: Mapping[str, Any] | None = None,
+            status: str | None = None, ts: datetime | None = None) -> None:
+        """Write the run_end line with the raw stop reason and the harness's own counters."""
+        record = {"v": FORMAT_VERSION, "type": "run_end", "run_id": self.run_id,
+                  "ts": _timestamp(ts or self.journal.clock()), "stop_reason": stop_reason,
+                  "status": status, "final_output": final_output, "ledger": dict(ledger) if ledger else None}
+        self.journal.write({k: v for k, v in record.items() if v is not None})
