@@ -29,7 +29,7 @@ from .canonical import args_hash, canonical_json, idempotency_key, sha256_text
 
 FORMAT_VERSION = 1
 TEXT_PREVIEW_CHARS = 4000
-RESULT_PREVIEW_CHARS = 2000
+RESULT_PREVIEW_CHARS = 1000
 USAGE_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
 TOOL_STATUSES = ("ok", "error", "timeout", "unknown_tool", "invalid_args")
 EVENTS = ("compaction", "retry", "fallback", "cancel", "wrap_up")

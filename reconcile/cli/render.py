@@ -12,7 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False, soft_wrap=True)
+# Off a terminal (pipes, cron, CI logs) rich would wrap tables at 80 columns; give them room.
+console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -1,0 +1,218 @@
+"""Generate the committed sample night: three agents, a few hundred runs, planted defects.
+
+    python sample_runs/generate.py            # rewrites sample_runs/2026-11-28/, planted.json, PLANTED.md
+    python sample_runs/generate.py --out DIR  # somewhere else (the tests regenerate and compare)
+
+Seeded, on a simulated clock: the same command always writes the same bytes. The outcome mix
+comes from the plans drawn here; the defects come from ``harness.Faults`` switched on for a few
+chosen runs, and ``planted.json`` records which check should find each one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Faults, Limits, Plan, RunSpec, run_agent  # noqa: E402
+
+from reconcile.journal import Journal  # noqa: E402
+
+SEED = 20261128
+NIGHT_START = datetime(2026, 11, 28, 22, 0, tzinfo=timezone.utc)
+NIGHT_HOURS = 7.5
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Agent:
+    name: str
+    model: str
+    provider: str
+    task_classes: tuple[str, ...]
+    tools: tuple[str, ...]
+    limits: Limits
+    runs: int
+    answer_mu: float  # log-normal turns-to-answer: the step distribution budgets are judged on
+    answer_sigma: float
+
+
+AGENTS = [
+    Agent("triage", "claude-haiku-4-5", "anthropic", ("bug_triage", "label_issue"), ("read_file", "search"),
+          Limits(max_steps=12, max_tokens=400_000, max_wall_seconds=600, max_cost_micros=500_000), 120, 1.2, 0.45),
+    Agent("coder", "claude-sonnet-4-5", "anthropic", ("fix_bug", "add_test"),
+          ("read_file", "search", "run_tests", "write_file"),
+          Limits(max_steps=60, max_tokens=3_000_000, max_wall_seconds=900, max_cost_micros=5_000_000), 100, 1.9, 0.35),
+    Agent("researcher", "gpt-5-mini", "openai", ("summarise", "compare"), ("search", "read_file", "big_output"),
+          Limits(max_steps=14, max_tokens=600_000, max_wall_seconds=900, max_cost_micros=400_000), 80, 2.0, 0.5),
+]
+
+
+def draw_plan(agent: Agent, rng: random.Random) -> Plan:
+    """The fake model's script for one run: when it answers, and what goes wrong on the way."""
+    answer_at = max(1, int(rng.lognormvariate(agent.answer_mu, agent.answer_sigma)))
+    plan = Plan(answer_at=answer_at, tools=list(agent.tools))
+    roll = rng.random()
+    if roll < 0.04:  # loops on a tool that always says "ok": the harness should stop it as stalled
+        plan.pattern, plan.pattern_from, plan.answer_at = [("ok_forever", {})], rng.randint(1, 3), None
+    elif roll < 0.07:
+        plan.fatal_tool_at = rng.randint(1, 3)
+    elif roll < 0.09:
+        plan.cancel_at = rng.randint(2, 5)
+    elif roll < 0.105:
+        plan.crash_at = rng.randint(2, 5)
+    elif roll < 0.15 and "run_tests" in agent.tools:
+        plan.tool_latency_scale = 4.0  # a slow test suite: every run times out, the wall clock runs out
+        plan.tools, plan.answer_at = ["run_tests"], None
+    elif roll < 0.17:
+        plan.tools = [*plan.tools, "sleep"]  # hangs; the harness kills it at the timeout
+    return plan
+
+
+def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
+    """Switch on one harness fault in each of a few runs (see PLANTED.md)."""
+    by_agent = {a.name: [s for s in specs if s.agent == a.name and _plain(s.plan)] for a in AGENTS}
+    triage, coder, researcher = by_agent["triage"], by_agent["coder"], by_agent["researcher"]
+
+    answered_then_kept_going = triage[7]
+    answered_then_kept_going.run_id = "8f3a"
+    answered_then_kept_going.plan.answer_at = 8  # the 9th model step answers; max_steps is 12
+    answered_then_kept_going.faults.ignore_final_answer = True
+
+    coder[3].faults.ledger_skips_cache_reads = True
+
+    lost = triage[11]
+    lost.plan.tools, lost.plan.answer_at = ["read_file", "search"], 5
+    lost.faults.drop_tool_result = True
+
+    twice = coder[5]
+    twice.plan.fatal_tool_at, twice.plan.answer_at = 2, 6
+    twice.faults.retry_side_effects = True
+
+    oscillating = researcher[4]
+    oscillating.plan.answer_at = None
+    oscillating.plan.pattern = [("search", {"query": "symbol_7", "limit": 10}), ("read_file", {"path": "src/mod7.py"})]
+    oscillating.plan.pattern_from = 3
+
+    overshoot = coder[8]
+    overshoot.plan.answer_at = None
+    overshoot.plan.pattern, overshoot.plan.pattern_from = [("sleep", {"seconds": 2400})], 3
+    overshoot.faults.timeout_not_enforced = True
+
+
+def _plain(plan: Plan) -> bool:
+    return (plan.pattern is None and plan.fatal_tool_at is None and plan.cancel_at is None and plan.crash_at is None
+            and plan.tool_latency_scale == 1.0 and "sleep" not in plan.tools)
+
+
+# fault -> (checks that should find it, whether the finding names a step)
+EXPECTED = {
+    "ignore_final_answer": (["final_answer_not_overwritten"], True),
+    "ledger_skips_cache_reads": (["ledger_matches_transcript"], False),
+    "drop_tool_result": (["steps_equal_tool_results", "tool_calls_paired"], True),
+    "retry_side_effects": (["steps_equal_tool_results", "tool_calls_paired", "side_effects_once"], True),
+    "oscillation": (["stalled_runs_detected"], False),
+    "timeout_not_enforced": (["budgets_enforced"], False),
+}
+DESCRIPTIONS = {
+    "ignore_final_answer": "The model gave its final answer at this step (its 9th model call); the harness took it for a progress note "
+                           "and ran on until the step budget (12) stopped it.",
+    "ledger_skips_cache_reads": "The harness ledger's input tokens leave out cache reads, so they disagree with the steps.",
+    "drop_tool_result": "The model asked for a tool call at this step; its result was never journalled.",
+    "retry_side_effects": "raise_after_write failed after writing; the harness retried it with the same idempotency "
+                          "key, executing the side effect twice (this step is the second execution).",
+    "oscillation": "The model alternated search / read_file (A B A B) until the step budget; the harness's "
+                   "identical-result fingerprint missed it, so the run ended budget_exceeded, not stalled.",
+    "timeout_not_enforced": "A hung `sleep` tool ran 2,400 s past its 30 s timeout; the run overshot its wall clock "
+                            "by far more than one tool timeout.",
+}
+
+
+def build_specs() -> list[RunSpec]:
+    rng = random.Random(SEED)
+    ids = iter(f"{n:04x}" for n in rng.sample(range(0x10000), 2000) if f"{n:04x}" != "8f3a")
+    specs = []
+    for agent in AGENTS:
+        for _ in range(agent.runs):
+            start = NIGHT_START + timedelta(seconds=rng.uniform(0, NIGHT_HOURS * 3600))
+            limits = Limits(**agent.limits.__dict__)
+            specs.append(RunSpec(next(ids), agent.name, rng.choice(agent.task_classes), agent.model, agent.provider,
+                                 limits, draw_plan(agent, rng), start, rng.randrange(1 << 30)))
+    plant_defects(specs, rng)
+    for spec in rng.sample([s for s in specs if s.agent == "researcher"], 12):
+        spec.predicted_stop_reason = _dry_run_stop_reason(spec)  # scripted scenarios with a known ending
+    return specs
+
+
+def _dry_run_stop_reason(spec: RunSpec) -> str | None:
+    buffer = io.StringIO()
+    run_agent(Journal(buffer), _copy(spec))
+    last = json.loads(buffer.getvalue().splitlines()[-1])
+    return last.get("stop_reason")
+
+
+def _copy(spec: RunSpec) -> RunSpec:
+    import copy
+    return copy.deepcopy(spec)
+
+
+def generate(out: Path) -> list[dict]:
+    """Write the night's journals under ``out``; return the planted defects."""
+    night = out / NIGHT_START.date().isoformat()
+    night.mkdir(parents=True, exist_ok=True)
+    planted: list[dict] = []
+    specs = build_specs()
+    for agent in AGENTS:
+        path = night / f"{agent.name}.jsonl"
+        path.unlink(missing_ok=True)
+        with Journal(path) as journal:
+            for spec in sorted((s for s in specs if s.agent == agent.name), key=lambda s: s.start):
+                oscillating = spec.plan.pattern is not None and len(spec.plan.pattern) == 2
+                overshoot = spec.faults.timeout_not_enforced
+                ledger_off = spec.faults.ledger_skips_cache_reads
+                incidents = run_agent(journal, spec)
+                if oscillating:
+                    incidents.append(("oscillation", -1))
+                if overshoot:
+                    incidents.append(("timeout_not_enforced", -1))
+                if ledger_off:
+                    incidents.append(("ledger_skips_cache_reads", -1))
+                for fault, idx in incidents:
+                    checks, with_step = EXPECTED[fault]
+                    planted += [{"check": c, "run_id": spec.run_id, "step": idx if with_step else None,
+                                 "fault": fault} for c in checks]
+    planted.sort(key=lambda p: (p["check"], p["run_id"], -1 if p["step"] is None else p["step"]))
+    (out / "planted.json").write_text(
+        json.dumps([{k: p[k] for k in ("check", "run_id", "step")} for p in planted], indent=1) + "\n")
+    (out / "PLANTED.md").write_text(_planted_markdown(planted))
+    return planted
+
+
+def _planted_markdown(planted: list[dict]) -> str:
+    lines = ["# Planted defects in the sample night", "",
+             "Generated by `sample_runs/generate.py` (do not edit by hand). Each defect comes from a fault",
+             "switched on in `harness.Faults` for one run; `planted.json` lists the same rows for machines",
+             "as `{check, run_id, step}`.", "",
+             "| check | run | step | what happened |", "|---|---|---|---|"]
+    for p in planted:
+        step = "" if p["step"] is None else str(p["step"])
+        lines.append(f"| `{p['check']}` | `{p['run_id']}` | {step} | {DESCRIPTIONS[p['fault']]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    planted = generate(args.out)
+    print(f"wrote {args.out} ({len(planted)} planted findings)")
+
+
+if __name__ == "__main__":
+    main()
