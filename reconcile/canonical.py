@@ -38,13 +38,13 @@ def _encode(value: Any):
     elif isinstance(value, float):
         yield _float_text(value)
     elif isinstance(value, str):
-        yield json.dumps(value, ensure_ascii=False)
+        yield _string_text(value)
     elif isinstance(value, dict):
         yield "{"
         for position, key in enumerate(sorted(value)):
             if not isinstance(key, str):
                 raise TypeError(f"JSON object keys must be strings, got {key!r}")
-            yield ("," if position else "") + json.dumps(key, ensure_ascii=False) + ":"
+            yield ("," if position else "") + _string_text(key) + ":"
             yield from _encode(value[key])
         yield "}"
     elif isinstance(value, (list, tuple)):
@@ -56,6 +56,17 @@ def _encode(value: Any):
         yield "]"
     else:
         raise TypeError(f"not JSON-compatible: {type(value).__name__} {value!r}")
+
+
+# Control characters without a short escape are written \u00XX with upper-case hex, as DuckDB's
+# to_json writes them (json.dumps writes lower case).
+_CONTROL_ESCAPES = {chr(c): f"\\u{c:04X}" for c in range(0x20)} | {
+    "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_ESCAPE_TABLE = str.maketrans(_CONTROL_ESCAPES)
+
+
+def _string_text(text: str) -> str:
+    return '"' + text.translate(_ESCAPE_TABLE) + '"'
 
 
 def _float_text(number: float) -> str:

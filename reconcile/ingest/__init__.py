@@ -12,6 +12,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError, UnknownFormat
 from .detect import FORMATS, Format, detect
+from .lines import load_lines
 from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
@@ -89,6 +90,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format) -> File
     previous = con.execute("select sha256 from ingested_files where path = ?", [source]).fetchall()
     if previous and previous[0][0] == sha:
         return FileResult(source, fmt.name, "unchanged", 0, 0, 0, 0)
+    if fmt.reads_lines:
+        # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
+        load_lines(con, path)
     con.execute("begin")
     try:
         _forget_file(con, source)

@@ -22,7 +22,8 @@ class Format:
     name: str
     description: str
     sniff: Sniffer  # gets the JSON values parsed from the head of the file (first lines, or the document)
-    load: Loader
+    load: Loader  # runs inside the file's transaction
+    reads_lines: bool = True  # the file is read into temp table _lines before the transaction
 
 
 def _looks_native(values: list[object]) -> bool:

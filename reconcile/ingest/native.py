@@ -13,7 +13,7 @@ import duckdb
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..journal import EVENTS, TOOL_STATUSES, USAGE_BUCKETS
 from ..status import STATUSES, install_status_macro
-from .lines import RAW_KEEP_CHARS, ends_with_newline, load_lines
+from .lines import RAW_KEEP_CHARS, ends_with_newline
 from .result import FileCounts
 from .validate import Field, reason_sql
 
@@ -110,9 +110,9 @@ end"""
 
 
 def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
-    """Load one native journal file (already known to be native) inside the caller's transaction."""
+    """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
     install_status_macro(con)
-    lines = load_lines(con, path)
+    lines = con.execute("select count(*) from _lines").fetchall()[0][0]
     structure = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "line::json"))
     structure = structure.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
     con.execute(f"create or replace temp table _checked as select line_no, line, ({structure}) as reason from _lines")
