@@ -1,0 +1,35 @@
+"""The built wheel carries queries/ and reports/ and works from a fresh virtual environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+
+import pytest
+
+from conftest import ROOT, SAMPLE_NIGHT
+
+
+@pytest.mark.slow
+def test_wheel_installs_and_runs_with_shipped_resources(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+                   check=True, cwd=tmp_path)
+    wheel = next(dist.glob("reconcile-*.whl"))
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python, reconcile = env_dir / "bin" / "python", env_dir / "bin" / "reconcile"
+    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True, cwd=tmp_path)
+
+    where = subprocess.run([python, "-c", "from reconcile.resources import queries_dir, reports_dir; "
+                            "print(queries_dir()); print(reports_dir())"],
+                           check=True, cwd=tmp_path, capture_output=True, text=True).stdout.split()
+    assert all(str(env_dir) in path for path in where), where  # from the installed package, not the checkout
+    journal = SAMPLE_NIGHT / "triage.jsonl"
+    ingest = subprocess.run([reconcile, "ingest", journal, "--db", "w.duckdb"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert ingest.returncode == 0, ingest.stderr
+    summary = subprocess.run([reconcile, "summary", "--db", "w.duckdb"], cwd=tmp_path, capture_output=True, text=True)
+    assert summary.returncode == 0, summary.stderr
+    assert "120 runs" in summary.stdout and "triage" in summary.stdout  # rendered from reports/summary.txt.j2
