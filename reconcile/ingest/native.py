@@ -15,15 +15,15 @@ from ..journal import EVENTS, TOOL_STATUSES, USAGE_BUCKETS
 from ..status import STATUSES, install_status_macro
 from .lines import RAW_KEEP_CHARS, ends_with_newline
 from .result import FileCounts
-from .validate import Field, reason_sql
+from .validate import Field, paths_sql, reason_sql, structure_sql
 
 FORMAT = "native"
 
-_IS_STEP = "{j} ->> 'type' = 'step'"
-_IS_MODEL = "{j} ->> 'type' = 'step' and {j} ->> 'kind' = 'model'"
-_IS_TOOL = "{j} ->> 'type' = 'step' and {j} ->> 'kind' = 'tool'"
-_IS_EVENT = "{j} ->> 'type' = 'step' and {j} ->> 'kind' = 'event'"
-_IS_START = "{j} ->> 'type' = 'run_start'"
+_IS_STEP = "{type} = 'step'"
+_IS_MODEL = "{type} = 'step' and {kind} = 'model'"
+_IS_TOOL = "{type} = 'step' and {kind} = 'tool'"
+_IS_EVENT = "{type} = 'step' and {kind} = 'event'"
+_IS_START = "{type} = 'run_start'"
 
 FIELDS = [
     Field("v", "int", "true"),
@@ -71,7 +71,7 @@ FIELDS = [
     Field("tokens_after", "count"),
     Field("detail", "str"),
     # run_end
-    Field("stop_reason", "str", "{j} ->> 'type' = 'run_end'"),
+    Field("stop_reason", "str", "{type} = 'run_end'"),
     Field("final_output", "str"),
     Field("ledger", "object"),
     *(Field(f"ledger.{name}", "count") for name in ("steps", "input_tokens", "output_tokens", "cost_micros",
@@ -86,24 +86,24 @@ case
         case when line_no = $last and not $newline_at_end
              then 'truncated last line: no newline and not valid JSON (the writer stopped mid-line)'
              else 'not valid JSON' end
-    when json_type(line::json) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line::json))
-    when json_type(line::json, '$.v') in ('BIGINT', 'UBIGINT') and line::json ->> 'v' <> '1'
-        then 'journal version ' || (line::json ->> 'v') || ' is not supported; this reconcile reads v1'
+    when json_type(line) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line))
+    when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
+        then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'
     else {{fields}}
 end"""
 
 _SEMANTIC_CHECKS = f"""
 case
-    when j ->> 'kind' = 'tool' and j ->> 'status' not in ({", ".join(repr(s) for s in TOOL_STATUSES)})
-        then 'field "status" is ' || (j ->> 'status') || ' on a tool step; expected one of {", ".join(TOOL_STATUSES)}'
-    when j ->> 'type' = 'run_end' and j ->> 'status' is not null and j ->> 'status' not in ({", ".join(repr(s) for s in STATUSES if s != "running")})
-        then 'field "status" is ' || (j ->> 'status') || ' on a run_end line; expected one of {", ".join(s for s in STATUSES if s != "running")}'
-    when j ->> 'type' = 'run_end' and j ->> 'status' is null and canonical_status(j ->> 'stop_reason') is null
-        then 'stop_reason "' || (j ->> 'stop_reason') || '" is not a known stop reason; add "status" (one of {", ".join(s for s in STATUSES if s != "running")}) to the run_end line (see docs/status.md)'
-    when case when json_type(j, '$.tool_calls') = 'ARRAY' then not list_bool_and(list_transform((j -> 'tool_calls')::json[],
+    when j.kind = 'tool' and j.status not in ({", ".join(repr(s) for s in TOOL_STATUSES)})
+        then 'field "status" is ' || j.status || ' on a tool step; expected one of {", ".join(TOOL_STATUSES)}'
+    when j.type = 'run_end' and j.status is not null and j.status not in ({", ".join(repr(s) for s in STATUSES if s != "running")})
+        then 'field "status" is ' || j.status || ' on a run_end line; expected one of {", ".join(s for s in STATUSES if s != "running")}'
+    when j.type = 'run_end' and j.status is null and canonical_status(j.stop_reason) is null
+        then 'stop_reason "' || j.stop_reason || '" is not a known stop reason; add "status" (one of {", ".join(s for s in STATUSES if s != "running")}) to the run_end line (see docs/status.md)'
+    when case when json_type(j.tool_calls) = 'ARRAY' then not list_bool_and(list_transform(j.tool_calls::json[],
             lambda c: json_type(c, '$.call_id') = 'VARCHAR' and json_type(c, '$.name') = 'VARCHAR')) else false end
         then 'every entry of "tool_calls" needs a string "call_id" and "name"'
-    when case when json_type(j, '$.tools') = 'ARRAY' then not list_bool_and(list_transform((j -> 'tools')::json[],
+    when case when json_type(j.tools) = 'ARRAY' then not list_bool_and(list_transform(j.tools::json[],
             lambda t: json_type(t, '$.name') = 'VARCHAR')) else false end
         then 'every entry of "tools" needs a string "name"'
 end"""
@@ -113,14 +113,20 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
     install_status_macro(con)
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    structure = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "line::json"))
-    structure = structure.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
-    con.execute(f"create or replace temp table _checked as select line_no, line, ({structure}) as reason from _lines")
+    checks = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "f"))
+    checks = checks.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
+    con.execute(
+        f"""create or replace temp table _checked as
+        select line_no, line, ({checks}) as reason
+        from (select line_no, line, read_error,
+                     case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(FIELDS)}) end as f
+              from _lines)"""
+    )
     con.execute(
         f"""create or replace temp table _parsed as
-        select line_no, line, j, j ->> 'type' as type, j ->> 'run_id' as run_id,
-               (j ->> 'idx')::integer as idx, ({_SEMANTIC_CHECKS}) as reason
-        from (select line_no, line, line::json as j from _checked
+        select line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
+               ({_SEMANTIC_CHECKS}) as reason
+        from (select line_no, line, json_transform(line, {structure_sql(FIELDS)}) as j from _checked
               where reason is null and line is not null and trim(line) <> '')"""
     )
     _resolve_duplicates(con, source)
@@ -168,29 +174,29 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, source: str) -> None:
     con.execute(
         """insert into runs by name
         select s.run_id, 'native' as source_format, $source as source_file, s.line_no as source_line,
-            s.j ->> 'agent' as agent, s.j ->> 'task_class' as task_class, s.j ->> 'model' as model,
-            s.j ->> 'provider' as provider, s.j ->> 'api_key_id' as api_key_id,
-            s.j ->> 'workspace_id' as workspace_id, s.j ->> 'project_id' as project_id,
-            (s.j ->> 'ts')::timestamptz as started_at, (e.j ->> 'ts')::timestamptz as ended_at,
-            (s.j ->> '$.limits.max_steps')::integer as max_steps,
-            (s.j ->> '$.limits.max_tokens')::bigint as max_tokens,
-            (s.j ->> '$.limits.max_wall_seconds')::double as max_wall_seconds,
-            (s.j ->> '$.limits.max_cost_micros')::bigint as max_cost_micros,
-            (s.j ->> '$.limits.max_repeats')::integer as max_repeats,
-            (s.j ->> '$.limits.tool_timeout_seconds')::double as tool_timeout_seconds,
-            (s.j ->> '$.limits.result_bound_tokens')::integer as result_bound_tokens,
-            (s.j ->> 'catalogue_tokens')::integer as catalogue_tokens,
-            s.j ->> 'predicted_stop_reason' as predicted_stop_reason,
+            s.j."agent" as agent, s.j."task_class" as task_class, s.j."model" as model,
+            s.j."provider" as provider, s.j."api_key_id" as api_key_id,
+            s.j."workspace_id" as workspace_id, s.j."project_id" as project_id,
+            s.j."ts"::timestamptz as started_at, e.j."ts"::timestamptz as ended_at,
+            s.j."limits"."max_steps"::integer as max_steps,
+            s.j."limits"."max_tokens"::bigint as max_tokens,
+            s.j."limits"."max_wall_seconds"::double as max_wall_seconds,
+            s.j."limits"."max_cost_micros"::bigint as max_cost_micros,
+            s.j."limits"."max_repeats"::integer as max_repeats,
+            s.j."limits"."tool_timeout_seconds"::double as tool_timeout_seconds,
+            s.j."limits"."result_bound_tokens"::integer as result_bound_tokens,
+            s.j."catalogue_tokens"::integer as catalogue_tokens,
+            s.j."predicted_stop_reason" as predicted_stop_reason,
             case when e.run_id is null then 'running'
-                 else coalesce(e.j ->> 'status', canonical_status(e.j ->> 'stop_reason')) end as status,
-            e.j ->> 'stop_reason' as stop_reason,
-            e.j ->> 'final_output' as final_output,
-            (e.j ->> '$.ledger.steps')::integer as ledger_steps,
-            (e.j ->> '$.ledger.input_tokens')::bigint as ledger_input_tokens,
-            (e.j ->> '$.ledger.output_tokens')::bigint as ledger_output_tokens,
-            (e.j ->> '$.ledger.cost_micros')::bigint as ledger_cost_micros,
-            (e.j ->> '$.ledger.tool_results')::integer as ledger_tool_results,
-            s.j -> 'labels' as labels
+                 else coalesce(e.j."status", canonical_status(e.j."stop_reason")) end as status,
+            e.j."stop_reason" as stop_reason,
+            e.j."final_output" as final_output,
+            e.j."ledger"."steps"::integer as ledger_steps,
+            e.j."ledger"."input_tokens"::bigint as ledger_input_tokens,
+            e.j."ledger"."output_tokens"::bigint as ledger_output_tokens,
+            e.j."ledger"."cost_micros"::bigint as ledger_cost_micros,
+            e.j."ledger"."tool_results"::integer as ledger_tool_results,
+            s.j."labels" as labels
         from _decided s
         left join _decided e on e.run_id = s.run_id and e.type = 'run_end' and e.decision = 'load'
         where s.type = 'run_start' and s.decision = 'load'""",
@@ -202,7 +208,7 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, source: str) -> None:
             coalesce((t ->> 'side_effect')::boolean, false) as side_effect,
             coalesce((t ->> 'allow_repeat')::boolean, false) as allow_repeat,
             (t ->> 'schema_tokens')::integer as schema_tokens
-        from (select run_id, unnest((j -> 'tools')::json[]) as t
+        from (select run_id, unnest(j."tools"::json[]) as t
               from _decided where type = 'run_start' and decision = 'load')"""
     )
 
@@ -216,14 +222,14 @@ def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
         """create or replace temp table _calls as
         select row_number() over () as cid, run_id, idx as step_idx, c ->> 'call_id' as call_id,
                c ->> 'name' as tool_name, c -> 'args' as args
-        from (select run_id, idx, unnest((j -> 'tool_calls')::json[]) as c
+        from (select run_id, idx, unnest(j."tool_calls"::json[]) as c
               from _step_lines where json_type(j, '$.tool_calls') = 'ARRAY')"""
     )
     # One canonicalization pass over the calls' arguments and any arguments on tool steps.
     con.execute(
         """create or replace temp table _args as
         select 'c' || cid as doc, args from _calls
-        union all select 's' || sid, j -> 'args' from _step_lines where j ->> 'kind' = 'tool'"""
+        union all select 's' || sid, j."args" from _step_lines where j."kind" = 'tool'"""
     )
     canonicalize_column(con, "_args", "doc", "args", "_canon")
     key = idempotency_key_sql("c.run_id", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
@@ -235,39 +241,39 @@ def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         """insert into steps by name
-        select s.run_id, s.idx, s.j ->> 'kind' as kind, (s.j ->> 'ts')::timestamptz as started_at,
-            round((s.j ->> 'ms')::double)::bigint as ms, s.j ->> 'agent_label' as agent_label,
-            s.line_no as source_line, s.j ->> 'error' as error,
-            s.j ->> 'model' as model, s.j ->> 'provider' as provider,
-            s.j ->> 'request_id' as request_id, s.j ->> 'response_id' as response_id,
-            (s.j ->> '$.usage.input_uncached')::bigint as input_uncached,
-            (s.j ->> '$.usage.cache_read')::bigint as cache_read,
-            (s.j ->> '$.usage.cache_write_5m')::bigint as cache_write_5m,
-            (s.j ->> '$.usage.cache_write_1h')::bigint as cache_write_1h,
-            (s.j ->> '$.usage.output')::bigint as output_tokens,
-            (s.j ->> '$.usage.reasoning')::bigint as reasoning_tokens,
-            s.j ->> 'finish_reason' as finish_reason,
-            case when s.j ->> 'kind' = 'model' then coalesce((s.j ->> 'final')::boolean, false) end as is_final,
-            coalesce(s.j ->> 'text', s.j ->> 'text_preview') as output_text,
-            coalesce(s.j ->> 'text_sha256', sha256(s.j ->> 'text')) as output_sha256,
-            (s.j ->> 'context_tokens')::bigint as context_tokens, s.j ->> 'input_hash' as input_hash,
-            (s.j ->> 'attempt')::integer as attempt, (s.j ->> 'cost_micros')::bigint as harness_cost_micros,
-            coalesce(s.j ->> 'tool', c.tool_name) as tool_name, s.j ->> 'call_id' as call_id,
+        select s.run_id, s.idx, s.j."kind" as kind, s.j."ts"::timestamptz as started_at,
+            round(s.j."ms"::double)::bigint as ms, s.j."agent_label" as agent_label,
+            s.line_no as source_line, s.j."error" as error,
+            s.j."model" as model, s.j."provider" as provider,
+            s.j."request_id" as request_id, s.j."response_id" as response_id,
+            s.j."usage"."input_uncached"::bigint as input_uncached,
+            s.j."usage"."cache_read"::bigint as cache_read,
+            s.j."usage"."cache_write_5m"::bigint as cache_write_5m,
+            s.j."usage"."cache_write_1h"::bigint as cache_write_1h,
+            s.j."usage"."output"::bigint as output_tokens,
+            s.j."usage"."reasoning"::bigint as reasoning_tokens,
+            s.j."finish_reason" as finish_reason,
+            case when s.j."kind" = 'model' then coalesce(s.j."final"::boolean, false) end as is_final,
+            coalesce(s.j."text", s.j."text_preview") as output_text,
+            coalesce(s.j."text_sha256", sha256(s.j."text")) as output_sha256,
+            s.j."context_tokens"::bigint as context_tokens, s.j."input_hash" as input_hash,
+            s.j."attempt"::integer as attempt, s.j."cost_micros"::bigint as harness_cost_micros,
+            coalesce(s.j."tool", c.tool_name) as tool_name, s.j."call_id" as call_id,
             coalesce(own.canonical, c.args_json) as args_json,
             coalesce(sha256(own.canonical), c.args_hash) as args_hash,
-            coalesce(s.j ->> 'idempotency_key', c.idempotency_key) as idempotency_key,
-            coalesce((s.j ->> 'side_effect')::boolean, t.side_effect) as side_effect,
-            s.j ->> 'status' as tool_status,
-            (s.j ->> 'result_tokens')::bigint as result_tokens, (s.j ->> 'result_bytes')::bigint as result_bytes,
-            s.j ->> 'result_hash' as result_hash, s.j ->> 'result_preview' as result_preview,
-            case when s.j ->> 'kind' = 'tool' then coalesce((s.j ->> 'bounded')::boolean, false) end as bounded,
-            s.j ->> 'event' as event, (s.j ->> 'tokens_before')::bigint as tokens_before,
-            (s.j ->> 'tokens_after')::bigint as tokens_after, s.j ->> 'detail' as detail
+            coalesce(s.j."idempotency_key", c.idempotency_key) as idempotency_key,
+            coalesce(s.j."side_effect"::boolean, t.side_effect) as side_effect,
+            s.j."status" as tool_status,
+            s.j."result_tokens"::bigint as result_tokens, s.j."result_bytes"::bigint as result_bytes,
+            s.j."result_hash" as result_hash, s.j."result_preview" as result_preview,
+            case when s.j."kind" = 'tool' then coalesce(s.j."bounded"::boolean, false) end as bounded,
+            s.j."event" as event, s.j."tokens_before"::bigint as tokens_before,
+            s.j."tokens_after"::bigint as tokens_after, s.j."detail" as detail
         from _step_lines s
         left join _canon own on own.doc = 's' || s.sid
         left join (select * from tool_calls qualify row_number() over (partition by run_id, call_id order by step_idx) = 1) c
-            on c.run_id = s.run_id and c.call_id = s.j ->> 'call_id'
-        left join run_tools t on t.run_id = s.run_id and t.name = coalesce(s.j ->> 'tool', c.tool_name)"""
+            on c.run_id = s.run_id and c.call_id = s.j."call_id"
+        left join run_tools t on t.run_id = s.run_id and t.name = coalesce(s.j."tool", c.tool_name)"""
     )
     con.execute("drop table _step_lines; drop table _calls; drop table _args; drop table _canon")
 

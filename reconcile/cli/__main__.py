@@ -1,0 +1,5 @@
+"""``python -m reconcile.cli``: the same as the ``reconcile`` command."""
+
+from . import main
+
+main()
