@@ -11,7 +11,6 @@ by ingest, set-based over ``json_tree``) produce the same bytes; a property test
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from typing import Any
 

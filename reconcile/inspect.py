@@ -18,7 +18,7 @@ def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     exact = records(con, "select * from run_view where run_id = ?", [run_id])
     if exact:
         return exact[0]
-    matches = records(con, 
+    matches = records(con,
         "select * from run_view where starts_with(run_id, ?) order by run_id limit 6", [run_id]
     )
     if len(matches) == 1:
@@ -32,7 +32,7 @@ def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
 
 def run_steps(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
     """Every step of a run, in order, with what it did, its tokens, cost and time."""
-    return records(con, 
+    return records(con,
         """select idx, kind, what, agent_label, input_tokens, output_tokens, cost_micros, ms, error
            from step_view where run_id = ? order by idx""",
         [run_id],
@@ -41,7 +41,7 @@ def run_steps(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any
 
 def step_detail(con: duckdb.DuckDBPyConnection, run_id: str, idx: int) -> dict[str, Any]:
     """All recorded fields of one step (nulls left out), plus the tool calls it asked for."""
-    rows = records(con, 
+    rows = records(con,
         "select s.*, st.output_text, st.result_preview, st.response_id, st.request_id, st.detail "
         "from step_view s join steps st using (run_id, idx) where s.run_id = ? and s.idx = ?",
         [run_id, idx],
@@ -49,7 +49,7 @@ def step_detail(con: duckdb.DuckDBPyConnection, run_id: str, idx: int) -> dict[s
     if not rows:
         raise RunNotFound(f"Run {run_id} has no step {idx}. Its steps: reconcile show {run_id}")
     detail = {key: value for key, value in rows[0].items() if value is not None}
-    calls = records(con, 
+    calls = records(con,
         "select call_id, tool_name, args_json from tool_calls where run_id = ? and step_idx = ? order by call_id",
         [run_id, idx],
     )

@@ -18,20 +18,20 @@ from .status import STATUSES
 
 def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """Counts by agent and status, token totals, and the ingest bookkeeping."""
-    by_agent = records(con, 
+    by_agent = records(con,
         f"""select coalesce(agent, '(none)') as agent, count(*) as runs,
                 {", ".join(f"count(*) filter (where status = '{s}') as {s}" for s in STATUSES)},
                 sum(steps) as steps, sum(tool_results) as tool_results, sum(total_tokens) as tokens
             from run_view group by all order by agent"""
     )
-    files = records(con, 
+    files = records(con,
         """select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
                   coalesce(sum(rejected), 0) as rejected, coalesce(sum(skipped), 0) as skipped,
                   min(ingested_at) as first_ingest, max(ingested_at) as last_ingest
            from ingested_files"""
     )[0]
     span = con.execute("select min(started_at), max(coalesce(ended_at, started_at)) from runs").fetchall()[0]
-    rejects = records(con, 
+    rejects = records(con,
         "select path, line, reason from rejects order by path, line limit 10"
     )
     return {"by_agent": by_agent, "statuses": STATUSES, "files": files, "first_run": span[0],

@@ -96,7 +96,7 @@ select
     r.predicted_stop_reason,
     r.started_at,
     r.ended_at,
-    epoch(r.ended_at) - epoch(r.started_at) as wall_seconds,
+    date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 as wall_seconds,
     coalesce(t.model_steps, 0) as steps,
     coalesce(t.tool_results, 0) as tool_results,
     coalesce(t.events, 0) as events,

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Faults, Limits, Plan, RunSpec, run_agent  # noqa: E402
+from harness import Limits, Plan, RunSpec, run_agent  # noqa: E402
 
 from reconcile.journal import Journal  # noqa: E402
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from journals import journal_file
 from reconcile.errors import ExitCode

@@ -39,7 +39,8 @@ FIELDS = [
                                                      "max_repeats", "result_bound_tokens")),
     Field("limits.max_wall_seconds", "number"),
     Field("limits.tool_timeout_seconds", "number"),
-    Field("tools", "array"),
+    Field("tools", "array", items=(("name", "VARCHAR"), ("side_effect", "BOOLEAN"), ("allow_repeat", "BOOLEAN"),
+                                   ("schema_tokens", "BIGINT"))),
     Field("catalogue_tokens", "count"),
     Field("labels", "object"),
     # steps
@@ -56,7 +57,7 @@ FIELDS = [
     Field("context_tokens", "count"),
     Field("attempt", "count"),
     Field("cost_micros", "count"),
-    Field("tool_calls", "array"),
+    Field("tool_calls", "array", items=(("call_id", "VARCHAR"), ("name", "VARCHAR"), ("args", "JSON"))),
     Field("call_id", "str", _IS_TOOL),
     Field("tool", "str", _IS_TOOL),
     Field("args", "any"),
@@ -78,9 +79,9 @@ FIELDS = [
                                                      "tool_results")),
 ]
 
-_STRUCTURE_CHECKS = f"""
+_STRUCTURE_CHECKS = """
 case
-    when line is null or trim(line) = '' then null
+    when blank then null
     when read_error is not null then read_error
     when not json_valid(line) then
         case when line_no = $last and not $newline_at_end
@@ -89,7 +90,7 @@ case
     when json_type(line) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line))
     when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
         then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'
-    else {{fields}}
+    else {fields}
 end"""
 
 _SEMANTIC_CHECKS = f"""
@@ -100,11 +101,9 @@ case
         then 'field "status" is ' || j.status || ' on a run_end line; expected one of {", ".join(s for s in STATUSES if s != "running")}'
     when j.type = 'run_end' and j.status is null and canonical_status(j.stop_reason) is null
         then 'stop_reason "' || j.stop_reason || '" is not a known stop reason; add "status" (one of {", ".join(s for s in STATUSES if s != "running")}) to the run_end line (see docs/status.md)'
-    when case when json_type(j.tool_calls) = 'ARRAY' then not list_bool_and(list_transform(j.tool_calls::json[],
-            lambda c: json_type(c, '$.call_id') = 'VARCHAR' and json_type(c, '$.name') = 'VARCHAR')) else false end
+    when not coalesce(list_bool_and(list_transform(j.tool_calls, lambda c: c.call_id is not null and c.name is not null)), true)
         then 'every entry of "tool_calls" needs a string "call_id" and "name"'
-    when case when json_type(j.tools) = 'ARRAY' then not list_bool_and(list_transform(j.tools::json[],
-            lambda t: json_type(t, '$.name') = 'VARCHAR')) else false end
+    when not coalesce(list_bool_and(list_transform(j.tools, lambda t: t.name is not null)), true)
         then 'every entry of "tools" needs a string "name"'
 end"""
 
@@ -113,21 +112,22 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
     install_status_macro(con)
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    checks = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "f"))
+    checks = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "f", "t"))
     checks = checks.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
     con.execute(
         f"""create or replace temp table _checked as
-        select line_no, line, ({checks}) as reason
-        from (select line_no, line, read_error,
+        select line_no, line, blank, ({checks}) as reason
+        from (select *, list_transform(f, lambda v: json_type(v)) as t from (select line_no, line, read_error,
+                     case when line is null then true when length(line) > 64 then false else trim(line) = '' end as blank,
                      case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(FIELDS)}) end as f
-              from _lines)"""
+              from _lines))"""
     )
     con.execute(
         f"""create or replace temp table _parsed as
         select line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
                ({_SEMANTIC_CHECKS}) as reason
         from (select line_no, line, json_transform(line, {structure_sql(FIELDS)}) as j from _checked
-              where reason is null and line is not null and trim(line) <> '')"""
+              where reason is null and not blank)"""
     )
     _resolve_duplicates(con, source)
     _insert_runs(con, source)
@@ -138,34 +138,43 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
 
 
 def _resolve_duplicates(con: duckdb.DuckDBPyConnection, source: str) -> None:
-    """Mark each good line load / skip (an exact repeat, or a run another file owns) / reject."""
+    """Mark each good line load / skip (an exact repeat, or a run another file owns) / reject.
+
+    Repeated keys are rare, so they are found by aggregation and only their lines compared.
+    """
+    con.execute(
+        """create or replace temp table _repeats as
+        select p.line_no, k.first_line, p.line = f.line as same_text
+        from (select type, run_id, coalesce(idx, -1) as idx, min(line_no) as first_line
+              from _parsed where reason is null group by all having count(*) > 1) k
+        join _parsed p on p.reason is null and p.type = k.type and p.run_id = k.run_id
+                      and coalesce(p.idx, -1) = k.idx and p.line_no <> k.first_line
+        join _parsed f on f.line_no = k.first_line"""
+    )
     con.execute(
         """create or replace temp table _decided as
-        with good as (select * from _parsed where reason is null),
-        ranked as (
-            select *, first_value(line_no) over w as first_line, first_value(line) over w as first_text
-            from good window w as (partition by type, run_id, coalesce(idx, -1) order by line_no)
-        ),
-        started as (select distinct run_id from good where type = 'run_start'),
+        with started as (select distinct run_id from _parsed where reason is null and type = 'run_start'),
         owned as (select run_id, any_value(source_file) as owner from runs where source_file <> $source group by run_id)
-        select r.line_no, r.type, r.run_id, r.idx, r.j,
+        select g.line_no, g.type, g.run_id, g.idx, g.j,
             case
-                when r.line_no <> r.first_line and r.line = r.first_text then 'skip'
-                when r.line_no <> r.first_line then 'reject'
+                when r.same_text then 'skip'
+                when r.line_no is not null then 'reject'
                 when s.run_id is null then 'reject'
                 when o.run_id is not null then 'skip'
                 else 'load'
             end as decision,
             case
-                when r.line_no <> r.first_line and r.line = r.first_text then 'exact repeat of line ' || r.first_line
-                when r.line_no <> r.first_line then 'conflicts with line ' || r.first_line || ' (same ' || r.type
-                    || coalesce(' ' || r.idx, '') || ' of run ' || r.run_id || ', different content)'
-                when s.run_id is null then 'no run_start line for run ' || r.run_id || ' in this file'
-                when o.run_id is not null then 'run ' || r.run_id || ' was already loaded from ' || o.owner
+                when r.same_text then 'exact repeat of line ' || r.first_line
+                when r.line_no is not null then 'conflicts with line ' || r.first_line || ' (same ' || g.type
+                    || coalesce(' ' || g.idx, '') || ' of run ' || g.run_id || ', different content)'
+                when s.run_id is null then 'no run_start line for run ' || g.run_id || ' in this file'
+                when o.run_id is not null then 'run ' || g.run_id || ' was already loaded from ' || o.owner
             end as note
-        from ranked r
+        from _parsed g
+        left join _repeats r using (line_no)
         left join started s using (run_id)
-        left join owned o using (run_id)""",
+        left join owned o using (run_id)
+        where g.reason is null""",
         {"source": source},
     )
 
@@ -204,11 +213,9 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, source: str) -> None:
     )
     con.execute(
         """insert into run_tools by name
-        select run_id, t ->> 'name' as name,
-            coalesce((t ->> 'side_effect')::boolean, false) as side_effect,
-            coalesce((t ->> 'allow_repeat')::boolean, false) as allow_repeat,
-            (t ->> 'schema_tokens')::integer as schema_tokens
-        from (select run_id, unnest(j."tools"::json[]) as t
+        select run_id, t.name, coalesce(t.side_effect, false) as side_effect,
+            coalesce(t.allow_repeat, false) as allow_repeat, t.schema_tokens::integer as schema_tokens
+        from (select run_id, unnest(j.tools) as t
               from _decided where type = 'run_start' and decision = 'load')"""
     )
 
@@ -216,14 +223,12 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, source: str) -> None:
 def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """create or replace temp table _step_lines as
-        select row_number() over () as sid, * from _decided where type = 'step' and decision = 'load'"""
+        select line_no as sid, * from _decided where type = 'step' and decision = 'load'"""
     )
     con.execute(
         """create or replace temp table _calls as
-        select row_number() over () as cid, run_id, idx as step_idx, c ->> 'call_id' as call_id,
-               c ->> 'name' as tool_name, c -> 'args' as args
-        from (select run_id, idx, unnest(j."tool_calls"::json[]) as c
-              from _step_lines where json_type(j, '$.tool_calls') = 'ARRAY')"""
+        select row_number() over () as cid, run_id, idx as step_idx, c.call_id, c.name as tool_name, c.args
+        from (select run_id, idx, unnest(j.tool_calls) as c from _step_lines where j.tool_calls is not null)"""
     )
     # One canonicalization pass over the calls' arguments and any arguments on tool steps.
     con.execute(
@@ -291,7 +296,7 @@ def _count_and_record_rejects(con: duckdb.DuckDBPyConnection, source: str, lines
     loaded, skipped = con.execute(
         "select count(*) filter (where decision = 'load'), count(*) filter (where decision = 'skip') from _decided"
     ).fetchall()[0]
-    blank = con.execute("select count(*) from _lines where line is null or trim(line) = ''").fetchall()[0][0]
+    blank = con.execute("select count(*) from _checked where blank").fetchall()[0][0]
     rejected = con.execute("select count(*) from rejects where path = $source", {"source": source}).fetchall()[0][0]
     notes = [row[0] for row in con.execute(
         "select note || case when count(*) > 1 then ' (' || count(*) || ' lines)' else '' end "

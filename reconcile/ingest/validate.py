@@ -14,17 +14,17 @@ import json
 from dataclasses import dataclass
 
 _TYPE_TESTS = {  # kind: (SQL test over the extracted value {v}, what the message says, struct type)
-    "int": ("json_type({v}) in ('BIGINT', 'UBIGINT')", "an integer", "BIGINT"),
-    "count": ("json_type({v}) in ('BIGINT', 'UBIGINT') and try_cast({v} ->> '$' as hugeint) >= 0",
+    "int": ("{t} in ('BIGINT', 'UBIGINT')", "an integer", "BIGINT"),
+    "count": ("{t} in ('BIGINT', 'UBIGINT') and try_cast({v} ->> '$' as hugeint) >= 0",
               "a non-negative integer", "BIGINT"),
-    "number": ("json_type({v}) in ('BIGINT', 'UBIGINT', 'DOUBLE') and try_cast({v} ->> '$' as double) >= 0",
+    "number": ("{t} in ('BIGINT', 'UBIGINT', 'DOUBLE') and try_cast({v} ->> '$' as double) >= 0",
                "a non-negative number", "DOUBLE"),
-    "str": ("json_type({v}) = 'VARCHAR'", "a string", "VARCHAR"),
-    "bool": ("json_type({v}) = 'BOOLEAN'", "true or false", "BOOLEAN"),
-    "ts": ("json_type({v}) = 'VARCHAR' and try_cast({v} ->> '$' as timestamptz) is not null",
+    "str": ("{t} = 'VARCHAR'", "a string", "VARCHAR"),
+    "bool": ("{t} = 'BOOLEAN'", "true or false", "BOOLEAN"),
+    "ts": ("{t} = 'VARCHAR' and try_cast({v} ->> '$' as timestamptz) is not null",
            "an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z", "VARCHAR"),
-    "object": ("json_type({v}) = 'OBJECT'", "an object", "JSON"),
-    "array": ("json_type({v}) = 'ARRAY'", "an array", "JSON"),
+    "object": ("{t} = 'OBJECT'", "an object", "JSON"),
+    "array": ("{t} = 'ARRAY'", "an array", "JSON"),
     "any": ("true", "any JSON value", "JSON"),
 }
 
@@ -35,6 +35,7 @@ class Field:
     kind: str  # a key of _TYPE_TESTS
     required_when: str | None = None  # SQL over {type} and {kind} (the line's type and step kind)
     one_of: tuple[str, ...] = ()  # allowed string values
+    items: tuple[tuple[str, str], ...] = ()  # for arrays of objects: (key, DuckDB type) read into structs
 
 
 def _sql_literal(text: str) -> str:
@@ -46,22 +47,27 @@ def paths_sql(fields: list[Field]) -> str:
     return "[" + ", ".join(_sql_literal("$." + f.path) for f in fields) + "]"
 
 
-def reason_sql(fields: list[Field], extracted: str = "f") -> str:
-    """A CASE expression over the extracted list ``extracted`` giving the first failing field's reason."""
+def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> str:
+    """A CASE expression giving the first failing field's reason.
+
+    ``extracted`` is the list of extracted values, ``types`` the list of their ``json_type``s
+    (computed once per line: it is the most used test).
+    """
     position = {f.path: i + 1 for i, f in enumerate(fields)}
     line_type = f"({extracted}[{position['type']}] ->> '$')"
     step_kind = f"({extracted}[{position['kind']}] ->> '$')"
     branches = []
     for field in fields:
         value = f"{extracted}[{position[field.path]}]"
-        present = f"coalesce(json_type({value}), 'NULL') <> 'NULL'"
+        json_type = f"{types}[{position[field.path]}]"
+        present = f"coalesce({json_type}, 'NULL') <> 'NULL'"
         test, expected, _ = _TYPE_TESTS[field.kind]
         shown = f"left({value}::varchar, 80)"
         if field.required_when:
             condition = field.required_when.format(type=line_type, kind=step_kind)
             branches.append(f"when ({condition}) and not {present} then 'missing field \"{field.path}\" on a ' "
                             f"|| coalesce({line_type}, '?') || ' line'")
-        branches.append(f"when {present} and not ({test.format(v=value)}) then 'field \"{field.path}\" is ' "
+        branches.append(f"when {present} and not ({test.format(v=value, t=json_type)}) then 'field \"{field.path}\" is ' "
                         f"|| {shown} || '; expected {expected}'")
         if field.one_of:
             allowed = ", ".join(_sql_literal(v) for v in field.one_of)
@@ -80,5 +86,5 @@ def structure_sql(fields: list[Field]) -> str:
             if not isinstance(node.get(parent), dict):  # an "object" field with declared children: a struct
                 node[parent] = {}
             node = node[parent]
-        node.setdefault(leaf, _TYPE_TESTS[field.kind][2])
+        node.setdefault(leaf, [dict(field.items)] if field.items else _TYPE_TESTS[field.kind][2])
     return _sql_literal(json.dumps(structure))
