@@ -18,9 +18,11 @@ defects listed in ``PLANTED.md``. With no faults the harness is correct.
 from __future__ import annotations
 
 import random
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 from reconcile.canonical import sha256_text
 from reconcile.journal import Journal, estimate_tokens
@@ -139,9 +141,14 @@ class FakeModel:
         return name, args
 
 
-def run_tool(name: str, args: dict, rng: random.Random, limits: Limits, faults: Faults, scale: float) -> dict:
-    """Run one simulated tool under the harness's timeout. Returns status, result text, ms and error."""
-    outcome = _simulate_tool(name, args, rng, scale)
+def run_tool(name: str, args: dict, rng: random.Random, limits: Limits, faults: Faults, scale: float,
+             workspace: Path) -> dict:
+    """Run one tool under the harness's timeout. Returns status, result text, ms and error."""
+    try:
+        outcome = _simulate_tool(name, args, rng, scale, workspace)
+    except Exception as exc:  # a tool that raises: the harness records the error as the result
+        error = f"{type(exc).__name__}: {exc}"
+        return {"status": "error", "result": error, "ms": rng.uniform(5, 40), "error": error}
     timeout_ms = limits.tool_timeout_seconds * 1000
     if outcome["ms"] > timeout_ms and not faults.timeout_not_enforced:
         return {"status": "timeout", "result": None, "ms": timeout_ms,
@@ -149,12 +156,12 @@ def run_tool(name: str, args: dict, rng: random.Random, limits: Limits, faults: 
     return outcome
 
 
-def _simulate_tool(name: str, args: dict, rng: random.Random, scale: float) -> dict:
+def _simulate_tool(name: str, args: dict, rng: random.Random, scale: float, workspace: Path) -> dict:
     if name == "sleep":  # hangs for as long as it is let
         return {"status": "ok", "result": "slept", "ms": args.get("seconds", 120) * 1000, "error": None}
-    if name == "raise_after_write":
-        return {"status": "error", "result": "wrote 1 file", "ms": rng.uniform(5, 40),
-                "error": "RuntimeError: disk quota exceeded after write"}
+    if name == "raise_after_write":  # the side effect happens, then the tool fails
+        _write(workspace, args["path"], "partial output\n")
+        raise RuntimeError("disk quota exceeded after write")
     if name == "ok_forever":
         return {"status": "ok", "result": "ok", "ms": rng.uniform(2, 10), "error": None}
     if name == "big_output":
@@ -164,9 +171,17 @@ def _simulate_tool(name: str, args: dict, rng: random.Random, scale: float) -> d
         text = f"{rng.randint(3, 40)} passed" if passed else "FAILED test_x - AssertionError: expected 3, got 4\n" * rng.randint(1, 6)
         return {"status": "ok", "result": text, "ms": rng.lognormvariate(9.2, 0.6) * scale, "error": None}
     if name == "write_file":
+        _write(workspace, args["path"], "x" * (args.get("content_tokens", 100) * 4))
         return {"status": "ok", "result": f"wrote {args.get('content_tokens', 100) * 4} bytes", "ms": rng.uniform(5, 30), "error": None}
     size = rng.randint(150, 3000) if name == "read_file" else rng.randint(800, 4000)
     return {"status": "ok", "result": ("def f():\n    return 1\n" if name == "read_file" else "match: x.py:12\n") * (size // 20), "ms": rng.uniform(5, 60) if name == "read_file" else rng.uniform(300, 1500), "error": None}
+
+
+def _write(workspace: Path, relative: str, text: str) -> None:
+    target = workspace / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "a") as handle:
+        handle.write(text)
 
 
 @dataclass
@@ -191,11 +206,12 @@ def run_agent(journal: Journal, spec: RunSpec) -> list[tuple[str, int]]:
     Returns the incidents: (fault, step index) for each fault that fired.
     """
     incidents: list[tuple[str, int]] = []
-    _loop(journal, spec, incidents)
+    with tempfile.TemporaryDirectory(prefix=f"run-{spec.run_id}-") as workspace:  # where tools write
+        _loop(journal, spec, incidents, Path(workspace))
     return incidents
 
 
-def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]]) -> None:
+def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], workspace: Path) -> None:
     rng = random.Random(spec.seed)
     clock = SimClock(spec.start)
     journal.clock = clock
@@ -248,7 +264,7 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]]) -> 
             incidents.append(("ignore_final_answer", step.idx))
             plan.answer_at = None
         for position, call in enumerate(step.calls):
-            result = run_tool(call.name, call.args, rng, limits, faults, plan.tool_latency_scale)
+            result = run_tool(call.name, call.args, rng, limits, faults, plan.tool_latency_scale, workspace)
             text = result["result"]
             tokens = estimate_tokens(text) if text else 0
             bounded = tokens > limits.result_bound_tokens
@@ -265,7 +281,7 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]]) -> 
             context += tokens + 30
             if result["status"] == "error" and faults.retry_side_effects and TOOLS[call.name][0]:
                 faults.retry_side_effects = False  # the harness retries the write with the same key
-                retry = run_tool(call.name, call.args, rng, limits, faults, plan.tool_latency_scale)
+                retry = run_tool(call.name, call.args, rng, limits, faults, plan.tool_latency_scale, workspace)
                 clock.advance(retry["ms"])
                 incidents.append(("retry_side_effects", run.next_idx))
                 run.tool_step(call, status="ok", result="wrote 1 file", ms=retry["ms"], result_tokens=4)

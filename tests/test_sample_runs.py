@@ -74,3 +74,31 @@ def test_the_answered_then_kept_going_run(night):
 def test_the_step_view_question_on_a_sample_run(night):
     rows = night.execute("select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'").fetchall()
     assert len(rows) > 12 and rows[0][:2] == (0, "model") and all(r[4] is not None for r in rows)
+
+
+def test_ingesting_the_sample_folder_twice_loads_nothing_the_second_time(cli, db_path):
+    first = cli("ingest", SAMPLE_RUNS, "--json", "--db", db_path).json()
+    view_counts = "select (select count(*) from run_view) as runs, (select count(*) from step_view) as steps"
+    before = cli("sql", view_counts, "--json", "--db", db_path).json()
+    second = cli("ingest", SAMPLE_RUNS, "--json", "--db", db_path).json()
+    assert first["totals"]["loaded"] > 4000 and len(first["passed_over"]) == 4
+    assert second["totals"]["loaded"] == 0 and {f["status"] for f in second["files"]} == {"unchanged"}
+    assert cli("sql", view_counts, "--json", "--db", db_path).json() == before
+
+
+def test_a_damaged_copy_of_a_sample_journal_rejects_exactly_the_two_bad_lines(cli, tmp_path, db_path):
+    lines = (SAMPLE_NIGHT / "triage.jsonl").read_text().splitlines(keepends=True)
+    middle = len(lines) // 2
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(lines[:middle]) + "\x00garbage{{{\n" + "".join(lines[middle:-1]) + lines[-1][:40])
+    result = cli("ingest", damaged, "--json", "--db", db_path)
+    file = result.json()["files"][0]
+    assert (file["lines"], file["rejected"]) == (len(lines) + 1, 2)
+    assert file["loaded"] + file["rejected"] + file["skipped"] == file["lines"]
+    rejects = cli("sql", "select path, line, reason from rejects order by line", "--json", "--db", db_path).json()
+    assert [(r["line"], r["reason"]) for r in rejects] == [
+        (middle + 1, "not valid JSON"),
+        (len(lines) + 1, "truncated last line: no newline and not valid JSON (the writer stopped mid-line)")]
+    assert all(r["path"] == str(damaged) for r in rejects)
+    runs = cli("sql", "select count(*) as n from runs", "--json", "--db", db_path).json()[0]["n"]
+    assert runs == 120  # the truncated run_end leaves its run 'running', it is not lost

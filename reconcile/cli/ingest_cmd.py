@@ -79,8 +79,8 @@ class _progress:
         return self._hook
 
     def _hook(self, path: Path, position: int, total: int) -> None:
-        if total < 5:
-            return
+        if self.bar is None and total < 5 and path.stat().st_size < 50_000_000:
+            return  # a few small files load faster than a bar draws
         if self.bar is None:
             self.bar = Progress(console=Console(stderr=True), transient=True)
             self.bar.start()
