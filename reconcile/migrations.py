@@ -159,6 +159,7 @@ def m003_tool_calls(con: duckdb.DuckDBPyConnection) -> None:
         create table tool_calls (
             run_id varchar not null,
             step_idx integer not null,    -- the model step that asked for the call
+            call_position integer not null, -- 0, 1, … within that step
             call_id varchar not null,
             tool_name varchar not null,
             args_json varchar,
@@ -169,10 +170,39 @@ def m003_tool_calls(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m004_findings(con: duckdb.DuckDBPyConnection) -> None:
+    """What each check run found, which checks ran, and the settings checks read."""
+    con.execute(
+        """
+        create table check_runs (
+            checked_at timestamptz not null,  -- one value per `reconcile check` invocation
+            check_name varchar not null,
+            severity varchar not null,
+            failures bigint not null,
+            source varchar not null           -- the .sql file
+        )
+        """
+    )
+    con.execute(
+        """
+        create table findings (
+            checked_at timestamptz not null,
+            check_name varchar not null,
+            severity varchar not null,
+            run_id varchar,
+            step integer,
+            detail varchar
+        )
+        """
+    )
+    con.execute("create table check_settings (key varchar not null, value varchar not null, about varchar)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
     m003_tool_calls,
+    m004_findings,
 ]
 
 

@@ -67,9 +67,11 @@ def canonical_status_macro_sql() -> str:
     return "create or replace macro canonical_status(raw) as case " + " ".join(branches) + " end"
 
 
-def install_status_macro(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the ``canonical_status`` macro on this connection (temporary, per connection)."""
-    con.execute(canonical_status_macro_sql().replace("create or replace macro", "create or replace temp macro"))
+def install_status_macro(con: duckdb.DuckDBPyConnection, temporary: bool = True) -> None:
+    """Create the ``canonical_status`` macro: temporary (per connection), or stored in the file so
+    checks that use it run in any DuckDB client."""
+    sql = canonical_status_macro_sql()
+    con.execute(sql.replace("create or replace macro", "create or replace temp macro") if temporary else sql)
 
 
 def _quote(text: str) -> str:

@@ -9,6 +9,7 @@ import duckdb
 
 from .errors import StoreError
 from .migrations import MIGRATIONS, applied_migrations, apply_migrations
+from .checks.settings import install_defaults
 from .views import create_views, views_fingerprint
 
 DEFAULT_DB = "reconcile.duckdb"
@@ -41,6 +42,7 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
     if not read_only or target == ":memory:":
         apply_migrations(con)
         create_views(con)
+        install_defaults(con)
     return con
 
 

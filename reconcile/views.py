@@ -11,6 +11,8 @@ import hashlib
 
 import duckdb
 
+from .status import canonical_status_macro_sql, install_status_macro
+
 STEP_VIEW = """
 create or replace view step_view as
 select
@@ -80,7 +82,8 @@ with step_totals as (
         coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
         coalesce(bool_or(is_final), false) as has_final_answer,
         min(idx) filter (where is_final) as final_answer_step,
-        list(distinct model order by model) filter (where model is not null) as models
+        list(distinct model order by model) filter (where model is not null) as models,
+        sum(harness_cost_micros)::bigint as harness_step_cost_micros
     from steps
     group by run_id
 )
@@ -111,6 +114,7 @@ select
     coalesce(t.input_uncached, 0) + coalesce(t.cache_read, 0) + coalesce(t.cache_write_5m, 0)
         + coalesce(t.cache_write_1h, 0) + coalesce(t.output_tokens, 0) as total_tokens,
     cast(null as bigint) as cost_micros,      -- priced by the cost model; null until prices exist
+    t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
     coalesce(t.has_final_answer, false) as has_final_answer,
     t.final_answer_step,
     r.final_output,
@@ -144,11 +148,12 @@ DOCUMENTED = ["run_view", "step_view", "runs", "steps", "run_tools", "tool_calls
 
 def views_fingerprint() -> str:
     """A hash of the view definitions, so a read-only open can tell they are out of date."""
-    return hashlib.sha256("\n".join(ALL_VIEWS).encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join([*ALL_VIEWS, canonical_status_macro_sql()]).encode()).hexdigest()[:16]
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every documented view and record which definitions are in place."""
+    """(Re)create every documented view and macro and record which definitions are in place."""
+    install_status_macro(con, temporary=False)
     for sql in ALL_VIEWS:
         con.execute(sql)
     con.execute("create or replace table _views (fingerprint varchar)")

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Limits, Plan, RunSpec, run_agent  # noqa: E402
+from harness import Faults, Limits, Plan, RunSpec, run_agent  # noqa: E402
 
 from reconcile.journal import Journal  # noqa: E402
 
@@ -28,6 +28,7 @@ SEED = 20261128
 NIGHT_START = datetime(2026, 11, 28, 22, 0, tzinfo=timezone.utc)
 NIGHT_HOURS = 7.5
 HERE = Path(__file__).resolve().parent
+PREDICTION_MISSED: set[str] = set()
 
 
 @dataclass
@@ -105,6 +106,40 @@ def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
     overshoot.plan.pattern, overshoot.plan.pattern_from = [("sleep", {"seconds": 2400})], 3
     overshoot.faults.timeout_not_enforced = True
 
+    invented = triage[15]  # the model calls a tool it was never given; the harness answers unknown_tool
+    invented.plan.answer_at, invented.plan.scripted = 5, {2: [("delete_branch", {"name": "main"})]}
+
+    crashed = coder[12]
+    crashed.plan.answer_at = None
+    crashed.plan.scripted = {3: [("write_file", {"path": "src/mod3.py", "content_tokens": 120})]}
+    crashed.plan.crash_in_tool_at = 3
+
+    stubborn = coder[15]
+    stubborn.plan.answer_at, stubborn.plan.invalid_output_at = 6, 2
+    stubborn.faults.retry_same_input = True
+    for handled in (coder[16], triage[20]):  # the same trouble, handled correctly: no finding
+        handled.plan.answer_at, handled.plan.invalid_output_at = max(handled.plan.answer_at or 0, 3), 1
+
+    fooled = researcher[8]
+    fooled.plan.answer_at, fooled.plan.outage_at = 5, 1
+    fooled.plan.scripted = {1: [("search", {"query": "symbol_9", "limit": 10})]}
+    fooled.faults.trust_tool_status = True
+    careful = researcher[9]  # the same outage, recorded as the error it is: no finding
+    careful.plan.answer_at, careful.plan.outage_at = 5, 1
+    careful.plan.scripted = {1: [("search", {"query": "symbol_9", "limit": 10})]}
+
+    flooded = researcher[12]
+    flooded.plan.answer_at, flooded.plan.scripted = 5, {2: [("big_output", {"query": "logs since 3h"})]}
+    flooded.faults.no_result_bound = True
+
+    trimmed = triage[25]
+    trimmed.plan.answer_at, trimmed.plan.truncate_at = 7, 4
+    trimmed.faults.silent_truncation = True
+
+    silent = triage[30]
+    silent.plan.answer_at, silent.plan.empty_answer = 4, True
+    silent.faults.empty_answer_is_success = True
+
 
 def _plain(plan: Plan) -> bool:
     return (plan.pattern is None and plan.fatal_tool_at is None and plan.cancel_at is None and plan.crash_at is None
@@ -119,6 +154,14 @@ EXPECTED = {
     "retry_side_effects": (["steps_equal_tool_results", "tool_calls_paired", "side_effects_once"], True),
     "oscillation": (["stalled_runs_detected"], False),
     "timeout_not_enforced": (["budgets_enforced"], False),
+    "unknown_tool_call": (["known_tools_only"], True),
+    "crash_in_side_effect": (["no_stuck_side_effects", "steps_equal_tool_results", "tool_calls_paired"], True),
+    "retry_same_input": (["retries_mutate_context"], True),
+    "trust_tool_status": (["tool_errors_flagged"], True),
+    "no_result_bound": (["tool_results_bounded"], True),
+    "silent_truncation": (["no_silent_truncation"], True),
+    "empty_answer_is_success": (["status_consistent"], False),
+    "prediction_missed": (["stop_reason_as_expected"], False),
 }
 DESCRIPTIONS = {
     "ignore_final_answer": "The model gave its final answer at this step (its 9th model call); the harness took it for a progress note "
@@ -131,6 +174,19 @@ DESCRIPTIONS = {
                    "identical-result fingerprint missed it, so the run ended budget_exceeded, not stalled.",
     "timeout_not_enforced": "A hung `sleep` tool ran 2,400 s past its 30 s timeout; the run overshot its wall clock "
                             "by far more than one tool timeout.",
+    "unknown_tool_call": "The model called `delete_branch`, a tool not in its catalogue (the harness answered "
+                         "unknown_tool and did not run it).",
+    "crash_in_side_effect": "The harness process died while `write_file` (a side effect) ran: no outcome and no "
+                            "run_end were journalled, so nobody knows whether the write happened.",
+    "retry_same_input": "The model's output at the step before was unusable; the harness retried with exactly the "
+                        "same input instead of telling the model what was wrong, paying twice for the same failure.",
+    "trust_tool_status": "`search` answered an HTTP 503 error body; the harness recorded it as status ok.",
+    "no_result_bound": "`big_output` returned about 80,000 tokens and the harness let it into the context whole.",
+    "silent_truncation": "The harness trimmed half the context before this model call without recording a "
+                         "compaction event.",
+    "empty_answer_is_success": "The model's last turn said nothing; the harness ended the run as model_finished, so it "
+                               "is marked succeeded without a final answer.",
+    "prediction_missed": "A scripted scenario predicted model_finished; the run ran out of steps (max_steps).",
 }
 
 
@@ -147,6 +203,10 @@ def build_specs() -> list[RunSpec]:
     plant_defects(specs, rng)
     for spec in rng.sample([s for s in specs if s.agent == "researcher"], 12):
         spec.predicted_stop_reason = _dry_run_stop_reason(spec)  # scripted scenarios with a known ending
+    missed = next(s for s in specs if s.agent == "researcher" and s.predicted_stop_reason is None
+                  and _plain(s.plan) and s.faults == Faults() and _dry_run_stop_reason(s) == "max_steps")
+    missed.predicted_stop_reason = "model_finished"  # written expecting an answer; the agent ran out of steps
+    PREDICTION_MISSED.add(missed.run_id)
     return specs
 
 
@@ -183,6 +243,10 @@ def generate(out: Path) -> list[dict]:
                     incidents.append(("timeout_not_enforced", -1))
                 if ledger_off:
                     incidents.append(("ledger_skips_cache_reads", -1))
+                if spec.faults.empty_answer_is_success:
+                    incidents.append(("empty_answer_is_success", -1))
+                if spec.run_id in PREDICTION_MISSED:
+                    incidents.append(("prediction_missed", -1))
                 for fault, idx in incidents:
                     checks, with_step = EXPECTED[fault]
                     planted += [{"check": c, "run_id": spec.run_id, "step": idx if with_step else None,

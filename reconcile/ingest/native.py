@@ -12,7 +12,7 @@ import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..journal import EVENTS, TOOL_STATUSES, USAGE_BUCKETS
-from ..status import STATUSES, install_status_macro
+from ..status import STATUSES
 from .lines import RAW_KEEP_CHARS, ends_with_newline
 from .result import FileCounts
 from .validate import Field, paths_sql, reason_sql, structure_sql
@@ -110,7 +110,6 @@ end"""
 
 def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
-    install_status_macro(con)
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
     checks = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "f", "t"))
     checks = checks.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
@@ -227,8 +226,10 @@ def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         """create or replace temp table _calls as
-        select row_number() over () as cid, run_id, idx as step_idx, c.call_id, c.name as tool_name, c.args
-        from (select run_id, idx, unnest(j.tool_calls) as c from _step_lines where j.tool_calls is not null)"""
+        select row_number() over () as cid, run_id, idx as step_idx, position - 1 as call_position,
+               c.call_id, c.name as tool_name, c.args
+        from (select run_id, idx, unnest(j.tool_calls) as c, generate_subscripts(j.tool_calls, 1) as position
+              from _step_lines where j.tool_calls is not null)"""
     )
     # One canonicalization pass over the calls' arguments and any arguments on tool steps.
     con.execute(
@@ -240,7 +241,7 @@ def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
     key = idempotency_key_sql("c.run_id", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
     con.execute(
         f"""insert into tool_calls by name
-        select c.run_id, c.step_idx, c.call_id, c.tool_name, k.canonical as args_json,
+        select c.run_id, c.step_idx, c.call_position, c.call_id, c.tool_name, k.canonical as args_json,
                sha256(k.canonical) as args_hash, {key} as idempotency_key
         from _calls c left join _canon k on k.doc = 'c' || c.cid"""
     )

@@ -1,0 +1,43 @@
+-- name: stalled_runs_detected
+-- invariant: a run whose last tool calls repeat one call (3 times in the last 6) or alternate A B A B, ignoring allow-repeat tools, ended as stalled; and a stalled run shows such a pattern (succeeded, cancelled and running runs are not judged)
+-- severity: error
+-- remedy: the harness's loop detection missed a pattern (alternation slips past an identical-result fingerprint) or stopped a run that was not looping; fingerprint tool name plus canonical arguments over a window
+with settings as (
+    select (select value from check_settings where key = 'stall_window')::integer as window_size,
+           (select value from check_settings where key = 'stall_repeats')::integer as repeats
+),
+calls as (
+    select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
+           row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back
+    from tool_calls q
+    left join run_tools t on t.run_id = q.run_id and t.name = q.tool_name
+    where not coalesce(t.allow_repeat, false)
+),
+repeated as (
+    select run_id, max(n) as most
+    from (select run_id, call_hash, count(*) as n from calls, settings where back <= window_size group by all)
+    group by run_id
+),
+alternating as (
+    select run_id
+    from calls
+    group by run_id
+    having max(call_hash) filter (where back = 1) = max(call_hash) filter (where back = 3)
+       and max(call_hash) filter (where back = 2) = max(call_hash) filter (where back = 4)
+       and max(call_hash) filter (where back = 1) <> max(call_hash) filter (where back = 2)
+),
+patterns as (
+    select r.run_id, r.status, coalesce(p.most, 0) >= s.repeats as repeats_one, a.run_id is not null as alternates
+    from run_view r cross join settings s
+    left join repeated p using (run_id)
+    left join alternating a using (run_id)
+)
+select run_id, null as step,
+       format('its last calls {} but it ended {}',
+              case when repeats_one then 'repeat one call' else 'alternate A B A B' end, status) as detail
+from patterns
+where (repeats_one or alternates) and status not in ('stalled', 'succeeded', 'cancelled', 'running')
+union all
+select run_id, null, 'ended stalled but its last calls show no repetition or alternation'
+from patterns
+where status = 'stalled' and not (repeats_one or alternates)

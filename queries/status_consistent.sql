@@ -1,0 +1,21 @@
+-- name: status_consistent
+-- invariant: a succeeded run has a final answer, a run is running exactly when it has no end record, and a failed run names its failing tool or step
+-- severity: error
+-- remedy: the harness reported an outcome its journal does not support; fix the status it writes, or the way it detects success and failure
+select run_id, null as step, format('status succeeded (stop reason {}) but no model step gave a final answer', stop_reason) as detail
+from run_view
+where status = 'succeeded' and not has_final_answer
+union all
+select run_id, null, format('no end record, yet status {}', status)
+from runs
+where ended_at is null and stop_reason is null and status <> 'running'
+union all
+select run_id, null, format('status running, yet it has an end record (stop reason {})', stop_reason)
+from runs
+where status = 'running' and (ended_at is not null or stop_reason is not null)
+union all
+select r.run_id, null, format('failed (stop reason {}) without a failing tool or step to name', r.stop_reason)
+from runs r
+where r.status = 'failed'
+  and not exists (select 1 from steps s where s.run_id = r.run_id
+                  and ((s.kind = 'tool' and s.tool_status <> 'ok') or s.error is not null))

@@ -1,0 +1,40 @@
+-- name: steps_equal_tool_results
+-- invariant: a run has as many tool results as tool calls its model steps asked for (a final answer asks for none), and the harness ledger counts as many steps as the journal has model steps
+-- severity: error
+-- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
+with asked as (
+    select run_id, count(*) as calls from tool_calls group by run_id
+),
+answered as (
+    select run_id, count(*) as results from steps where kind = 'tool' group by run_id
+),
+first_unanswered as (
+    select q.run_id, min(q.step_idx) as step
+    from tool_calls q
+    left join steps s on s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id
+    where s.call_id is null
+    group by q.run_id
+),
+first_extra as (
+    select run_id, min(idx) as step
+    from (select run_id, idx, call_id, row_number() over (partition by run_id, call_id order by idx) as nth
+          from steps where kind = 'tool')
+    where nth > 1 or call_id is null
+    group by run_id
+)
+select r.run_id, least(u.step, e.step) as step,
+       format('{} tool call(s) asked for, {} tool result(s) journalled', coalesce(a.calls, 0), coalesce(t.results, 0)) as detail
+from run_view r
+left join asked a using (run_id)
+left join answered t using (run_id)
+left join first_unanswered u using (run_id)
+left join first_extra e using (run_id)
+where coalesce(a.calls, 0) <> coalesce(t.results, 0)
+union all
+select q.run_id, q.step_idx, format('step {} is a final answer but asked for tool {}', q.step_idx, q.tool_name)
+from tool_calls q
+join steps s on s.run_id = q.run_id and s.idx = q.step_idx and s.is_final
+union all
+select run_id, null, format('the harness ledger counts {} steps; the journal has {} model steps', ledger_steps, steps)
+from run_view
+where ledger_steps <> steps

@@ -1,0 +1,23 @@
+-- name: tool_calls_paired
+-- invariant: every tool call has exactly one result and every result answers a call a model step asked for
+-- severity: error
+-- remedy: a call without a result was lost between execution and journal (see no_stuck_side_effects for those that changed the world); a second result means the call ran twice; a result without a call means the journal lost the model step
+select q.run_id, q.step_idx as step,
+       format('call {} to {} asked for at step {} has no result', q.call_id, q.tool_name, q.step_idx) as detail
+from tool_calls q
+where not exists (select 1 from steps s where s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id)
+union all
+select s.run_id, s.idx, format('result of {} answers call {}, which no model step asked for', s.tool_name, coalesce(s.call_id, '(none)'))
+from steps s
+where s.kind = 'tool'
+  and not exists (select 1 from tool_calls q where q.run_id = s.run_id and q.call_id = s.call_id)
+union all
+select run_id, idx, format('second result for call {} ({}); the first is at step {}', call_id, tool_name, first_idx)
+from (select run_id, idx, call_id, tool_name, min(idx) over (partition by run_id, call_id) as first_idx
+      from steps where kind = 'tool' and call_id is not null)
+where idx > first_idx
+union all
+select run_id, max(step_idx), format('call id {} was asked for {} times', call_id, count(*))
+from tool_calls
+group by run_id, call_id
+having count(*) > 1

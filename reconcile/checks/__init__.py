@@ -1,0 +1,8 @@
+"""Invariant checks: SQL files in ``queries/`` (and ``--checks-dir``) over the canonical store."""
+
+from .junit import write_junit
+from .loader import Check, CheckDefinitionError, load_checks, parse_check
+from .runner import CheckReport, Finding, Scope, parse_moment, run_checks, select_checks
+
+__all__ = ["Check", "CheckDefinitionError", "CheckReport", "Finding", "Scope", "load_checks", "parse_check",
+           "parse_moment", "run_checks", "select_checks", "write_junit"]

@@ -1,0 +1,97 @@
+"""Loading checks: one ``.sql`` file per invariant, with a strict ``--`` comment header.
+
+    -- name: steps_equal_tool_results
+    -- invariant: every run has as many tool results as tool calls its model steps asked for
+    -- severity: error
+    -- remedy: look for a tool call whose result was never journalled
+
+The header is the leading block of ``--`` lines. Every key above is required, no other key is
+allowed, and ``name`` must match the file name — each mistake is an error naming the file and
+line. The body is plain DuckDB SQL over the documented views and tables returning one row per
+violation with at least the columns ``run_id``, ``step`` and ``detail``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BadInput
+from ..resources import queries_dir
+
+HEADER_KEYS = ("name", "invariant", "severity", "remedy")
+SEVERITIES = ("error", "warn")
+_HEADER_LINE = re.compile(r"^--\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+
+
+class CheckDefinitionError(BadInput):
+    """A check file whose header or body cannot be used."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    invariant: str
+    severity: str
+    remedy: str
+    sql: str
+    path: Path
+    builtin: bool
+
+
+def parse_check(path: Path, builtin: bool = False) -> Check:
+    """Read one check file, validating its header strictly."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    header: dict[str, str] = {}
+    body_start = len(lines)
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if not stripped.startswith("--"):
+            body_start = number - 1
+            break
+        match = _HEADER_LINE.match(stripped)
+        if not match:
+            if stripped.strip("- ") and header:  # a continuation of the previous value
+                last = list(header)[-1]
+                header[last] += " " + stripped.lstrip("- ").strip()
+            continue
+        key, value = match.group(1).lower(), match.group(2)
+        if key not in HEADER_KEYS:
+            raise CheckDefinitionError(f"{path}:{number}: unknown header key {key!r}; "
+                                       f"a check header has exactly {', '.join(HEADER_KEYS)}")
+        if key in header:
+            raise CheckDefinitionError(f"{path}:{number}: {key!r} given twice")
+        header[key] = value
+    for key in HEADER_KEYS:
+        if not header.get(key):
+            raise CheckDefinitionError(f"{path}:{body_start or 1}: the header has no {key!r}; add a line "
+                                       f"'-- {key}: …' to the comment block at the top")
+    if header["severity"] not in SEVERITIES:
+        line = next(i for i, l in enumerate(lines, 1) if re.match(r"^--\s*severity\s*:", l.strip(), re.I))
+        raise CheckDefinitionError(f"{path}:{line}: severity {header['severity']!r} is not one of "
+                                   f"{', '.join(SEVERITIES)}")
+    if header["name"] != path.stem:
+        raise CheckDefinitionError(f"{path}:1: the check is named {header['name']!r} but the file is "
+                                   f"{path.name}; name the file {header['name']}.sql")
+    sql = "\n".join(lines[body_start:]).strip().rstrip(";").strip()
+    if not sql:
+        raise CheckDefinitionError(f"{path}:{body_start + 1}: the check has no SQL after its header")
+    return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin)
+
+
+def load_checks(extra_dirs: list[Path] | None = None) -> list[Check]:
+    """The built-in checks, then every ``*.sql`` in ``extra_dirs``, sorted by name."""
+    checks: dict[str, Check] = {}
+    sources = [(queries_dir(), True)] + [(Path(d), False) for d in extra_dirs or []]
+    for folder, builtin in sources:
+        if not folder.is_dir():
+            raise BadInput(f"--checks-dir {folder}: no such folder")
+        for path in sorted(folder.glob("*.sql")):
+            check = parse_check(path, builtin)
+            if check.name in checks:
+                raise CheckDefinitionError(f"{path}:1: a check named {check.name!r} already exists in "
+                                           f"{checks[check.name].path}; give yours another name")
+            checks[check.name] = check
+    return sorted(checks.values(), key=lambda c: c.name)
