@@ -3,8 +3,7 @@
 -- severity: error
 -- remedy: the harness's loop detection missed a pattern (alternation slips past an identical-result fingerprint) or stopped a run that was not looping; fingerprint tool name plus canonical arguments over a window
 with settings as (
-    select (select value from check_settings where key = 'stall_window')::integer as window_size,
-           (select value from check_settings where key = 'stall_repeats')::integer as repeats
+    select getvariable('stall_window')::integer as window_size, getvariable('stall_repeats')::integer as repeats
 ),
 calls as (
     select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,

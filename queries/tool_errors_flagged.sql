@@ -8,4 +8,4 @@ select run_id, idx as step,
 from steps
 where kind = 'tool'
   and tool_status = 'ok'
-  and regexp_matches(result_preview, (select value from check_settings where key = 'tool_error_pattern'))
+  and regexp_matches(result_preview, getvariable('tool_error_pattern'))

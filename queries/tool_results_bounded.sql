@@ -7,7 +7,7 @@ select s.run_id, s.idx as step,
               coalesce(r.result_bound_tokens, d.bound)) as detail
 from steps s
 join runs r using (run_id)
-cross join (select value::integer as bound from check_settings where key = 'result_bound_tokens') d
+cross join (select getvariable('result_bound_tokens')::integer as bound) d
 where s.kind = 'tool'
   and not coalesce(s.bounded, false)
   and s.result_tokens > coalesce(r.result_bound_tokens, d.bound)

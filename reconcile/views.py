@@ -143,7 +143,8 @@ left join step_totals t using (run_id)
 ALL_VIEWS = [STEP_VIEW, RUN_VIEW]
 
 # Names of the documented relations users may query; docs/sql-api.md lists them.
-DOCUMENTED = ["run_view", "step_view", "runs", "steps", "run_tools", "tool_calls", "ingested_files", "rejects"]
+DOCUMENTED = ["run_view", "step_view", "runs", "steps", "run_tools", "tool_calls", "ingested_files", "rejects",
+              "findings", "check_runs", "check_settings"]
 
 
 def views_fingerprint() -> str:

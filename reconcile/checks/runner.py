@@ -9,7 +9,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError
 from .loader import Check, CheckDefinitionError
-from .settings import apply_overrides
+from .settings import set_variables
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -98,8 +98,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     """Run ``checks``; record every check that ran and every finding; return the report."""
     scope = scope or Scope()
     checked_at = datetime.now(timezone.utc)
-    if settings:
-        apply_overrides(con, settings)
+    set_variables(con, settings)
     where = ""
     if scope.active:
         con.execute(
@@ -118,8 +117,6 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     if rows:
         con.executemany("insert into findings values (?, ?, ?, ?, ?, ?)", rows)
     con.execute("commit")
-    if settings:
-        con.execute("drop table temp.check_settings")
     return CheckReport(checked_at, results)
 
 

@@ -1,0 +1,300 @@
+"""One planted and one clean journal per check, written through the real writer.
+
+``PLANTED[name](journal)`` writes runs violating check ``name`` and returns the exact
+``(run_id, step)`` rows the check must report; ``CLEAN[name](journal)`` writes the nearest runs
+that satisfy it (and every other check).
+"""
+
+from __future__ import annotations
+
+from reconcile.journal import Journal, ToolCall
+
+CATALOGUE = [{"name": "read_file"}, {"name": "search"}, {"name": "run_tests", "allow_repeat": True},
+             {"name": "write_file", "side_effect": True}]
+USAGE = {"input_uncached": 100, "cache_read": 900, "output": 50}
+
+
+class Run:
+    """Writes one run and keeps a correct harness ledger as it goes."""
+
+    def __init__(self, journal: Journal, run_id: str, **start):
+        start.setdefault("limits", {"max_steps": 10, "max_tokens": 100_000, "max_wall_seconds": 600,
+                                    "tool_timeout_seconds": 30})
+        self.run = journal.start_run(run_id, agent="fixture", tools=start.pop("tools", CATALOGUE),
+                                     model="claude-sonnet-4-5", **start)
+        self.ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "tool_results": 0, "cost_micros": 0}
+
+    def model(self, calls=(), final=False, usage=None, **fields) -> tuple[int, list[ToolCall]]:
+        usage = dict(usage or USAGE)
+        fields.setdefault("cost_micros", 100)
+        step = self.run.model_step(usage=usage, ms=500, tool_calls=calls, final=final,
+                                   text="the answer" if final else None, **fields)
+        self.ledger["steps"] += 1
+        self.ledger["input_tokens"] += sum(v for k, v in usage.items() if k not in ("output", "reasoning"))
+        self.ledger["output_tokens"] += usage.get("output", 0)
+        self.ledger["cost_micros"] += fields["cost_micros"]
+        return step.idx, step.calls
+
+    def tool(self, call: ToolCall, result: str = "fine", **fields) -> int:
+        self.ledger["tool_results"] += 1
+        return self.run.tool_step(call, result=result, ms=20, **fields)
+
+    def end(self, reason: str = "model_finished", **ledger_changes) -> None:
+        self.run.end(reason, final_output="the answer", ledger={**self.ledger, **ledger_changes})
+
+
+def answered(journal: Journal, run_id: str, **start) -> Run:
+    """A plain good run: one read, then a final answer."""
+    run = Run(journal, run_id, **start)
+    _, calls = run.model([("read_file", {"path": "a.py"})])
+    run.tool(calls[0])
+    run.model(final=True)
+    run.end()
+    return run
+
+
+def stray_call(name: str, args: dict, call_id: str = "stray") -> ToolCall:
+    """A call no model step asked for: no hash, no idempotency key."""
+    return ToolCall(call_id, name, args, None, None)  # type: ignore[arg-type]
+
+
+# --- planted -------------------------------------------------------------------------------
+
+def planted_steps_equal_tool_results(j):
+    run = Run(j, "missing")
+    idx, calls = run.model([("read_file", {"path": "a"}), ("search", {"query": "b"})])
+    run.tool(calls[0])
+    run.model(final=True)
+    run.end()
+    ledger = Run(j, "ledger")
+    _, calls = ledger.model([("read_file", {"path": "a"})])
+    ledger.tool(calls[0])
+    ledger.model(final=True)
+    ledger.end(steps=5)
+    return [("missing", idx), ("ledger", None)]
+
+
+def planted_ledger_matches_transcript(j):
+    run = Run(j, "off")
+    _, calls = run.model([("read_file", {"path": "a"})])
+    run.tool(calls[0])
+    run.model(final=True)
+    run.end(output_tokens=run.ledger["output_tokens"] + 10, cost_micros=1)
+    return [("off", None)]
+
+
+def planted_final_answer_not_overwritten(j):
+    run = Run(j, "kept_going")
+    _, calls = run.model([("read_file", {"path": "a"})])
+    run.tool(calls[0])
+    answer, _ = run.model(final=True)
+    _, calls = run.model([("search", {"query": "more"})])
+    run.tool(calls[0])
+    run.end("max_steps")
+    return [("kept_going", answer)]
+
+
+def planted_tool_calls_paired(j):
+    run = Run(j, "unpaired")
+    asked, calls = run.model([("read_file", {"path": "a"}), ("search", {"query": "b"})])
+    run.tool(calls[0])
+    twice = run.tool(calls[0])
+    orphan = run.tool(stray_call("search", {"query": "c"}))
+    run.model(final=True)
+    run.end()
+    return [("unpaired", asked), ("unpaired", twice), ("unpaired", orphan)]
+
+
+def planted_known_tools_only(j):
+    run = Run(j, "invented")
+    asked, calls = run.model([("rm_rf", {"path": "/"})])
+    run.tool(calls[0], status="unknown_tool", result="unknown tool")
+    run.model(final=True)
+    run.end()
+    return [("invented", asked)]
+
+
+def planted_side_effects_once(j):
+    run = Run(j, "keyed")
+    _, calls = run.model([("write_file", {"path": "a", "text": "x"})])
+    run.tool(calls[0], status="error", error="boom after write")
+    again = run.tool(calls[0])
+    run.model(final=True)
+    run.end()
+    unkeyed = Run(j, "unkeyed")
+    unkeyed.model()
+    unkeyed.tool(stray_call("write_file", {"text": "x", "path": "b"}), args={"path": "b", "text": "x"})
+    second = unkeyed.tool(stray_call("write_file", {"path": "b", "text": "x"}, "stray2"), args={"text": "x", "path": "b"})
+    unkeyed.model(final=True)
+    unkeyed.end()
+    return [("keyed", again), ("unkeyed", second)]
+
+
+def planted_no_stuck_side_effects(j):
+    run = Run(j, "stuck")
+    asked, _ = run.model([("write_file", {"path": "a", "text": "x"})])
+    return [("stuck", asked)]  # the process died: no result, no run_end
+
+
+def planted_stalled_runs_detected(j):
+    looping = Run(j, "looping")
+    for _ in range(4):
+        _, calls = looping.model([("search", {"query": "same"})])
+        looping.tool(calls[0])
+    looping.end("max_steps")
+    alternating = Run(j, "alternating")
+    for turn in range(4):
+        _, calls = alternating.model([("search", {"query": "a"}) if turn % 2 else ("read_file", {"path": "b"})])
+        alternating.tool(calls[0])
+    alternating.end("max_wall_seconds")
+    calm = Run(j, "calm_but_stalled")
+    for turn in range(4):
+        _, calls = calm.model([("read_file", {"path": f"f{turn}"})])
+        calm.tool(calls[0])
+    calm.end("identical_tool_results")
+    return [("looping", None), ("alternating", None), ("calm_but_stalled", None)]
+
+
+def planted_budgets_enforced(j):
+    steps = Run(j, "too_many_steps", limits={"max_steps": 2})
+    for _ in range(3):
+        steps.model()
+    steps.end("max_steps")
+    slow = Run(j, "too_slow", limits={"max_wall_seconds": 2, "tool_timeout_seconds": 1})
+    slow.model()
+    slow.model()
+    slow.model(final=True)
+    slow.end()  # the test clock moves a second per line: 4 s against 2 s + one 1 s timeout
+    tokens = Run(j, "too_many_tokens", limits={"max_tokens": 1000})
+    for final in (False, False, True):  # 2,850 tokens: over 1,000 by more than the last step's 950
+        tokens.model(usage={"input_uncached": 900, "output": 50}, final=final)
+    tokens.end()
+    spend = Run(j, "too_costly", limits={"max_cost_micros": 100})
+    spend.model(cost_micros=500)
+    spend.model(cost_micros=50, final=True)
+    spend.end()
+    return [("too_many_steps", None), ("too_slow", None), ("too_many_tokens", None), ("too_costly", None)]
+
+
+def planted_stop_reason_as_expected(j):
+    answered(j, "surprise", predicted_stop_reason="max_steps")
+    return [("surprise", None)]
+
+
+def planted_retries_mutate_context(j):
+    run = Run(j, "same_again")
+    run.model(input_hash="h1", error="invalid output: bad JSON")
+    again, _ = run.model(input_hash="h1", final=True)
+    run.end()
+    return [("same_again", again)]
+
+
+def planted_tool_errors_flagged(j):
+    run = Run(j, "fooled")
+    _, calls = run.model([("search", {"query": "a"}), ("read_file", {"path": "b"})])
+    http = run.tool(calls[0], result='{"status": 503, "error": "unavailable"}')
+    trace = run.tool(calls[1], result="Traceback (most recent call last):\n  File x")
+    run.model(final=True)
+    run.end()
+    return [("fooled", http), ("fooled", trace)]
+
+
+def planted_tool_results_bounded(j):
+    run = Run(j, "flooded")
+    _, calls = run.model([("read_file", {"path": "huge"})])
+    flood = run.tool(calls[0], result="x" * 40, result_tokens=5000)
+    run.model(final=True)
+    run.end()
+    return [("flooded", flood)]
+
+
+def planted_no_silent_truncation(j):
+    run = Run(j, "trimmed")
+    _, calls = run.model([("read_file", {"path": "a"})], context_tokens=5000)
+    run.tool(calls[0])
+    shrunk, _ = run.model(final=True, context_tokens=3000)
+    run.end()
+    return [("trimmed", shrunk)]
+
+
+def planted_status_consistent(j):
+    silent = Run(j, "no_answer")
+    silent.model()
+    silent.end("model_finished")
+    vague = Run(j, "vague_failure")
+    _, calls = vague.model([("read_file", {"path": "a"})])
+    vague.tool(calls[0])
+    vague.end("error")
+    return [("no_answer", None), ("vague_failure", None)]
+
+
+# --- clean ---------------------------------------------------------------------------------
+
+def clean_default(j):
+    answered(j, "good")
+
+
+def clean_budgets(j):
+    run = Run(j, "within", limits={"max_steps": 3, "max_tokens": 2000, "max_cost_micros": 150,
+                                    "max_wall_seconds": 60, "tool_timeout_seconds": 30})
+    run.model(usage={"input_uncached": 900, "output": 50})
+    run.model(usage={"input_uncached": 900, "output": 50}, final=True)  # 1,900 tokens, within 2,000
+    run.end()
+
+
+def clean_stalls(j):
+    stalled = Run(j, "stalled_properly")
+    for _ in range(3):
+        _, calls = stalled.model([("search", {"query": "same"})])
+        stalled.tool(calls[0])
+    stalled.end("identical_tool_results")
+    polling = Run(j, "polling_tests")  # run_tests may repeat: allow_repeat
+    for _ in range(4):
+        _, calls = polling.model([("run_tests", {"target": "all"})])
+        polling.tool(calls[0])
+    polling.end("max_steps")
+
+
+def clean_side_effects(j):
+    run = Run(j, "written_once")
+    _, calls = run.model([("write_file", {"path": "a", "text": "x"}), ("write_file", {"path": "b", "text": "x"})])
+    run.tool(calls[0])
+    run.tool(calls[1])
+    run.model(final=True)
+    run.end()
+
+
+def clean_retry(j):
+    run = Run(j, "told_the_model")
+    run.model(input_hash="h1", error="invalid output: bad JSON")
+    run.model(input_hash="h2", final=True)
+    run.end()
+
+
+def clean_context(j):
+    run = Run(j, "compacted")
+    _, calls = run.model([("read_file", {"path": "a"})], context_tokens=5000)
+    run.tool(calls[0], result="x" * 40, result_tokens=5000, bounded=True)
+    run.run.event("compaction", tokens_before=5200, tokens_after=1500)
+    run.model(final=True, context_tokens=1600)
+    run.end()
+
+
+def clean_statuses(j):
+    answered(j, "predicted", predicted_stop_reason="model_finished")
+    failed = Run(j, "failed_loudly")
+    _, calls = failed.model([("read_file", {"path": "a"})])
+    failed.tool(calls[0], status="error", result="no such file", error="FileNotFoundError: a")
+    failed.end("tool_error")
+    crashed = Run(j, "crashed_between_steps")
+    _, calls = crashed.model([("read_file", {"path": "a"})])
+    crashed.tool(calls[0])
+
+
+PLANTED = {name.removeprefix("planted_"): fn for name, fn in globals().items() if name.startswith("planted_")}
+CLEAN = {name: clean_default for name in PLANTED} | {
+    "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
+    "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry,
+    "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
+    "stop_reason_as_expected": clean_statuses,
+}

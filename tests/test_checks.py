@@ -1,0 +1,178 @@
+"""The invariant checks: each finds exactly its planted rows and nothing in clean journals."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from check_fixtures import CLEAN, PLANTED
+from conftest import ROOT, SAMPLE_RUNS
+from journals import StepClock
+from reconcile import store
+from reconcile.checks import CheckDefinitionError, load_checks, parse_check, run_checks, select_checks
+from reconcile.errors import ExitCode
+from reconcile.ingest import ingest
+from reconcile.journal import Journal
+
+REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answer_not_overwritten",
+            "tool_calls_paired", "known_tools_only", "side_effects_once", "no_stuck_side_effects",
+            "stalled_runs_detected", "budgets_enforced", "stop_reason_as_expected", "retries_mutate_context",
+            "tool_errors_flagged", "tool_results_bounded", "no_silent_truncation", "status_consistent"]
+
+
+def store_with(tmp_path, writer):
+    path = tmp_path / "fixture.jsonl"
+    with Journal(path, clock=StepClock()) as journal:
+        expected = writer(journal)
+    con = store.connect(tmp_path / "fixture.duckdb")
+    report = ingest(con, [path])
+    assert report.totals["rejected"] == 0
+    return con, expected
+
+
+def test_every_required_check_ships_and_has_fixtures():
+    names = [c.name for c in load_checks()]
+    assert names == sorted(REQUIRED)
+    assert set(PLANTED) == set(REQUIRED) == set(CLEAN)
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_the_check_finds_exactly_its_planted_rows(tmp_path, name):
+    con, expected = store_with(tmp_path, PLANTED[name])
+    report = run_checks(con, select_checks(load_checks(), [name]))
+    assert sorted(((f.run_id, f.step) for f in report.findings), key=str) == sorted(expected, key=str)
+    assert all(f.detail for f in report.findings)
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_the_clean_fixture_passes_every_check(tmp_path, name):
+    con, _ = store_with(tmp_path, CLEAN[name])
+    report = run_checks(con, load_checks())
+    assert [(f.check, f.run_id, f.step, f.detail) for f in report.findings] == []
+
+
+def test_settings_can_be_overridden_for_one_run(tmp_path):
+    con, _ = store_with(tmp_path, PLANTED["tool_results_bounded"])
+    checks = select_checks(load_checks(), ["tool_results_bounded", "tool_errors_flagged"])
+    assert run_checks(con, checks, settings={"result_bound_tokens": "10000"}).findings == []
+    assert len(run_checks(con, checks).findings) == 1  # the stored default is back
+    flagged = run_checks(con, checks, settings={"tool_error_pattern": "x{40}"}).findings
+    assert {f.check for f in flagged} == {"tool_errors_flagged", "tool_results_bounded"}
+
+
+def test_findings_and_check_runs_are_kept(tmp_path):
+    con, _ = store_with(tmp_path, PLANTED["known_tools_only"])
+    run_checks(con, load_checks())
+    run_checks(con, load_checks())
+    assert con.execute("select count(distinct checked_at), count(*) from check_runs").fetchall() == [(2, 2 * len(REQUIRED))]
+    rows = con.execute("select check_name, severity, run_id, step from findings where check_name = 'known_tools_only'").fetchall()
+    assert rows == [("known_tools_only", "error", "invented", 0)] * 2
+
+
+HEADER = "-- name: {name}\n-- invariant: nothing is wrong\n-- severity: {severity}\n-- remedy: none\n"
+
+
+def write_check(folder, name, header=None, body="select run_id, null as step, 'x' as detail from runs where false"):
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.sql"
+    path.write_text((header or HEADER.format(name=name, severity="warn")) + body + "\n")
+    return path
+
+
+def test_a_header_with_an_unknown_key_fails_with_file_and_line(tmp_path):
+    path = write_check(tmp_path / "mine", "odd", HEADER.format(name="odd", severity="warn") + "-- owner: me\n")
+    with pytest.raises(CheckDefinitionError, match=rf"{path}:5: unknown header key 'owner'"):
+        parse_check(path)
+
+
+def test_a_header_without_severity_fails_with_file_and_line(tmp_path):
+    path = write_check(tmp_path / "mine", "lax", "-- name: lax\n-- invariant: x\n-- remedy: y\n")
+    with pytest.raises(CheckDefinitionError, match=rf"{path}:3: the header has no 'severity'"):
+        parse_check(path)
+
+
+def test_bad_severity_wrong_name_and_missing_columns_are_refused(tmp_path, cli, db_path):
+    folder = tmp_path / "mine"
+    path = write_check(folder, "loud", HEADER.format(name="loud", severity="fatal"))
+    with pytest.raises(CheckDefinitionError, match=rf"{path}:3: severity 'fatal'"):
+        parse_check(path)
+    path = write_check(folder, "named", HEADER.format(name="other", severity="warn"))
+    with pytest.raises(CheckDefinitionError, match="name the file other.sql"):
+        parse_check(path)
+    bad = tmp_path / "cols"
+    write_check(bad, "cols", body="select run_id from runs")
+    store.connect(db_path).close()
+    result = cli("check", "--checks-dir", bad, "--db", db_path)
+    assert result.code == ExitCode.BAD_INPUT and "must return run_id, step, detail (missing step, detail)" in result.err
+
+
+def test_a_user_check_runs_beside_the_builtin_ones(tmp_path, cli, db_path):
+    folder = tmp_path / "mine"
+    write_check(folder, "runs_have_agents", body="select run_id, null as step, 'agent is fixture' as detail "
+                                                   "from run_view where agent = 'fixture'")
+    con, _ = store_with(tmp_path, CLEAN["budgets_enforced"])
+    con.close()
+    data = cli("check", "--checks-dir", folder, "--json", "--db", tmp_path / "fixture.duckdb").json()
+    assert len(data["checks"]) == len(REQUIRED) + 1
+    assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "run_id": "within", "step": None,
+                                 "detail": "agent is fixture"}]
+    clash = tmp_path / "clash"
+    write_check(clash, "tool_calls_paired")
+    assert "already exists" in cli("check", "--checks-dir", clash, "--db", db_path).err
+
+
+@pytest.fixture(scope="module")
+def night_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("night") / "night.duckdb"
+    con = store.connect(path)
+    ingest(con, [SAMPLE_RUNS])
+    con.close()
+    return path
+
+
+def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path):
+    junit = tmp_path / "checks.xml"
+    result = cli("check", "--json", "--junit", junit, "--db", night_db)
+    assert result.code == ExitCode.FINDINGS
+    data = result.json()
+    assert sorted(c["name"] for c in data["checks"]) == sorted(REQUIRED)
+    planted = json.loads((SAMPLE_RUNS / "planted.json").read_text())
+    key = lambda row: (row["check"], row["run_id"], -1 if row["step"] is None else row["step"])  # noqa: E731
+    assert sorted(map(key, data["findings"])) == sorted(map(key, planted))
+    assert {p["check"] for p in planted} == set(REQUIRED)  # every check has a planted defect in the night
+    suite = ET.parse(junit).getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests")) == len(REQUIRED)
+    failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
+    warned = {case.get("name") for case in suite.iter("testcase") if case.find("skipped") is not None}
+    assert failed | warned == {p["check"] for p in planted}
+    assert warned == {"retries_mutate_context", "tool_errors_flagged"}
+
+
+def test_terminal_output_tables_and_summary(cli, night_db):
+    out = cli("check", "--db", night_db).out
+    assert "final_answer_not_overwritten (error): 1 violation(s)" in out and "8f3a" in out
+    assert "15 check(s) ran, 15 failing" in out
+
+
+def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):
+    only = cli("check", "--only", "final_answer_not_overwritten", "--json", "--db", night_db).json()
+    assert [c["name"] for c in only["checks"]] == ["final_answer_not_overwritten"]
+    triage = cli("check", "--agent", "triage", "--json", "--db", night_db).json()
+    assert triage["findings"] and {f["run_id"] for f in triage["findings"]} <= set(
+        r["run_id"] for r in cli("sql", "select run_id from runs where agent = 'triage'", "--json", "--db", night_db).json())
+    assert len(triage["checks"]) == len(REQUIRED)
+    nothing = cli("check", "--since", "2026-12-01", "--json", "--db", night_db)
+    assert nothing.code == ExitCode.OK and nothing.json()["findings"] == []
+    assert cli("check", "--until", "2026-11-27", "--json", "--db", night_db).json()["findings"] == []
+    assert cli("check", "--until", "2026-11-28", "--json", "--db", night_db).json()["findings"]
+    assert cli("check", "--since", "yesterday", "--db", night_db).code == ExitCode.BAD_INPUT
+    assert cli("check", "--only", "no_such_check", "--db", night_db).code == ExitCode.BAD_INPUT
+    assert cli("check", "--exit-zero", "--db", night_db).code == ExitCode.OK
+
+
+def test_docs_checks_lists_every_check():
+    doc = (ROOT / "docs" / "checks.md").read_text()
+    for check in load_checks():
+        assert f"`{check.name}`" in doc and check.remedy in doc
