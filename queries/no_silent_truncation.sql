@@ -1,5 +1,5 @@
 -- name: no_silent_truncation
--- invariant: the context never shrinks between consecutive model calls without a compaction event between them
+-- invariant: the context never shrinks between consecutive model calls of the same agent thread without a compaction event between them
 -- severity: error
 -- remedy: something dropped context without saying so (a client-side trim, a provider truncation); make it a recorded compaction so the run's behaviour can be explained
 with model_calls as (
@@ -7,7 +7,7 @@ with model_calls as (
            lag(idx) over w as previous_idx, lag(context_tokens) over w as previous_context
     from steps
     where kind = 'model' and context_tokens is not null
-    window w as (partition by run_id order by idx)
+    window w as (partition by run_id, coalesce(agent_label, '') order by idx)
 )
 select m.run_id, m.idx as step,
        format('context shrank from {} to {} tokens between steps {} and {} with no compaction event',

@@ -7,7 +7,7 @@ with model_calls as (
            lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error
     from steps
     where kind = 'model'
-    window w as (partition by run_id order by idx)
+    window w as (partition by run_id, coalesce(agent_label, '') order by idx)
 )
 select run_id, idx as step,
        format('sent the same input as step {}, which had failed ({})', previous_idx, left(previous_error, 80)) as detail

@@ -198,11 +198,17 @@ def m004_findings(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("create table check_settings (key varchar not null, value varchar not null, about varchar)")
 
 
+def m005_run_parents(con: duckdb.DuckDBPyConnection) -> None:
+    """A run may be a child of another (a Claude Code subagent transcript of its session)."""
+    con.execute("alter table runs add column parent_run_id varchar")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
     m003_tool_calls,
     m004_findings,
+    m005_run_parents,
 ]
 
 

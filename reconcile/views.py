@@ -134,6 +134,7 @@ select
     r.api_key_id,
     r.workspace_id,
     r.project_id,
+    r.parent_run_id,
     r.source_format,
     r.source_file
 from runs r

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import native
+from . import claude_code, native
 from .lines import read_head
 from .result import FileCounts
 
@@ -31,9 +31,19 @@ def _looks_native(values: list[object]) -> bool:
     return isinstance(first, dict) and "v" in first and first.get("type") in ("run_start", "step", "run_end")
 
 
+_CLAUDE_CODE_TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
+
+
+def _looks_claude_code(values: list[object]) -> bool:
+    return any(isinstance(v, dict) and v.get("type") in _CLAUDE_CODE_TYPES
+               and ("sessionId" in v or v.get("type") in ("summary", "file-history-snapshot")) for v in values)
+
+
 FORMATS: dict[str, Format] = {
     native.FORMAT: Format(native.FORMAT, "reconcile native journal v1 (JSON Lines of run_start / step / run_end)",
                           _looks_native, native.load_native),
+    claude_code.FORMAT: Format(claude_code.FORMAT, "Claude Code session transcript (JSON Lines with sessionId)",
+                               _looks_claude_code, claude_code.load_claude_code),
 }
 
 

@@ -13,9 +13,9 @@ import duckdb
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..journal import EVENTS, TOOL_STATUSES, USAGE_BUCKETS
 from ..status import STATUSES
-from .lines import RAW_KEEP_CHARS, ends_with_newline
+from .accounting import record_outcome
 from .result import FileCounts
-from .validate import Field, paths_sql, reason_sql, structure_sql
+from .validate import Field, check_lines, structure_sql
 
 FORMAT = "native"
 
@@ -79,19 +79,8 @@ FIELDS = [
                                                      "tool_results")),
 ]
 
-_STRUCTURE_CHECKS = """
-case
-    when blank then null
-    when read_error is not null then read_error
-    when not json_valid(line) then
-        case when line_no = $last and not $newline_at_end
-             then 'truncated last line: no newline and not valid JSON (the writer stopped mid-line)'
-             else 'not valid JSON' end
-    when json_type(line) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line))
-    when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
-        then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'
-    else {fields}
-end"""
+_VERSION_CHECK = """when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
+        then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'"""
 
 _SEMANTIC_CHECKS = f"""
 case
@@ -110,17 +99,7 @@ end"""
 
 def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
-    lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    checks = _STRUCTURE_CHECKS.replace("{fields}", reason_sql(FIELDS, "f", "t"))
-    checks = checks.replace("$last", str(lines)).replace("$newline_at_end", str(ends_with_newline(path)).lower())
-    con.execute(
-        f"""create or replace temp table _checked as
-        select line_no, line, blank, ({checks}) as reason
-        from (select *, list_transform(f, lambda v: json_type(v)) as t from (select line_no, line, read_error,
-                     case when line is null then true when length(line) > 64 then false else trim(line) = '' end as blank,
-                     case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(FIELDS)}) end as f
-              from _lines))"""
-    )
+    lines = check_lines(con, path, FIELDS, _VERSION_CHECK)
     con.execute(
         f"""create or replace temp table _parsed as
         select line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
@@ -131,8 +110,13 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
     _resolve_duplicates(con, source)
     _insert_runs(con, source)
     _insert_steps(con)
-    counts = _count_and_record_rejects(con, source, lines)
-    con.execute("drop table _lines; drop table _checked; drop table _parsed")
+    con.execute(
+        """create or replace temp table _outcome as
+        select line_no, 'reject' as decision, reason as note from _parsed where reason is not null
+        union all select line_no, decision, note from _decided"""
+    )
+    counts = record_outcome(con, source, lines)
+    con.execute("drop table _lines; drop table _checked; drop table _parsed; drop table _outcome")
     return counts
 
 
@@ -282,27 +266,3 @@ def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
         left join run_tools t on t.run_id = s.run_id and t.name = coalesce(s.j."tool", c.tool_name)"""
     )
     con.execute("drop table _step_lines; drop table _calls; drop table _args; drop table _canon")
-
-
-def _count_and_record_rejects(con: duckdb.DuckDBPyConnection, source: str, lines: int) -> FileCounts:
-    con.execute(
-        f"""insert into rejects by name
-        select $source as path, line_no as line, reason, left(line, {RAW_KEEP_CHARS}) as raw, now() as ingested_at
-        from (select line_no, line, reason from _checked where reason is not null
-              union all select line_no, line, reason from _parsed where reason is not null
-              union all select d.line_no, p.line, d.note from _decided d join _parsed p using (line_no)
-                  where d.decision = 'reject')""",
-        {"source": source},
-    )
-    loaded, skipped = con.execute(
-        "select count(*) filter (where decision = 'load'), count(*) filter (where decision = 'skip') from _decided"
-    ).fetchall()[0]
-    blank = con.execute("select count(*) from _checked where blank").fetchall()[0][0]
-    rejected = con.execute("select count(*) from rejects where path = $source", {"source": source}).fetchall()[0][0]
-    notes = [row[0] for row in con.execute(
-        "select note || case when count(*) > 1 then ' (' || count(*) || ' lines)' else '' end "
-        "from _decided where decision = 'skip' group by note order by min(line_no) limit 20"
-    ).fetchall()]
-    if blank:
-        notes.append(f"{blank} blank line(s)")
-    return FileCounts(lines=lines, loaded=loaded, rejected=rejected, skipped=skipped + blank, notes=notes)
