@@ -74,6 +74,8 @@ with step_totals as (
         count(*) filter (where kind = 'model') as model_steps,
         count(*) filter (where kind = 'tool') as tool_results,
         count(*) filter (where kind = 'event') as events,
+        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                                           output_tokens) is not null) as usage_steps,
         coalesce(sum(input_uncached), 0)::bigint as input_uncached,
         coalesce(sum(cache_read), 0)::bigint as cache_read,
         coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
@@ -103,16 +105,17 @@ select
     coalesce(t.model_steps, 0) as steps,
     coalesce(t.tool_results, 0) as tool_results,
     coalesce(t.events, 0) as events,
-    coalesce(t.input_uncached, 0) as input_uncached,
-    coalesce(t.cache_read, 0) as cache_read,
-    coalesce(t.cache_write_5m, 0) as cache_write_5m,
-    coalesce(t.cache_write_1h, 0) as cache_write_1h,
-    coalesce(t.output_tokens, 0) as output_tokens,
-    coalesce(t.reasoning_tokens, 0) as reasoning_tokens,
-    coalesce(t.input_uncached, 0) + coalesce(t.cache_read, 0)
-        + coalesce(t.cache_write_5m, 0) + coalesce(t.cache_write_1h, 0) as input_tokens,
-    coalesce(t.input_uncached, 0) + coalesce(t.cache_read, 0) + coalesce(t.cache_write_5m, 0)
-        + coalesce(t.cache_write_1h, 0) + coalesce(t.output_tokens, 0) as total_tokens,
+    -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent).
+    case when t.usage_steps > 0 then t.input_uncached end as input_uncached,
+    case when t.usage_steps > 0 then t.cache_read end as cache_read,
+    case when t.usage_steps > 0 then t.cache_write_5m end as cache_write_5m,
+    case when t.usage_steps > 0 then t.cache_write_1h end as cache_write_1h,
+    case when t.usage_steps > 0 then t.output_tokens end as output_tokens,
+    case when t.usage_steps > 0 then t.reasoning_tokens end as reasoning_tokens,
+    case when t.usage_steps > 0 then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
+    end as input_tokens,  -- all input buckets together
+    case when t.usage_steps > 0 then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
+        + t.output_tokens end as total_tokens,
     cast(null as bigint) as cost_micros,      -- priced by the cost model; null until prices exist
     t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
     coalesce(t.has_final_answer, false) as has_final_answer,
