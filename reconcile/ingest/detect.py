@@ -9,11 +9,11 @@ from pathlib import Path
 
 import duckdb
 
-from . import claude_code, native
+from . import claude_code, langfuse, native
 from .lines import read_head
 from .result import FileCounts
 
-Sniffer = Callable[[list[object]], bool]
+Sniffer = Callable[[list[object], str], bool]  # (JSON values parsed from the head, the head as text)
 Loader = Callable[[duckdb.DuckDBPyConnection, Path, str], FileCounts]
 
 
@@ -21,12 +21,12 @@ Loader = Callable[[duckdb.DuckDBPyConnection, Path, str], FileCounts]
 class Format:
     name: str
     description: str
-    sniff: Sniffer  # gets the JSON values parsed from the head of the file (first lines, or the document)
+    sniff: Sniffer  # sees the JSON values parsed from the file's head (first lines, or the document) and its text
     load: Loader  # runs inside the file's transaction
     reads_lines: bool = True  # the file is read into temp table _lines before the transaction
 
 
-def _looks_native(values: list[object]) -> bool:
+def _looks_native(values: list[object], text: str) -> bool:
     first = values[0] if values else None
     return isinstance(first, dict) and "v" in first and first.get("type") in ("run_start", "step", "run_end")
 
@@ -34,9 +34,16 @@ def _looks_native(values: list[object]) -> bool:
 _CLAUDE_CODE_TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
 
 
-def _looks_claude_code(values: list[object]) -> bool:
+def _looks_claude_code(values: list[object], text: str) -> bool:
     return any(isinstance(v, dict) and v.get("type") in _CLAUDE_CODE_TYPES
                and ("sessionId" in v or v.get("type") in ("summary", "file-history-snapshot")) for v in values)
+
+
+def _looks_langfuse(values: list[object], text: str) -> bool:
+    first = values[0] if values else None
+    if isinstance(first, dict):
+        return isinstance(first.get("trace"), dict) and isinstance(first.get("observations"), list)
+    return not values and text.lstrip().startswith("{") and '"observations"' in text and '"trace"' in text
 
 
 FORMATS: dict[str, Format] = {
@@ -44,6 +51,8 @@ FORMATS: dict[str, Format] = {
                           _looks_native, native.load_native),
     claude_code.FORMAT: Format(claude_code.FORMAT, "Claude Code session transcript (JSON Lines with sessionId)",
                                _looks_claude_code, claude_code.load_claude_code),
+    langfuse.FORMAT: Format(langfuse.FORMAT, "Langfuse trace export ({trace, observations[]})", _looks_langfuse,
+                            langfuse.load_langfuse, reads_lines=False),
 }
 
 
@@ -51,8 +60,9 @@ def detect(path: Path) -> tuple[Format | None, str]:
     """The format of ``path`` and, when none matches, a short description of what was found."""
     head = read_head(path)
     values = _parse_head(head)
+    text = head.decode("utf-8", errors="replace")
     for fmt in FORMATS.values():
-        if values and fmt.sniff(values):
+        if fmt.sniff(values, text):
             return fmt, fmt.description
     return None, _describe(head, values)
 
