@@ -18,7 +18,7 @@ STATUSES = ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", 
 STOP_REASON_RULES: list[tuple[str, str, str]] = [
     (r"succeeded|failed|cancelled|budget_exceeded|timed_out|stalled|running",
      "(itself)", "a canonical status recorded as the reason maps to itself"),
-    (r"model_finished|end_turn|stop|complete|completed|finished|done|final_answer|success",
+    (r"model_finished|end_turn|stop|complete|completed|finish|finished|done|final_answer|success",
      "succeeded", "the model ended the loop with an answer"),
     (r"submitted", "succeeded", "SWE-agent: the agent submitted its patch"),
     (r"submitted \((exit_cost|exit_context)\)", "budget_exceeded",

@@ -71,7 +71,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
             continue
         if progress:
             progress(path, position, len(found_files))
-        report.files.append(ingest_file(con, path, fmt))
+        report.files.append(ingest_file(con, path, fmt, forced=forced is not None))
     return report
 
 
@@ -83,8 +83,12 @@ def _forced_format(name: str | None) -> Format | None:
     return FORMATS[name]
 
 
-def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format) -> FileResult:
-    """Load one file in one transaction; a changed file replaces its earlier rows atomically."""
+def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format, forced: bool = False) -> FileResult:
+    """Load one file in one transaction; a changed file replaces its earlier rows atomically.
+
+    With a format the user forced, a file none of whose lines is of that format is an error
+    (nothing is loaded), not a file full of rejects.
+    """
     source = str(path)
     sha = file_sha256(path)
     previous = con.execute("select sha256 from ingested_files where path = ?", [source]).fetchall()
@@ -97,6 +101,11 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format) -> File
     try:
         _forget_file(con, source)
         counts = fmt.load(con, path, source)
+        if forced and counts.rejected and not counts.loaded:
+            first = con.execute("select reason from rejects where path = ? order by line limit 1", [source]).fetchall()
+            raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {counts.lines} "
+                                f"lines is one (line 1: {first[0][0] if first else '?'}). "
+                                "Leave --format out to detect the format.")
         if counts.loaded + counts.rejected + counts.skipped != counts.lines:
             raise InternalError(f"{source}: accounting does not add up ({counts}); nothing was loaded")
         con.execute(

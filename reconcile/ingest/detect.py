@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import claude_code, langfuse, native
+from . import claude_code, langfuse, native, openhands, otel, swe_agent
 from .lines import read_head
 from .result import FileCounts
 
@@ -46,6 +46,31 @@ def _looks_langfuse(values: list[object], text: str) -> bool:
     return not values and text.lstrip().startswith("{") and '"observations"' in text and '"trace"' in text
 
 
+def _looks_swe_agent(values: list[object], text: str) -> bool:
+    first = values[0] if values else None
+    if isinstance(first, dict):
+        return isinstance(first.get("trajectory"), list) or (
+            isinstance(first.get("history"), list) and all(isinstance(h, dict) and "role" in h for h in first["history"][:3]))
+    head = text.lstrip()[:2000]
+    return not values and head.startswith("{") and ('"trajectory"' in head or '"environment"' in head)
+
+
+def _looks_openhands(values: list[object], text: str) -> bool:
+    first = values[0] if values else None
+    if isinstance(first, list):
+        event = first[0] if first else None
+        return isinstance(event, dict) and "source" in event and ("action" in event or "observation" in event)
+    head = text.lstrip()[:2000]
+    return not values and head.startswith("[") and '"source"' in head and ('"action"' in head or '"observation"' in head)
+
+
+def _looks_otel(values: list[object], text: str) -> bool:
+    first = values[0] if values else None
+    if isinstance(first, dict):
+        return isinstance(first.get("resourceSpans"), list)
+    return not values and '"resourceSpans"' in text[:2000]
+
+
 FORMATS: dict[str, Format] = {
     native.FORMAT: Format(native.FORMAT, "reconcile native journal v1 (JSON Lines of run_start / step / run_end)",
                           _looks_native, native.load_native),
@@ -53,6 +78,12 @@ FORMATS: dict[str, Format] = {
                                _looks_claude_code, claude_code.load_claude_code),
     langfuse.FORMAT: Format(langfuse.FORMAT, "Langfuse trace export ({trace, observations[]})", _looks_langfuse,
                             langfuse.load_langfuse, reads_lines=False),
+    swe_agent.FORMAT: Format(swe_agent.FORMAT, "SWE-agent trajectory (.traj: {trajectory, history, info})",
+                             _looks_swe_agent, swe_agent.load_swe_agent, reads_lines=False),
+    openhands.FORMAT: Format(openhands.FORMAT, "OpenHands event stream (a JSON array of actions and observations)",
+                             _looks_openhands, openhands.load_openhands, reads_lines=False),
+    otel.FORMAT: Format(otel.FORMAT, "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)",
+                        _looks_otel, otel.load_otel, reads_lines=False),
 }
 
 

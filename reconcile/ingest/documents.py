@@ -16,16 +16,33 @@ import duckdb
 from ..errors import BadInput
 
 
-def read_document(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Create temp table ``_doc(j JSON)`` with the file's one JSON document, or raise BadInput."""
-    con.execute(
-        "create or replace temp table _doc as select content from read_text(?)", [str(path)]
-    )
-    valid = con.execute("select json_valid(content) from _doc").fetchall()[0][0]
-    if not valid:
-        raise BadInput(f"{path}: not valid JSON (a document format needs the whole file to parse). "
-                       "Is it truncated? Re-export it, or check it with: python -m json.tool FILE")
+def read_document(con: duckdb.DuckDBPyConnection, path: Path, shape_sql: str, expected: str) -> bool:
+    """Create temp table ``_doc(j JSON)`` with the file's one JSON document.
+
+    Returns False for a file that is not valid JSON (a truncated export): the caller records it
+    as one rejected record. A document of the wrong shape (``shape_sql`` over ``j`` is false) is
+    a format the user forced by mistake: BadInput naming what was expected and what was found.
+    """
+    con.execute("create or replace temp table _doc as select content from read_text(?)", [str(path)])
+    if not con.execute("select json_valid(content) from _doc").fetchall()[0][0]:
+        return False
     con.execute("create or replace temp table _doc as select content::json as j from _doc")
+    if not con.execute(f"select coalesce({shape_sql}, false) from _doc").fetchall()[0][0]:
+        found = con.execute(
+            "select case json_type(j) when 'OBJECT' then 'an object with keys ' || array_to_string(json_keys(j)[:6], ', ')"
+            " else lower(json_type(j)) end from _doc").fetchall()[0][0]
+        raise BadInput(f"{path}: expected {expected}, found {found}. Check --format, or leave it out to detect it.")
+    return True
+
+
+def invalid_document(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Records for a file that is not valid JSON: one, rejected."""
+    con.execute(
+        """create or replace temp table _records as
+        select 1 as record_no, left(content, 4096) as raw, 'reject' as decision,
+               'not valid JSON: a document format needs the whole file to parse (truncated export?)' as note
+        from _doc"""
+    )
 
 
 def finish_records(con: duckdb.DuckDBPyConnection) -> None:

@@ -26,10 +26,12 @@ import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
 from .accounting import owner_elsewhere, record_outcome
-from .documents import finish_records, read_document
+from .documents import finish_records, invalid_document, read_document
 from .result import FileCounts
 
 FORMAT = "langfuse"
+LANGFUSE_SHAPE = "json_type(j, '$.trace') = 'OBJECT' and json_type(j, '$.observations') = 'ARRAY'"
+LANGFUSE_EXPECTED = 'a Langfuse trace export ({"trace": {...}, "observations": [...]})'
 
 _OBSERVATION = ('{"id": "VARCHAR", "type": "VARCHAR", "name": "VARCHAR", "parentObservationId": "VARCHAR", '
                 '"startTime": "VARCHAR", "endTime": "VARCHAR", '
@@ -48,7 +50,12 @@ def _usage_sum(condition: str) -> str:
 
 
 def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
-    read_document(con, path)
+    if not read_document(con, path, LANGFUSE_SHAPE, LANGFUSE_EXPECTED):
+        invalid_document(con, path)
+        finish_records(con)
+        counts = record_outcome(con, source, 1)
+        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome")
+        return counts
     run_id = con.execute("select j ->> '$.trace.id' from _doc").fetchall()[0][0] or path.stem
     owner = owner_elsewhere(con, run_id, source)
     con.execute(

@@ -1,0 +1,188 @@
+"""Langfuse, SWE-agent, OpenHands and OTLP: real files, documented shapes, and bad files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from reconcile import store
+from reconcile.checks import load_checks, run_checks
+from reconcile.errors import ExitCode
+from reconcile.ingest import ingest
+
+FIXTURES = ROOT / "tests" / "fixtures"
+REAL = FIXTURES / "realdata"
+EXPECTED_FORMAT = {"claude-code-viewer": "claude_code", "spotter-real-sessions": "claude_code",
+                   "langfuse-framework-traces": "langfuse", "swe-agent": "swe_agent", "openhands": "openhands"}
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory):
+    con = store.connect(tmp_path_factory.mktemp("real") / "real.duckdb")
+    folders = [REAL / name for name in EXPECTED_FORMAT] + [FIXTURES / "otel"]
+    report = ingest(con, folders)
+    yield con, report
+    con.close()
+
+
+def test_every_real_file_is_detected_and_loads_without_a_reject(everything):
+    con, report = everything
+    assert report.totals["rejected"] == 0
+    for file in report.files:
+        folder = file.path.split("/realdata/")[1].split("/")[0] if "/realdata/" in file.path else "otel"
+        assert file.format == EXPECTED_FORMAT.get(folder, "otel"), file.path
+        assert file.loaded + file.skipped == file.lines
+    assert len(report.files) == 14 + 20 + 6 + 4 + 2
+    passed = {p.path.rsplit("/", 1)[1] for p in report.passed_over}
+    assert {"SOURCE.txt", "README.md", "docs_usage_trajectories.md"} <= passed  # notes, not transcripts
+    assert all(not name.endswith((".traj", ".trace.json")) for name in passed)
+
+
+def test_checks_run_on_every_format_without_errors_of_their_own(everything):
+    con, _ = everything
+    report = run_checks(con, load_checks())
+    assert len(report.results) == len(load_checks())
+    formats = {r[0] for r in con.execute("select distinct source_format from runs").fetchall()}
+    assert formats == {"claude_code", "langfuse", "swe_agent", "openhands", "otel"}
+
+
+def test_langfuse_tokens_equal_the_sums_of_usage_details(everything):
+    con, _ = everything
+    for path in sorted((REAL / "langfuse-framework-traces").glob("*.trace.json")):
+        data = json.loads(path.read_text())
+        expected = sum(value for o in data["observations"] for key, value in (o.get("usageDetails") or {}).items()
+                       if key != "total" and "_details." not in key and value is not None)
+        got = con.execute("select coalesce(total_tokens, 0) from run_view where run_id = ?", [data["trace"]["id"]]).fetchall()
+        assert got == [(expected,)], path.name
+
+
+def test_langfuse_buckets_costs_and_inferred_tool_calls(everything):
+    con, _ = everything
+    langgraph = con.execute("""select sum(input_uncached), sum(output_tokens), sum(reasoning_tokens) from steps
+                               where run_id = (select run_id from runs where source_file like '%langgraph-js%')""").fetchall()
+    assert langgraph == [(179 + 142, 35 + 64 + 24, 64)]  # output_reasoning is an additive bucket there
+    gemini = con.execute("""select output_tokens, reasoning_tokens from steps
+                            where run_id = (select run_id from runs where source_file like '%google-gemini-2025%')""").fetchall()
+    assert gemini == [(2055, 1104)]  # completion_details.reasoning is a subset of output
+    tool = con.execute("""select q.step_idx, q.tool_name, q.args_json, s.tool_status from tool_calls q
+                          join steps s using (run_id, call_id)
+                          where q.run_id = (select run_id from runs where source_file like '%openai-agents%')""").fetchall()
+    assert tool == [(0, "get_weather", '{"city":"Tokyo"}', "ok")]
+    cost = con.execute("select ledger_cost_micros from runs where source_file like '%openai-agents%'").fetchall()
+    assert cost == [(632,)]  # 0.000402 + 0.00023 dollars, kept exactly
+
+
+def test_a_langfuse_trace_exported_twice_is_loaded_once(everything):
+    con, report = everything
+    copies = [f for f in report.files if "pydantic-ai-tools-2025-06-06" in f.path or "pydantic-ai-2025-06-06" in f.path]
+    assert sorted(f.loaded for f in copies) == [0, 2] and any("already loaded from" in n for f in copies for n in f.notes)
+
+
+def test_swe_agent_ledger_status_and_submission(everything):
+    con, _ = everything
+    run = con.execute("""select status, stop_reason, steps, tool_results, ledger_steps, ledger_input_tokens,
+                                ledger_output_tokens, ledger_cost_micros, has_final_answer, input_tokens
+                         from run_view where run_id like '%pydicom-1458'""").fetchall()
+    assert run == [("succeeded", "submitted", 12, 11, 12, 122612, 1369, 1267190, True, None)]
+    demo = con.execute("select ledger_steps, status from runs where run_id = 'demo__ctf__misc__networking_1'").fetchall()
+    assert demo == [(None, "succeeded")]  # all-zero model_stats are no ledger
+
+
+@pytest.mark.parametrize("exit_status,status", [("exit_cost", "budget_exceeded"), ("exit_format", "failed"),
+                                                ("submitted (exit_context)", "budget_exceeded"),
+                                                ("exit_command_timeout", "timed_out"), (None, "running")])
+def test_swe_agent_exit_statuses_map_to_the_taxonomy(tmp_path, con, exit_status, status):
+    source = REAL / "swe-agent" / "test_data__gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__6e44b9__sweagenttestrepo-1c2844.traj"
+    data = json.loads(source.read_text())
+    data["info"]["exit_status"] = exit_status
+    path = tmp_path / "variant.traj"
+    path.write_text(json.dumps(data))
+    ingest(con, [path])
+    assert con.execute("select status, stop_reason from runs").fetchall() == [(status, exit_status)]
+
+
+def test_openhands_usage_pairing_and_finish(everything):
+    con, _ = everything
+    steps = con.execute("""select idx, kind, input_uncached, cache_read, cache_write_5m, output_tokens, is_final, call_id,
+                                  tool_name, tool_status from steps where run_id = 'basic' order by idx""").fetchall()
+    assert steps == [(0, "model", 4, 0, 3482, 1135, False, None, None, None),
+                     (1, "tool", None, None, None, None, None, "toolu_017nBp7UfiGqyrA7j77HgtFP", "str_replace_editor", "ok"),
+                     (2, "model", 6, 3482, 1158, 177, True, None, None, None)]
+    assert con.execute("select status, stop_reason from runs where run_id = 'basic'").fetchall() == [("succeeded", "finish")]
+
+
+def test_otel_runs_usage_and_attribute_names(everything):
+    con, _ = everything
+    runs = dict(con.execute("select run_id, status from runs where source_format = 'otel'").fetchall())
+    assert runs == {"5b8efff798038103d269b633813fc60c/a000000000000001": "succeeded",
+                    "0af7651916cd43dd8448eb211c80319c": "failed",
+                    "1f2e3d4c5b6a79881f2e3d4c5b6a7988/f000000000000001": "succeeded"}
+    planner = con.execute("""select idx, kind, input_uncached, cache_read, output_tokens, finish_reason, tool_name, call_id,
+                                    args_json, is_final from steps where run_id like '5b8efff7%' order by idx""").fetchall()
+    assert planner == [(0, "model", 500, 1000, 60, "tool_calls", None, None, None, False),
+                       (1, "tool", None, None, None, None, "get_weather", "call_1", '{"city":"Paris"}', None),
+                       (2, "model", 120, 1500, 45, "stop", None, None, None, True)]
+    old_names = con.execute("select input_uncached, cache_read, cache_write_5m, output_tokens, error from steps "
+                            "where run_id = '0af7651916cd43dd8448eb211c80319c'").fetchall()
+    assert old_names == [(100, 600, 200, 30, "overloaded")]
+    labels = con.execute("select agent, labels ->> 'conversation_id' from runs where run_id like '5b8efff7%'").fetchall()
+    assert labels == [("planner", "conv_42")]
+
+
+def test_a_nested_agent_is_a_child_run(tmp_path, con):
+    data = json.loads((FIXTURES / "otel" / "genai_agent.json").read_text())
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    child = dict(spans[0], spanId="a000000000000002", parentSpanId="a000000000000001", name="invoke_agent helper")
+    child["attributes"] = [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]
+    spans[4] = dict(spans[4], parentSpanId="a000000000000002")
+    spans.append(child)
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(data))
+    ingest(con, [path])
+    rows = con.execute("select run_id, parent_run_id, steps from run_view where run_id like '5b8efff7%' order by 1").fetchall()
+    assert rows == [("5b8efff798038103d269b633813fc60c/a000000000000001", None, 1),
+                    ("5b8efff798038103d269b633813fc60c/a000000000000002",
+                     "5b8efff798038103d269b633813fc60c/a000000000000001", 1)]
+
+
+def test_bad_records_are_rejected_with_their_reason(tmp_path, con):
+    trace = json.loads((REAL / "langfuse-framework-traces" / "openai-agents-2025-09-30.trace.json").read_text())
+    trace["observations"][2]["startTime"] = "tea time"
+    trace["observations"][3]["usageDetails"] = {"input": "lots"}
+    langfuse = tmp_path / "bad.trace.json"
+    langfuse.write_text(json.dumps(trace))
+    otel_lines = (FIXTURES / "otel" / "openinference.jsonl").read_text().splitlines()
+    otel = tmp_path / "bad.jsonl"
+    otel.write_text(otel_lines[0] + "\n{broken\n" + "\n".join(otel_lines[1:]) + "\n")
+    report = ingest(con, [langfuse, otel])
+    reasons = con.execute("select path, line, reason from rejects order by path, line").fetchall()
+    assert [(p.rsplit("/", 1)[1], line, reason) for p, line, reason in reasons] == [
+        ("bad.jsonl", 2, "line 2: not valid JSON (an OTLP ExportTraceServiceRequest per line expected)"),
+        ("bad.trace.json", 4, 'observation ' + trace["observations"][2]["id"] + ': "startTime" is tea time'),
+        ("bad.trace.json", 5, 'observation ' + trace["observations"][3]["id"] + ': a "usageDetails" value is not a number')]
+    assert all(f.loaded + f.rejected + f.skipped == f.lines for f in report.files)
+
+
+def test_a_truncated_document_is_one_rejected_record_not_a_crash(tmp_path, cli, db_path):
+    source = (REAL / "openhands" / "basic.json").read_bytes()
+    (tmp_path / "night").mkdir()
+    (tmp_path / "night" / "cut.json").write_bytes(source[:2000])
+    shutil.copy(REAL / "openhands" / "basic_interactions.json", tmp_path / "night")
+    result = cli("ingest", tmp_path / "night", "--json", "--db", db_path)
+    assert result.code == ExitCode.OK
+    files = {f["path"].rsplit("/", 1)[1]: f for f in result.json()["files"]}
+    assert (files["cut.json"]["rejected"], files["basic_interactions.json"]["loaded"]) == (1, 3)
+
+
+@pytest.mark.parametrize("source,forced,expected", [
+    (REAL / "openhands" / "basic.json", "langfuse", "expected a Langfuse trace export"),
+    (REAL / "openhands" / "basic.json", "otel", "expected OTLP JSON"),
+    (FIXTURES / "otel" / "genai_agent.json", "swe_agent", "expected a SWE-agent trajectory"),
+    (FIXTURES / "otel" / "genai_agent.json", "openhands", "expected an OpenHands event stream"),
+])
+def test_a_wrong_shaped_file_names_the_format_expected_and_what_was_found(cli, db_path, source, forced, expected):
+    result = cli("ingest", source, "--format", forced, "--db", db_path)
+    assert result.code == ExitCode.BAD_INPUT and expected in result.err and "found" in result.err
