@@ -57,8 +57,11 @@ def _print_report(report, rejects) -> None:
     if rows:
         console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
     for f in report.files:
-        for note in f.notes:
+        for note in f.notes[:2]:
             console.print(f"  {_shown(f.path)}: skipped: {note}", markup=False)
+        if len(f.notes) > 2:
+            console.print(f"  {_shown(f.path)}: … {len(f.notes) - 2} more kinds of skipped line (--json lists them)",
+                          markup=False)
     for p in report.passed_over:
         console.print(f"passed over {_shown(p.path)}: {p.reason}", markup=False)
     for path, line, reason in rejects:
