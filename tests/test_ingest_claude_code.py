@@ -124,3 +124,28 @@ def test_a_file_forced_to_the_wrong_format_says_what_it_expected(cli, db_path):
     assert "--format native expects a reconcile native journal" in result.err
     assert 'line 1: missing field "v" on a file-history-snapshot line' in result.err
     assert cli("sql", "select count(*) as n from rejects", "--json", "--db", db_path).json() == [{"n": 0}]
+
+
+def test_a_batch_loads_like_files_one_by_one(tmp_path):
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    sources = sorted((REAL / "spotter-real-sessions" / "extra-fixtures").glob("*.jsonl"))
+    for source in sources:
+        shutil.copy(source, folder / source.name)
+    (folder / "copy").mkdir()
+    shutil.copy(sources[0], folder / "copy" / sources[0].name)  # the same session id twice in one batch
+    broken = (folder / "tool_heavy.jsonl").read_bytes().splitlines(keepends=True)
+    (folder / "tool_heavy.jsonl").write_bytes(b"".join(broken[:3]) + b'{"type": "user", "bad": "\xff"}\n' + b"".join(broken[3:]))
+    together = store.connect(tmp_path / "together.duckdb")
+    report = ingest(together, [tmp_path / "projects"])
+    alone = store.connect(tmp_path / "alone.duckdb")
+    for path in sorted(folder.rglob("*.jsonl")):
+        ingest(alone, [path])
+    query = "select run_id, status, steps, tool_results, total_tokens from run_view order by run_id"
+    assert together.execute(query).fetchall() == alone.execute(query).fetchall()
+    assert together.execute("select path, line, reason from rejects").fetchall() == \
+        alone.execute("select path, line, reason from rejects").fetchall()
+    assert together.execute("select count(*) from rejects").fetchall() == [(1,)]  # the undecodable line
+    twins = sorted((f for f in report.files if f.path.endswith("/short.jsonl")), key=lambda f: f.loaded)
+    assert twins[0].loaded == 0 and "already loaded from" in twins[0].notes[0] and twins[1].loaded > 0
+    assert all(f.loaded + f.rejected + f.skipped == f.lines for f in report.files)

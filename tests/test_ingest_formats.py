@@ -186,3 +186,22 @@ def test_a_truncated_document_is_one_rejected_record_not_a_crash(tmp_path, cli, 
 def test_a_wrong_shaped_file_names_the_format_expected_and_what_was_found(cli, db_path, source, forced, expected):
     result = cli("ingest", source, "--format", forced, "--db", db_path)
     assert result.code == ExitCode.BAD_INPUT and expected in result.err and "found" in result.err
+
+
+def test_bad_swe_agent_and_openhands_records_are_rejected(tmp_path, con):
+    traj = json.loads((REAL / "swe-agent" / "demo__ctf__misc__networking_1.traj").read_text())
+    traj["trajectory"][1] = {"state": "{}"}  # neither action nor response
+    swe = tmp_path / "bad.traj"
+    swe.write_text(json.dumps(traj))
+    events = json.loads((REAL / "openhands" / "basic.json").read_text())
+    events[2]["timestamp"] = "someday"
+    events[0].pop("id")
+    openhands = tmp_path / "bad_events.json"
+    openhands.write_text(json.dumps(events))
+    report = ingest(con, [swe, openhands])
+    reasons = [(p.rsplit("/", 1)[1], line, reason) for p, line, reason in
+               con.execute("select path, line, reason from rejects order by path, line").fetchall()]
+    assert reasons == [("bad.traj", 2, 'trajectory entry 2 has neither "action" nor "response"'),
+                       ("bad_events.json", 1, 'event 1 has no integer "id"'),
+                       ("bad_events.json", 3, 'event 4: "timestamp" is someday')]
+    assert [(f.lines, f.loaded + f.rejected + f.skipped) for f in report.files] == [(4, 4), (4, 4)]

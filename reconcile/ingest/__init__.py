@@ -12,7 +12,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError, UnknownFormat
 from .detect import FORMATS, Format, detect
-from .lines import load_lines
+from .lines import load_lines_many
 from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
@@ -52,12 +52,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+BATCH_FILES = 400  # files of a batch-capable format loaded per statement set and transaction
+BATCH_BYTES = 256 * 1024 * 1024
+
+
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are."""
     forced = _forced_format(format)
     report = IngestReport()
     found_files = discover(paths)
+    pending: dict[str, list[Path]] = {}  # files of each batch-capable format, loaded together
+    pending_bytes: dict[str, int] = {}
     for position, (path, explicit) in enumerate(found_files):
         fmt, found = (forced, "") if forced else detect(path)
         if fmt is None:
@@ -71,7 +77,17 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
             continue
         if progress:
             progress(path, position, len(found_files))
-        report.files.append(ingest_file(con, path, fmt, forced=forced is not None))
+        if fmt.load_batch is None:
+            report.files += load_files(con, [path], fmt, forced is not None)
+            continue
+        pending.setdefault(fmt.name, []).append(path)
+        pending_bytes[fmt.name] = pending_bytes.get(fmt.name, 0) + path.stat().st_size
+        if len(pending[fmt.name]) >= BATCH_FILES or pending_bytes[fmt.name] >= BATCH_BYTES:
+            report.files += load_files(con, pending.pop(fmt.name), fmt, forced is not None)
+            pending_bytes.pop(fmt.name)
+    for name, batch in pending.items():
+        report.files += load_files(con, batch, FORMATS[name], forced is not None)
+    report.files.sort(key=lambda f: f.path)
     return report
 
 
@@ -84,44 +100,81 @@ def _forced_format(name: str | None) -> Format | None:
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format, forced: bool = False) -> FileResult:
-    """Load one file in one transaction; a changed file replaces its earlier rows atomically.
+    """Load one file in one transaction (see ``load_files``)."""
+    return load_files(con, [path], fmt, forced)[0]
 
-    With a format the user forced, a file none of whose lines is of that format is an error
-    (nothing is loaded), not a file full of rejects.
+
+def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: Format, forced: bool = False) -> list[FileResult]:
+    """Load files of one format in one transaction: each file is whole or absent, never half.
+
+    Unchanged files (same SHA-256 as when last ingested) are left alone; a changed file replaces
+    its earlier rows. With a format the user forced, a file none of whose lines is of that
+    format is an error (nothing is loaded), not a file full of rejects. Several files go through
+    one transaction only for a format with a batch loader (Claude Code); if such a batch fails,
+    its files are retried one by one so the failure is pinned on one file.
     """
-    source = str(path)
-    sha = file_sha256(path)
-    previous = con.execute("select sha256 from ingested_files where path = ?", [source]).fetchall()
-    if previous and previous[0][0] == sha:
-        return FileResult(source, fmt.name, "unchanged", 0, 0, 0, 0)
+    results, todo = [], []
+    for path in paths:
+        source, sha = str(path), file_sha256(path)
+        previous = con.execute("select sha256 from ingested_files where path = ?", [source]).fetchall()
+        if previous and previous[0][0] == sha:
+            results.append(FileResult(source, fmt.name, "unchanged", 0, 0, 0, 0))
+        else:
+            todo.append((path, sha, bool(previous)))
+    if not todo:
+        return results
+    if len(todo) > 1:
+        try:
+            return results + _load_transaction(con, todo, fmt, forced)
+        except (InternalError, UnknownFormat):
+            pass  # one of them is bad: find out which, file by file
+    for item in todo:
+        results += _load_transaction(con, [item], fmt, forced)
+    return results
+
+
+def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Path, str, bool]], fmt: Format,
+                      forced: bool) -> list[FileResult]:
+    paths = [path for path, _, _ in todo]
     if fmt.reads_lines:
         # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
-        load_lines(con, path)
+        load_lines_many(con, paths)
     con.execute("begin")
     try:
-        _forget_file(con, source)
-        counts = fmt.load(con, path, source)
-        if forced and counts.rejected and not counts.loaded:
-            first = con.execute("select reason from rejects where path = ? order by line limit 1", [source]).fetchall()
-            raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {counts.lines} "
-                                f"lines is one (line 1: {first[0][0] if first else '?'}). "
-                                "Leave --format out to detect the format.")
-        if counts.loaded + counts.rejected + counts.skipped != counts.lines:
-            raise InternalError(f"{source}: accounting does not add up ({counts}); nothing was loaded")
-        con.execute(
-            "insert into ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [source, sha, fmt.name, path.stat().st_size, counts.lines, counts.loaded, counts.rejected,
-             counts.skipped, datetime.now(timezone.utc)],
-        )
+        for path, _, replaced in todo:
+            if replaced:
+                _forget_file(con, str(path))
+        if len(todo) == 1:
+            counts = {1: fmt.load(con, paths[0], str(paths[0]))}
+        else:
+            counts = fmt.load_batch(con)
+        results = []
+        for number, (path, sha, replaced) in enumerate(todo, 1):
+            source, file_counts = str(path), counts[number]
+            if forced and file_counts.rejected and not file_counts.loaded:
+                first = con.execute("select reason from rejects where path = ? order by line limit 1",
+                                    [source]).fetchall()
+                raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its "
+                                    f"{file_counts.lines} lines is one (line 1: {first[0][0] if first else '?'}). "
+                                    "Leave --format out to detect the format.")
+            if file_counts.loaded + file_counts.rejected + file_counts.skipped != file_counts.lines:
+                raise InternalError(f"{source}: accounting does not add up ({file_counts}); nothing was loaded")
+            con.execute(
+                "insert into ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [source, sha, fmt.name, path.stat().st_size, file_counts.lines, file_counts.loaded,
+                 file_counts.rejected, file_counts.skipped, datetime.now(timezone.utc)],
+            )
+            results.append(FileResult(source, fmt.name, "replaced" if replaced else "loaded", file_counts.lines,
+                                      file_counts.loaded, file_counts.rejected, file_counts.skipped, file_counts.notes))
         con.execute("commit")
     except duckdb.Error as exc:
         con.execute("rollback")
-        raise InternalError(f"Loading {source} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
+        where = paths[0] if len(paths) == 1 else f"a batch of {len(paths)} files from {paths[0]}"
+        raise InternalError(f"Loading {where} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
     except BaseException:
         con.execute("rollback")
         raise
-    return FileResult(source, fmt.name, "replaced" if previous else "loaded", counts.lines, counts.loaded,
-                      counts.rejected, counts.skipped, counts.notes)
+    return results
 
 
 def _forget_file(con: duckdb.DuckDBPyConnection, source: str) -> None:

@@ -1,8 +1,9 @@
-"""The end of every line-based loader: rejects recorded, and lines = loaded + rejected + skipped.
+"""The end of every loader: rejects recorded, and lines = loaded + rejected + skipped, per file.
 
-A loader leaves two temp tables: ``_checked(line_no, line, blank, reason)`` with a reason for each
-line that failed the structural checks, and ``_outcome(line_no, decision, note)`` with one row
-for every other non-blank line, ``decision`` being ``load``, ``skip`` or ``reject``.
+A loader leaves two temp tables: ``_checked(file_no, line_no, line, blank, reason)`` with a
+reason for each line that failed the structural checks, and ``_outcome(file_no, line_no,
+decision, note)`` with one row for every other non-blank line, ``decision`` being ``load``,
+``skip`` or ``reject``. ``_files(file_no, path, …)`` says which file each number is.
 """
 
 from __future__ import annotations
@@ -13,27 +14,42 @@ from .lines import RAW_KEEP_CHARS
 from .result import FileCounts
 
 
-def record_outcome(con: duckdb.DuckDBPyConnection, source: str, lines: int) -> FileCounts:
+def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
+    """Insert every file's rejects; return each file's counts by file number."""
     con.execute(
         f"""insert into rejects by name
-        select $source as path, c.line_no as line, coalesce(c.reason, o.note) as reason,
+        select f.path, c.line_no as line, coalesce(c.reason, o.note) as reason,
                left(c.line, {RAW_KEEP_CHARS}) as raw, now() as ingested_at
-        from _checked c left join _outcome o using (line_no)
-        where c.reason is not null or o.decision = 'reject'""",
-        {"source": source},
+        from _checked c join _files f using (file_no) left join _outcome o using (file_no, line_no)
+        where c.reason is not null or o.decision = 'reject'"""
     )
-    loaded, skipped = con.execute(
-        "select count(*) filter (where decision = 'load'), count(*) filter (where decision = 'skip') from _outcome"
-    ).fetchall()[0]
-    blank = con.execute("select count(*) from _checked where blank").fetchall()[0][0]
-    rejected = con.execute("select count(*) from rejects where path = $source", {"source": source}).fetchall()[0][0]
-    notes = [row[0] for row in con.execute(
-        "select note || case when count(*) > 1 then ' (' || count(*) || ' lines)' else '' end "
-        "from _outcome where decision = 'skip' and note is not null group by note order by min(line_no) limit 20"
-    ).fetchall()]
-    if blank:
-        notes.append(f"{blank} blank line(s)")
-    return FileCounts(lines=lines, loaded=loaded, rejected=rejected, skipped=skipped + blank, notes=notes)
+    rows = con.execute(
+        """select f.file_no,
+                  (select count(*) from _checked c where c.file_no = f.file_no) as lines,
+                  (select count(*) from _outcome o where o.file_no = f.file_no and o.decision = 'load') as loaded,
+                  (select count(*) from _checked c left join _outcome o using (file_no, line_no)
+                   where c.file_no = f.file_no and (c.reason is not null or o.decision = 'reject')) as rejected,
+                  (select count(*) from _outcome o where o.file_no = f.file_no and o.decision = 'skip')
+                  + (select count(*) from _checked c where c.file_no = f.file_no and c.blank) as skipped
+           from _files f"""
+    ).fetchall()
+    counts = {number: FileCounts(lines, loaded, rejected, skipped) for number, lines, loaded, rejected, skipped in rows}
+    notes = con.execute(
+        """select file_no, note || case when count(*) > 1 then ' (' || count(*) || ' lines)' else '' end
+           from _outcome where decision = 'skip' and note is not null
+           group by file_no, note order by file_no, min(line_no)"""
+    ).fetchall()
+    for number, note in notes:
+        counts[number].notes.append(note)
+    for number, blank in con.execute("select file_no, count(*) from _checked where blank group by file_no").fetchall():
+        counts[number].notes.append(f"{blank} blank line(s)")
+    return counts
+
+
+def record_outcome(con: duckdb.DuckDBPyConnection, source: str, lines: int) -> FileCounts:
+    """The single-file case (file number 1)."""
+    del source, lines  # the file is _files' one row
+    return record_outcomes(con)[1]
 
 
 def owner_elsewhere(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> str | None:

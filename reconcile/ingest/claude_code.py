@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
-from .accounting import owner_elsewhere, record_outcome
+from .accounting import record_outcomes
 from .result import FileCounts
 from .validate import Field, check_lines, structure_sql
 
@@ -68,69 +68,94 @@ def run_identity(path: Path) -> tuple[str, str | None]:
 
 
 def load_claude_code(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
-    """Load one Claude Code transcript (its lines already in ``_lines``) in the caller's transaction."""
-    lines = check_lines(con, path, FIELDS)
-    run_id, parent = run_identity(path)
-    owner = owner_elsewhere(con, run_id, source)
+    """Load one transcript (its lines already in ``_lines`` as file 1) in the caller's transaction."""
+    return load_claude_code_batch(con)[1]
+
+
+def load_claude_code_batch(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
+    """Load every transcript in ``_lines``/``_files`` in one set of statements; counts by file number.
+
+    Planning a statement costs more than running it on one small file, so a folder of thousands
+    of sessions is loaded many files per statement (see ``bench/RESULTS.md``).
+    """
+    check_lines(con, FIELDS)
+    paths = con.execute("select file_no, path from _files").fetchall()
+    con.execute("create or replace temp table _cc_files (file_no integer, run_id varchar, parent_run_id varchar)")
+    con.executemany("insert into _cc_files values (?, ?, ?)",
+                    [[number, *run_identity(Path(path))] for number, path in paths])
+    con.execute(
+        """create or replace temp table _cc_files as
+        select c.*, f.path as source,
+               coalesce((select any_value(r.source_file) from runs r where r.run_id = c.run_id and r.source_file <> f.path),
+                        -- two files of one batch with the same run id: the first one owns it
+                        (select arg_min(g.path, e.file_no) from _cc_files e join _files g using (file_no)
+                         where e.run_id = c.run_id and e.file_no < c.file_no)) as owner
+        from _cc_files c join _files f using (file_no)"""
+    )
     con.execute(
         f"""create or replace temp table _cc as
-        select line_no, j, type, ts,
+        select file_no, line_no, j, type, ts,
                case when side then coalesce(j.agentId, 'sidechain-' || sum(case when side and j.parentUuid is null
-                   then 1 else 0 end) over (order by line_no)) end as agent_label
-        from (select line_no, j, j.type as type, (j.timestamp)::timestamptz as ts,
+                   then 1 else 0 end) over (partition by file_no order by line_no)) end as agent_label
+        from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as ts,
                      coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side
-              from (select line_no, json_transform(line, {structure_sql(FIELDS)}) as j from _checked
+              from (select file_no, line_no, json_transform(line, {structure_sql(FIELDS)}) as j from _checked
                     where reason is null and not blank))"""
     )
     keep = "type in ('user', 'assistant') or (type = 'system' and j.subtype = 'compact_boundary')"
     con.execute(
         f"""create or replace temp table _outcome as
-        select line_no,
-               case when $owner is not null then 'skip' when {keep} then 'load' else 'skip' end as decision,
-               case when $owner is not null then 'run ' || $run || ' was already loaded from ' || $owner
+        select c.file_no, c.line_no,
+               case when f.owner is not null then 'skip' when {keep} then 'load' else 'skip' end as decision,
+               case when f.owner is not null then 'run ' || f.run_id || ' was already loaded from ' || f.owner
                     when {keep} then null else 'not a conversation line (' || coalesce(type, '?')
                     || coalesce('/' || j.subtype, '') || ')' end as note
-        from _cc""",
-        {"owner": owner, "run": run_id},
+        from _cc c join _cc_files f using (file_no)"""
     )
-    if owner is None:
-        # A subagent's own transcript is all side-chain lines: then they are its main thread.
-        all_side = not con.execute("select count(*) from _cc where type in ('user', 'assistant') "
-                                   "and agent_label is null").fetchall()[0][0]
-        _insert_steps(con, run_id, all_side)
-        _insert_run(con, run_id, parent, source, all_side)
-    counts = record_outcome(con, source, lines)
-    con.execute("drop table _lines; drop table _checked; drop table _cc; drop table _outcome")
-    con.execute("drop table if exists _cc_model; drop table if exists _cc_steps")
+    # Loading goes on for the files whose runs no other file owns. A subagent's own transcript is
+    # all side-chain lines: then they are its main thread.
+    con.execute("delete from _cc where file_no in (select file_no from _cc_files where owner is not null)")
+    con.execute(
+        """create or replace temp table _cc_files as
+        select f.*, not exists (select 1 from _cc c where c.file_no = f.file_no and c.type in ('user', 'assistant')
+                                and c.agent_label is null) as all_side
+        from _cc_files f"""
+    )
+    _insert_steps(con)
+    _insert_runs(con)
+    counts = record_outcomes(con)
+    for table in ("_lines", "_checked", "_cc", "_outcome", "_cc_files", "_cc_model", "_cc_steps", "_files"):
+        con.execute(f"drop table if exists {table}")
     return counts
 
 
-def _insert_steps(con: duckdb.DuckDBPyConnection, run_id: str, all_side: bool) -> None:
+def _insert_steps(con: duckdb.DuckDBPyConnection) -> None:
     # One model step per API response: the lines sharing message.id and requestId.
     con.execute(
         """create or replace temp table _cc_model as
-        select coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response,
+        select c.file_no, coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response,
                min(c.line_no) as line_no, min(c.ts) as first_ts, max(c.ts) as last_ts,
                arg_max(c.j.message.usage, c.line_no) as usage, arg_max(c.j.message.model, c.line_no) as model,
                arg_max(c.j.message.stop_reason, c.line_no) as stop_reason, any_value(c.j.message.id) as response_id,
                any_value(c.j.requestId) as request_id, any_value(c.agent_label) as agent_label,
                min(p.asked_ts) as asked_at
         from _cc c
-        left join (select j.uuid as uuid, ts as asked_ts from _cc) p on p.uuid = c.j.parentUuid
+        left join (select file_no, j.uuid as uuid, ts as asked_ts from _cc) p
+            on p.file_no = c.file_no and p.uuid = c.j.parentUuid
         where c.type = 'assistant'
         group by all"""
     )
     con.execute(
         """create or replace temp table _cc_blocks as
-        select c.line_no, b.position, c.type, c.ts, c.agent_label, coalesce(c.j.message.id || '|' || c.j.requestId,
-               'line ' || c.line_no) as response, b.block
+        select c.file_no, c.line_no, b.position, c.type, c.ts, c.agent_label,
+               coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response, b.block
         from _cc c, (select unnest(c.j.message.content::json[]) as block,
                             generate_subscripts(c.j.message.content::json[], 1) as position) b
         where c.type in ('user', 'assistant') and json_type(c.j.message.content) = 'ARRAY'"""
     )
     con.execute(
         """create or replace temp table _cc_results as
-        select b.line_no, b.position, b.ts, b.agent_label, b.block ->> 'tool_use_id' as call_id,
+        select b.file_no, b.line_no, b.position, b.ts, b.agent_label, b.block ->> 'tool_use_id' as call_id,
                coalesce((b.block ->> 'is_error')::boolean, false) as is_error,
                case json_type(b.block -> 'content')
                    when 'VARCHAR' then b.block ->> 'content'
@@ -143,48 +168,50 @@ def _insert_steps(con: duckdb.DuckDBPyConnection, run_id: str, all_side: bool) -
     con.execute(
         """create or replace temp table _cc_steps as
         with items as (
-            select line_no, 0 as position, 'model' as kind, response from _cc_model
-            union all select line_no, position, 'tool', null from _cc_results
-            union all select line_no, 0, 'event', null from _cc where type = 'system' and j.subtype = 'compact_boundary'
+            select file_no, line_no, 0 as position, 'model' as kind, response from _cc_model
+            union all select file_no, line_no, position, 'tool', null from _cc_results
+            union all select file_no, line_no, 0, 'event', null from _cc
+                      where type = 'system' and j.subtype = 'compact_boundary'
         )
-        select row_number() over (order by line_no, position) - 1 as idx, * from items"""
+        select row_number() over (partition by file_no order by line_no, position) - 1 as idx, i.*, f.run_id, f.all_side
+        from items i join _cc_files f using (file_no)"""
     )
     con.execute(
         """create or replace temp table _cc_calls as
-        select s.idx as step_idx, row_number() over (partition by b.response order by b.line_no, b.position) - 1 as call_position,
+        select s.file_no, s.run_id, s.idx as step_idx,
+               row_number() over (partition by b.file_no, b.response order by b.line_no, b.position) - 1 as call_position,
                b.block ->> 'id' as call_id, b.block ->> 'name' as tool_name, b.block -> 'input' as args, b.ts,
                row_number() over () as cid
-        from _cc_blocks b join _cc_steps s on s.kind = 'model' and s.response = b.response
+        from _cc_blocks b join _cc_steps s on s.kind = 'model' and s.file_no = b.file_no and s.response = b.response
         where b.type = 'assistant' and b.block ->> 'type' = 'tool_use'"""
     )
     canonicalize_column(con, "_cc_calls", "cid", "args", "_cc_canon")
-    key = idempotency_key_sql("$run", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
+    key = idempotency_key_sql("c.run_id", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
     con.execute(
         f"""insert into tool_calls by name
-        select $run as run_id, c.step_idx, c.call_position::integer as call_position, c.call_id, c.tool_name,
+        select c.run_id, c.step_idx, c.call_position::integer as call_position, c.call_id, c.tool_name,
                k.canonical as args_json, sha256(k.canonical) as args_hash, {key} as idempotency_key
-        from _cc_calls c left join _cc_canon k on k.doc = c.cid""",
-        {"run": run_id},
+        from _cc_calls c left join _cc_canon k on k.doc = c.cid"""
     )
     con.execute(
         """insert into steps by name
         with model_text as (
-            select response, nullif(string_agg(block ->> 'text', '' order by line_no, position), '') as text,
+            select file_no, response, nullif(string_agg(block ->> 'text', '' order by line_no, position), '') as text,
                    count(*) filter (where block ->> 'type' = 'tool_use') as tool_uses
-            from _cc_blocks where type = 'assistant' group by response
+            from _cc_blocks where type = 'assistant' group by file_no, response
         ),
         main_thread as (
-            select s.idx, m.agent_label, t.text, coalesce(t.tool_uses, 0) as tool_uses
-            from _cc_steps s join _cc_model m using (response) left join model_text t using (response)
-            where s.kind = 'model'
+            select s.file_no, s.idx, s.all_side, m.agent_label, t.text, coalesce(t.tool_uses, 0) as tool_uses
+            from _cc_steps s join _cc_model m using (file_no, response) left join model_text t using (file_no, response)
+            where s.kind = 'model' and (m.agent_label is null or s.all_side)
         ),
         final_step as (
-            select max(idx) as idx from main_thread a
-            where (a.agent_label is null or $all_side) and a.text is not null and a.tool_uses = 0
-              and not exists (select 1 from main_thread b where (b.agent_label is null or $all_side)
-                              and b.idx > a.idx and b.tool_uses > 0)
+            select a.file_no, max(a.idx) as idx from main_thread a
+            where a.text is not null and a.tool_uses = 0
+              and not exists (select 1 from main_thread b where b.file_no = a.file_no and b.idx > a.idx and b.tool_uses > 0)
+            group by a.file_no
         )
-        select $run as run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
+        select s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
                date_diff('millisecond', coalesce(m.asked_at, m.first_ts), m.last_ts) as ms, m.agent_label,
                m.line_no::integer as source_line, m.model, 'anthropic' as provider, m.request_id, m.response_id,
                m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
@@ -193,18 +220,17 @@ def _insert_steps(con: duckdb.DuckDBPyConnection, run_id: str, all_side: bool) -
                    as cache_write_5m,
                coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens, 0) as cache_write_1h,
                m.usage.output_tokens as output_tokens, m.stop_reason as finish_reason,
-               s.idx = f.idx as is_final, t.text as output_text, sha256(t.text) as output_sha256,
+               s.idx is not distinct from f.idx as is_final, t.text as output_text, sha256(t.text) as output_sha256,
                coalesce(m.usage.input_tokens, 0) + coalesce(m.usage.cache_read_input_tokens, 0)
                    + coalesce(m.usage.cache_creation_input_tokens, 0) as context_tokens
-        from _cc_steps s join _cc_model m using (response)
-        left join model_text t using (response)
-        cross join final_step f
-        where s.kind = 'model'""",
-        {"run": run_id, "all_side": all_side},
+        from _cc_steps s join _cc_model m using (file_no, response)
+        left join model_text t using (file_no, response)
+        left join final_step f using (file_no)
+        where s.kind = 'model'"""
     )
     con.execute(
         """insert into steps by name
-        select $run as run_id, s.idx::integer as idx, 'tool' as kind, r.ts as started_at,
+        select s.run_id, s.idx::integer as idx, 'tool' as kind, r.ts as started_at,
                date_diff('millisecond', c.ts, r.ts) as ms, r.agent_label, r.line_no::integer as source_line,
                case when r.is_error then left(r.text, 200) end as error, c.tool_name, r.call_id,
                k.canonical as args_json, sha256(k.canonical) as args_hash,
@@ -213,54 +239,60 @@ def _insert_steps(con: duckdb.DuckDBPyConnection, run_id: str, all_side: bool) -
                octet_length(encode(coalesce(r.text, ''))) as result_bytes, sha256(coalesce(r.text, '')) as result_hash,
                left(r.text, 1000) as result_preview, false as bounded
         from _cc_steps s
-        join _cc_results r on r.line_no = s.line_no and r.position = s.position
-        left join _cc_calls c on c.call_id = r.call_id
+        join _cc_results r on r.file_no = s.file_no and r.line_no = s.line_no and r.position = s.position
+        left join _cc_calls c on c.file_no = r.file_no and c.call_id = r.call_id
         left join _cc_canon k on k.doc = c.cid
-        where s.kind = 'tool'""",
-        {"run": run_id},
+        where s.kind = 'tool'"""
     )
     con.execute(
         """insert into steps by name
-        select $run as run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
+        select s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
                c.line_no::integer as source_line, 'compaction' as event,
                c.j.compactMetadata.preTokens as tokens_before, 'compact_boundary' as detail
-        from _cc_steps s join _cc c using (line_no)
-        where s.kind = 'event'""",
-        {"run": run_id},
+        from _cc_steps s join _cc c using (file_no, line_no)
+        where s.kind = 'event'"""
     )
     con.execute("drop table _cc_blocks; drop table _cc_results; drop table _cc_calls; drop table _cc_canon")
 
 
-def _insert_run(con: duckdb.DuckDBPyConnection, run_id: str, parent: str | None, source: str, all_side: bool) -> None:
+def _insert_runs(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         """insert into runs by name
         with last_message as (
-            select arg_max(type, line_no) as type,
-                   arg_max(case when type = 'user' and json_type(j.message.content) = 'VARCHAR' then j.message.content ->> '$'
-                                when type = 'user' then j.message.content -> 0 ->> 'text' end, line_no) as user_text,
-                   max(ts) as ts
-            from _cc where type in ('user', 'assistant') and (agent_label is null or $all_side)
-                       and not coalesce(j.isMeta, false)
+            select c.file_no, arg_max(c.type, c.line_no) as type,
+                   arg_max(case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR'
+                                    then c.j.message.content ->> '$'
+                                when c.type = 'user' then c.j.message.content -> 0 ->> 'text' end, c.line_no) as user_text,
+                   max(c.ts) as ts
+            from _cc c join _cc_files f using (file_no)
+            where c.type in ('user', 'assistant') and (c.agent_label is null or f.all_side)
+              and not coalesce(c.j.isMeta, false)
+            group by c.file_no
         ),
-        final as (select output_text, idx from steps where run_id = $run and is_final),
+        step_facts as (
+            select f.file_no, max(s.idx) filter (where s.kind = 'model' and (s.agent_label is null or f.all_side))
+                       as last_model,
+                   max(s.idx) filter (where s.is_final) as final_idx,
+                   any_value(s.output_text) filter (where s.is_final) as final_text,
+                   any_value(s.finish_reason) filter (where s.is_final) as final_reason,
+                   arg_min(s.model, s.idx) filter (where s.model is not null and s.model <> '<synthetic>') as model
+            from _cc_files f join steps s on s.run_id = f.run_id group by f.file_no
+        ),
         outcome as (
-            select case
+            select l.file_no, l.ts, case
                        when l.type = 'user' and l.user_text like '[Request interrupted by user%' then 'cancelled'
-                       when l.type = 'assistant' and (select max(idx) from steps where run_id = $run and kind = 'model'
-                                                      and (agent_label is null or $all_side)) = (select idx from final)
-                           then 'succeeded'
+                       when l.type = 'assistant' and sf.last_model = sf.final_idx then 'succeeded'
                        else 'running'
-                   end as status, l.ts
-            from last_message l
+                   end as status
+            from last_message l left join step_facts sf using (file_no)
         )
-        select $run as run_id, 'claude_code' as source_format, $source as source_file, 1 as source_line,
-               'claude-code' as agent, (select arg_min(model, idx) from steps where run_id = $run and model is not null
-                                        and model <> '<synthetic>') as model,
-               'anthropic' as provider, (select min(ts) from _cc) as started_at,
-               case when o.status <> 'running' then o.ts end as ended_at, o.status,
-               case o.status when 'succeeded' then coalesce((select finish_reason from steps where run_id = $run and is_final), 'end_turn')
+        select f.run_id, 'claude_code' as source_format, f.source as source_file, 1 as source_line,
+               'claude-code' as agent, sf.model, 'anthropic' as provider,
+               (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
+               case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
+               case o.status when 'succeeded' then coalesce(sf.final_reason, 'end_turn')
                              when 'cancelled' then 'interrupted by user' end as stop_reason,
-               (select output_text from final) as final_output, $parent as parent_run_id
-        from outcome o""",
-        {"run": run_id, "parent": parent, "source": source, "all_side": all_side},
+               sf.final_text as final_output, f.parent_run_id
+        from _cc_files f left join outcome o using (file_no) left join step_facts sf using (file_no)
+        where f.owner is null"""
     )

@@ -24,6 +24,7 @@ class Format:
     sniff: Sniffer  # sees the JSON values parsed from the file's head (first lines, or the document) and its text
     load: Loader  # runs inside the file's transaction
     reads_lines: bool = True  # the file is read into temp table _lines before the transaction
+    load_batch: Callable[[duckdb.DuckDBPyConnection], dict[int, FileCounts]] | None = None  # many files at once
 
 
 def _looks_native(values: list[object], text: str) -> bool:
@@ -75,7 +76,8 @@ FORMATS: dict[str, Format] = {
     native.FORMAT: Format(native.FORMAT, "reconcile native journal v1 (JSON Lines of run_start / step / run_end)",
                           _looks_native, native.load_native),
     claude_code.FORMAT: Format(claude_code.FORMAT, "Claude Code session transcript (JSON Lines with sessionId)",
-                               _looks_claude_code, claude_code.load_claude_code),
+                               _looks_claude_code, claude_code.load_claude_code,
+                               load_batch=claude_code.load_claude_code_batch),
     langfuse.FORMAT: Format(langfuse.FORMAT, "Langfuse trace export ({trace, observations[]})", _looks_langfuse,
                             langfuse.load_langfuse, reads_lines=False),
     swe_agent.FORMAT: Format(swe_agent.FORMAT, "SWE-agent trajectory (.traj: {trajectory, history, info})",

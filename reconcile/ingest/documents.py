@@ -45,15 +45,16 @@ def invalid_document(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     )
 
 
-def finish_records(con: duckdb.DuckDBPyConnection) -> None:
-    """Turn ``_records(record_no, decision, note, raw)`` into the ``_checked``/``_outcome`` pair."""
+def finish_records(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Turn ``_records(record_no, decision, note, raw)`` into ``_files``/``_checked``/``_outcome``."""
+    con.execute("create or replace temp table _files as select 1 as file_no, ? as path", [str(path)])
     con.execute(
         """create or replace temp table _checked as
-        select record_no as line_no, raw as line, false as blank,
+        select 1 as file_no, record_no as line_no, raw as line, false as blank,
                case when decision = 'reject' then note end as reason
         from _records"""
     )
     con.execute(
         """create or replace temp table _outcome as
-        select record_no as line_no, decision, note from _records where decision <> 'reject'"""
+        select 1 as file_no, record_no as line_no, decision, note from _records where decision <> 'reject'"""
     )

@@ -52,9 +52,9 @@ def _usage_sum(condition: str) -> str:
 def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     if not read_document(con, path, LANGFUSE_SHAPE, LANGFUSE_EXPECTED):
         invalid_document(con, path)
-        finish_records(con)
+        finish_records(con, path)
         counts = record_outcome(con, source, 1)
-        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome")
+        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome; drop table _files")
         return counts
     run_id = con.execute("select j ->> '$.trace.id' from _doc").fetchall()[0][0] or path.stem
     owner = owner_elsewhere(con, run_id, source)
@@ -92,9 +92,9 @@ def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> Fi
     )
     if owner is None:
         _insert(con, run_id, source)
-    finish_records(con)
+    finish_records(con, path)
     counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    con.execute("drop table _doc; drop table _lf; drop table _records; drop table _checked; drop table _outcome")
+    con.execute("drop table _doc; drop table _lf; drop table _records; drop table _checked; drop table _outcome; drop table _files")
     return counts
 
 

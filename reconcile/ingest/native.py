@@ -99,7 +99,7 @@ end"""
 
 def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
-    lines = check_lines(con, path, FIELDS, _VERSION_CHECK)
+    lines = check_lines(con, FIELDS, _VERSION_CHECK)
     con.execute(
         f"""create or replace temp table _parsed as
         select line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
@@ -112,8 +112,8 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
     _insert_steps(con)
     con.execute(
         """create or replace temp table _outcome as
-        select line_no, 'reject' as decision, reason as note from _parsed where reason is not null
-        union all select line_no, decision, note from _decided"""
+        select 1 as file_no, line_no, 'reject' as decision, reason as note from _parsed where reason is not null
+        union all select 1, line_no, decision, note from _decided"""
     )
     counts = record_outcome(con, source, lines)
     con.execute("drop table _lines; drop table _checked; drop table _parsed; drop table _outcome")

@@ -41,9 +41,9 @@ _EVENT = ('{"id": "BIGINT", "timestamp": "VARCHAR", "source": "VARCHAR", "action
 def load_openhands(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     if not read_document(con, path, OPENHANDS_SHAPE, OPENHANDS_EXPECTED):
         invalid_document(con, path)
-        finish_records(con)
+        finish_records(con, path)
         counts = record_outcome(con, source, 1)
-        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome")
+        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome; drop table _files")
         return counts
     run_id = path.stem
     owner = owner_elsewhere(con, run_id, source)
@@ -72,9 +72,9 @@ def load_openhands(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> F
     )
     if owner is None:
         _insert(con, run_id, source)
-    finish_records(con)
+    finish_records(con, path)
     counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    con.execute("drop table _doc; drop table _oh; drop table _records; drop table _checked; drop table _outcome")
+    con.execute("drop table _doc; drop table _oh; drop table _records; drop table _checked; drop table _outcome; drop table _files")
     return counts
 
 

@@ -130,9 +130,9 @@ def load_otel(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCo
             from _ot o left join _ot_runs r using (record_no))"""
     )
     _insert(con, source)
-    finish_records(con)
+    finish_records(con, path)
     counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    for table in ("_ot_text", "_ot_requests", "_ot", "_ot_runs", "_records", "_checked", "_outcome"):
+    for table in ("_ot_text", "_ot_requests", "_ot", "_ot_runs", "_records", "_checked", "_outcome", "_files"):
         con.execute(f"drop table if exists {table}")
     return counts
 

@@ -34,9 +34,9 @@ SWE_AGENT_EXPECTED = 'a SWE-agent trajectory ({"trajectory": [...], "info": {...
 def load_swe_agent(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     if not read_document(con, path, SWE_AGENT_SHAPE, SWE_AGENT_EXPECTED):
         invalid_document(con, path)
-        finish_records(con)
+        finish_records(con, path)
         counts = record_outcome(con, source, 1)
-        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome")
+        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome; drop table _files")
         return counts
     run_id = path.stem
     owner = owner_elsewhere(con, run_id, source)
@@ -74,9 +74,9 @@ def load_swe_agent(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> F
     )
     if owner is None:
         _insert(con, run_id, source)
-    finish_records(con)
+    finish_records(con, path)
     counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    con.execute("drop table _doc; drop table _swe; drop table _records; drop table _checked; drop table _outcome")
+    con.execute("drop table _doc; drop table _swe; drop table _records; drop table _checked; drop table _outcome; drop table _files")
     return counts
 
 

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
-
 import duckdb
-
-from .lines import ends_with_newline
 
 _TYPE_TESTS = {  # kind: (SQL test over the extracted value {v}, what the message says, struct type)
     "int": ("{t} in ('BIGINT', 'UBIGINT')", "an integer", "BIGINT"),
@@ -100,7 +96,7 @@ case
     when blank then null
     when read_error is not null then read_error
     when not json_valid(line) then
-        case when line_no = {last} and not {newline_at_end}
+        case when line_no = last_line and not newline_at_end
              then 'truncated last line: no newline and not valid JSON (the writer stopped mid-line)'
              else 'not valid JSON' end
     when json_type(line) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line))
@@ -109,21 +105,22 @@ case
 end"""
 
 
-def check_lines(con: duckdb.DuckDBPyConnection, path: Path, fields: list[Field], extra_when: str = "") -> int:
-    """Create ``_checked(line_no, line, blank, reason)`` from ``_lines``; return the line count.
+def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when: str = "") -> int:
+    """Create ``_checked(file_no, line_no, line, blank, reason)`` from ``_lines``; return the line count.
 
     ``extra_when`` adds ``when … then …`` branches over ``f`` (extracted values, in field order)
     before the field tests — e.g. a format version check.
     """
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    checks = _LINE_CHECKS.format(last=lines, newline_at_end=str(ends_with_newline(path)).lower(), extra=extra_when,
-                                 fields=reason_sql(fields, "f", "t"))
+    checks = _LINE_CHECKS.format(extra=extra_when, fields=reason_sql(fields, "f", "t"))
     con.execute(
         f"""create or replace temp table _checked as
-        select line_no, line, blank, ({checks}) as reason
-        from (select *, list_transform(f, lambda v: json_type(v)) as t from (select line_no, line, read_error,
-                     case when line is null then true when length(line) > 64 then false else trim(line) = '' end as blank,
-                     case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(fields)}) end as f
-              from _lines))"""
+        select file_no, line_no, line, blank, ({checks}) as reason
+        from (select *, list_transform(f, lambda v: json_type(v)) as t
+              from (select l.file_no, l.line_no, l.line, l.read_error, fl.newline_at_end,
+                           max(l.line_no) over (partition by l.file_no) as last_line,
+                           case when line is null then true when length(line) > 64 then false else trim(line) = '' end as blank,
+                           case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(fields)}) end as f
+                    from _lines l join _files fl using (file_no)))"""
     )
     return lines
