@@ -5,11 +5,12 @@
 with last_step as (
     select run_id,
            arg_max(input_tokens + output_tokens, idx) as tokens,
-           arg_max(coalesce(cost_micros, harness_cost_micros), idx) as cost
+           arg_max(coalesce(harness_cost_micros, cost_micros), idx) as cost
     from step_view where kind = 'model' group by run_id
 ),
 runs_spent as (
-    select r.*, coalesce(r.cost_micros, r.harness_step_cost_micros) as spent,
+    -- the harness enforced its ceiling in its own prices: judge it in them when it recorded them
+    select r.*, coalesce(r.harness_step_cost_micros, r.cost_micros) as spent,
            coalesce(l.tokens, 0) as last_tokens, coalesce(l.cost, 0) as last_cost
     from run_view r left join last_step l using (run_id)
 )

@@ -203,12 +203,52 @@ def m005_run_parents(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table runs add column parent_run_id varchar")
 
 
+def m006_prices(con: duckdb.DuckDBPyConnection) -> None:
+    """Dated model prices (a snapshot of genai-prices, plus user overrides) and their resolution."""
+    price_columns = ", ".join(f"{bucket}_mtok decimal(18, 9)" for bucket in
+                              ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output"))
+    tier_columns = ", ".join(f"tier_{bucket}_mtok decimal(18, 9)" for bucket in
+                             ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output"))
+    con.execute(
+        f"""
+        create table prices (
+            provider varchar not null,
+            model varchar not null,          -- genai-prices' model id, or an override's model name (a prefix)
+            effective_from date,             -- null: since always
+            effective_to date,               -- exclusive; null: until further notice
+            {price_columns},                 -- dollars per million tokens, each bucket's effective price
+            tier_start bigint,               -- above this many input tokens in one request ...
+            {tier_columns},                  -- ... every token of the request costs these
+            source varchar not null,         -- 'genai-prices' or the override file
+            source_version varchar not null
+        )
+        """
+    )
+    con.execute(
+        f"""
+        create table model_prices (
+            provider varchar,                -- as the steps name them
+            model varchar not null,
+            day date,
+            matched_provider varchar,        -- what the price list calls them (null: no price found)
+            matched_model varchar,
+            {price_columns},
+            tier_start bigint,
+            {tier_columns},
+            source varchar,
+            source_version varchar
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
     m003_tool_calls,
     m004_findings,
     m005_run_parents,
+    m006_prices,
 ]
 
 

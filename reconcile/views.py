@@ -13,14 +13,34 @@ import duckdb
 
 from .status import canonical_status_macro_sql, install_status_macro
 
-STEP_VIEW = """
+# The price of a step: tokens of each bucket times its price per million tokens (= micro-dollars
+# per token); every token of a request whose input passes the tier start at the tier's prices.
+_BUCKET_TOKENS = {"uncached": "s.input_uncached", "cache_read": "s.cache_read", "cache_write_5m": "s.cache_write_5m",
+                  "cache_write_1h": "s.cache_write_1h", "output": "s.output_tokens"}
+_INPUT = "(coalesce(s.input_uncached, 0) + coalesce(s.cache_read, 0) + coalesce(s.cache_write_5m, 0) + coalesce(s.cache_write_1h, 0))"
+
+
+def _priced(prefix: str) -> str:
+    return " + ".join(f"coalesce({tokens}, 0) * mp.{prefix}{bucket}_mtok" for bucket, tokens in _BUCKET_TOKENS.items())
+
+
+STEP_COST = f"""case when s.kind = 'model' and mp.matched_model is not null then
+        round(case when {_INPUT} > mp.tier_start then {_priced("tier_")} else {_priced("")} end)::bigint
+    end"""
+UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null then
+        round(case when {_INPUT} > mp.tier_start
+                   then {_INPUT} * mp.tier_uncached_mtok + coalesce(s.output_tokens, 0) * mp.tier_output_mtok
+                   else {_INPUT} * mp.uncached_mtok + coalesce(s.output_tokens, 0) * mp.output_mtok end)::bigint
+    end"""
+
+STEP_VIEW = f"""
 create or replace view step_view as
 select
     s.run_id,
     s.idx,
     s.kind,
     s.tool_name,
-    cast(null as bigint) as cost_micros,     -- priced by the cost model; null until prices exist
+    {STEP_COST} as cost_micros,
     s.ms,
     s.error,
     s.started_at,
@@ -60,9 +80,21 @@ select
     s.tokens_after,
     r.agent,
     r.task_class,
-    r.status as run_status
+    r.status as run_status,
+    coalesce(s.provider, r.provider) as price_provider,
+    {UNCACHED_COST} as uncached_cost_micros,   -- what it would cost with no cache: all input at the input price
+    mp.matched_model as priced_as,
+    mp.source as price_source,
+    mp.source_version as price_version,
+    coalesce(s.model, r.model) as price_model,
+    s.kind = 'model' and mp.matched_model is null
+        and coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens, 0) > 0
+        as unpriced
 from steps s
 join runs r using (run_id)
+left join model_prices mp on mp.provider is not distinct from coalesce(s.provider, r.provider)
+    and mp.model = coalesce(s.model, r.model)
+    and mp.day = coalesce(s.started_at, r.started_at, now())::date
 order by s.run_id, s.idx
 """
 
@@ -85,8 +117,11 @@ with step_totals as (
         coalesce(bool_or(is_final), false) as has_final_answer,
         min(idx) filter (where is_final) as final_answer_step,
         list(distinct model order by model) filter (where model is not null) as models,
-        sum(harness_cost_micros)::bigint as harness_step_cost_micros
-    from steps
+        sum(harness_cost_micros)::bigint as harness_step_cost_micros,
+        sum(cost_micros)::bigint as cost_micros,
+        sum(uncached_cost_micros)::bigint as uncached_cost_micros,
+        count(*) filter (where unpriced) as unpriced_steps
+    from step_view
     group by run_id
 )
 select
@@ -116,7 +151,9 @@ select
     end as input_tokens,  -- all input buckets together
     case when t.usage_steps > 0 then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
         + t.output_tokens end as total_tokens,
-    cast(null as bigint) as cost_micros,      -- priced by the cost model; null until prices exist
+    t.cost_micros,                            -- priced from model_prices; see unpriced_steps
+    t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
+    coalesce(t.unpriced_steps, 0) as unpriced_steps,
     t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
     coalesce(t.has_final_answer, false) as has_final_answer,
     t.final_answer_step,

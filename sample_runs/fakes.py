@@ -20,6 +20,9 @@ PRICES = {
                          "output": 5},
     "gpt-5-mini": {"input_uncached": "0.25", "cache_read": "0.025", "cache_write_5m": 0, "cache_write_1h": 0,
                    "output": 2},
+    # an in-house model on a negotiated rate: no public price list has it
+    "acme-distill-7b": {"input_uncached": "0.10", "cache_read": "0.01", "cache_write_5m": 0, "cache_write_1h": 0,
+                        "output": "0.40"},
 }
 INPUT_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h")
 
@@ -98,7 +101,7 @@ class FakeModel:
             else:
                 calls = [self._pick(plan.tools) for _ in range(1 if rng.random() < 0.85 else 2)]
         usage["output"] = rng.randint(300, 900) if final else rng.randint(60, 320)
-        if self.name == "gpt-5-mini":
+        if self.name in ("gpt-5-mini", "acme-distill-7b"):
             usage["reasoning"] = usage["output"] // 3
             usage["input_uncached"] += usage.pop("cache_write_5m")  # OpenAI has no cache writes
         ms = rng.lognormvariate(7.3, 0.45) * (4 if rng.random() < 0.08 else 1)  # bimodal: some slow calls

@@ -136,6 +136,9 @@ def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
     trimmed.plan.answer_at, trimmed.plan.truncate_at = 7, 4
     trimmed.faults.silent_truncation = True
 
+    inhouse = researcher[15]  # a run on a model no public price list has
+    inhouse.model, inhouse.provider = "acme-distill-7b", "acme"
+
     silent = triage[30]
     silent.plan.answer_at, silent.plan.empty_answer = 4, True
     silent.faults.empty_answer_is_success = True
@@ -162,6 +165,7 @@ EXPECTED = {
     "silent_truncation": (["no_silent_truncation"], True),
     "empty_answer_is_success": (["status_consistent"], False),
     "prediction_missed": (["stop_reason_as_expected"], False),
+    "unpriced_model": (["models_priced"], True),
 }
 DESCRIPTIONS = {
     "ignore_final_answer": "The model gave its final answer at this step (its 9th model call); the harness took it for a progress note "
@@ -187,6 +191,8 @@ DESCRIPTIONS = {
     "empty_answer_is_success": "The model's last turn said nothing; the harness ended the run as model_finished, so it "
                                "is marked succeeded without a final answer.",
     "prediction_missed": "A scripted scenario predicted model_finished; the run ran out of steps (max_steps).",
+    "unpriced_model": "The run used acme-distill-7b, an in-house model no public price list has: its spend is "
+                      "unknown until a price override is loaded (this is its first model step).",
 }
 
 
@@ -247,6 +253,8 @@ def generate(out: Path) -> list[dict]:
                     incidents.append(("empty_answer_is_success", -1))
                 if spec.run_id in PREDICTION_MISSED:
                     incidents.append(("prediction_missed", -1))
+                if spec.model == "acme-distill-7b":
+                    incidents.append(("unpriced_model", 0))
                 for fault, idx in incidents:
                     checks, with_step = EXPECTED[fault]
                     planted += [{"check": c, "run_id": spec.run_id, "step": idx if with_step else None,

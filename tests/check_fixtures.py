@@ -228,6 +228,17 @@ def planted_status_consistent(j):
     return [("no_answer", None), ("vague_failure", None)]
 
 
+def planted_models_priced(j):
+    run = Run(j, "mystery")
+    first, _ = run.model(model="mystery-model-9")
+    run.model(model="mystery-model-9", final=True)
+    run.end()
+    zero = Run(j, "synthetic_zero")  # a model without a price but no tokens costs nothing: not reported
+    zero.model(model="<synthetic>", usage={"output": 0}, final=True)
+    zero.end()
+    return [("mystery", first)]
+
+
 # --- clean ---------------------------------------------------------------------------------
 
 def clean_default(j):

@@ -86,6 +86,7 @@ def test_sql_outputs_and_refuses_writes(cli, tmp_path, db_path):
                           "error": "OSError: boom"}
     as_csv = cli("sql", query, "--csv", "--db", db_path).out.splitlines()
     assert as_csv[0] == "idx,kind,tool_name,cost_micros,ms,error" and as_csv[3] == "2,tool,write_file,,12,OSError: boom"
+    assert as_csv[1] == "0,model,,3465,900,"  # priced from genai-prices' claude-sonnet-4-5
     assert "5 row(s)" in cli("sql", query, "--db", db_path).out
     for statement in ("delete from runs", "drop table runs", "copy runs to 'x.csv'", "select 1; select 2"):
         refused = cli("sql", statement, "--db", db_path)

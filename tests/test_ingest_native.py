@@ -52,9 +52,11 @@ def test_writer_to_store_round_trip(con, tmp_path):
 def test_the_step_view_question_is_one_select(con, tmp_path):
     ingest(con, [journal_file(tmp_path / "j.jsonl", runs=("8f3a",))])
     rows = con.execute("select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'").fetchall()
-    assert rows == [(0, "model", None, None, 900, None), (1, "tool", "read_file", None, 10, None),
+    # claude-sonnet-4-5 at $3 uncached, $0.30 cache read, $3.75 / $6 cache write 5 m / 1 h, $15 output per M:
+    # step 0: 100*3 + 2000*0.3 + 300*3.75 + 40*6 + 80*15 = 3465 µ$; step 4: 10*3 + 2400*0.3 + 50*15 = 1500 µ$
+    assert rows == [(0, "model", None, 3465, 900, None), (1, "tool", "read_file", None, 10, None),
                     (2, "tool", "write_file", None, 12, "OSError: boom"), (3, "event", None, None, 0, None),
-                    (4, "model", None, None, 700, None)]
+                    (4, "model", None, 1500, 700, None)]
 
 
 def test_reingesting_an_unchanged_file_changes_nothing(con, tmp_path):

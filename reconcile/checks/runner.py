@@ -9,6 +9,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError
 from .loader import Check, CheckDefinitionError
+from ..pricing import resolve as resolve_prices
 from .settings import set_variables
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
@@ -98,6 +99,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     """Run ``checks``; record every check that ran and every finding; return the report."""
     scope = scope or Scope()
     checked_at = datetime.now(timezone.utc)
+    resolve_prices(con)  # checks of cost read step_view's prices
     set_variables(con, settings)
     where = ""
     if scope.active:

@@ -13,6 +13,7 @@ import duckdb
 from ..errors import BadInput, InternalError, UnknownFormat
 from .detect import FORMATS, Format, detect
 from .lines import load_lines_many
+from ..pricing import resolve as resolve_prices
 from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
@@ -88,6 +89,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     for name, batch in pending.items():
         report.files += load_files(con, batch, FORMATS[name], forced is not None)
     report.files.sort(key=lambda f: f.path)
+    if any(f.loaded for f in report.files):
+        resolve_prices(con)  # new models or days: price them once, here, not in every query
     return report
 
 

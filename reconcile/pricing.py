@@ -1,0 +1,262 @@
+"""Model prices: a dated snapshot of genai-prices, user overrides, and their resolution.
+
+``prices`` holds, per provider and model, one row per price period (``effective_from`` to
+``effective_to``, exclusive) with the *effective* price of each disjoint bucket in dollars per
+million tokens (= micro-dollars per token), the way genai-prices bills it: a bucket without a
+price of its own falls back to its parent (cache reads and cache writes to input, 5 m and 1 h
+cache writes to cache writes). A tiered price (Anthropic's long context) applies to every token
+of a request whose total input passes ``tier_start``.
+
+Resolution runs once per distinct (provider, model, day) among the model steps, not per step:
+an override (a user's file: negotiated rates, models the package lacks) wins, else genai-prices'
+own matcher names the model and the ``prices`` row for that day is taken. The result goes to
+``model_prices``; ``step_view`` prices every step from it in SQL. A model with no price gets a
+row with NULL prices, so ``cost_micros`` stays NULL (never $0) and ``models_priced`` reports it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import functools
+import hashlib
+import tomllib
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from .errors import BadInput
+
+BUCKETS = ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+SNAPSHOT = "genai-prices"
+OVERRIDE_COLUMNS = ("provider", "model", "from", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+
+
+def snapshot_version() -> str:
+    import genai_prices
+
+    return getattr(genai_prices, "__version__", "unknown")
+
+
+def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
+    """Load the installed genai-prices snapshot into ``prices`` unless that version is there."""
+    version = snapshot_version()
+    loaded = con.execute("select count(*) from prices where source = ? and source_version = ?",
+                         [SNAPSHOT, version]).fetchall()[0][0]
+    if loaded:
+        return
+    con.execute("begin")
+    con.execute("delete from prices where source = ?", [SNAPSHOT])
+    con.register("_snapshot_prices", _snapshot_table(version))
+    con.execute("insert into prices select * from _snapshot_prices")
+    con.unregister("_snapshot_prices")
+    con.execute("delete from model_prices")  # prices changed: resolve again
+    con.execute("commit")
+
+
+@functools.lru_cache(maxsize=1)
+def _snapshot_table(version: str) -> pa.Table:
+    """The snapshot flattened to ``prices`` rows, once per process (one Arrow insert per store)."""
+    from genai_prices import data_snapshot
+
+    rows = []
+    for provider in data_snapshot.get_snapshot().providers:
+        for model in provider.models:
+            for start, end, model_price in _periods(model.prices):
+                rows.append([provider.id, model.id, start, end, *_flatten(model_price), SNAPSHOT, version])
+    names = ["provider", "model", "effective_from", "effective_to", *[f"{b}_mtok" for b in BUCKETS], "tier_start",
+             *[f"tier_{b}_mtok" for b in BUCKETS], "source", "source_version"]
+    money = pa.decimal128(18, 9)
+    types = [pa.string(), pa.string(), pa.date32(), pa.date32(), *[money] * 5, pa.int64(), *[money] * 5,
+             pa.string(), pa.string()]
+    # Kept to 9 decimals of a dollar per million tokens: the snapshot has float artefacts such as
+    # 0.18000000000000002, and 1e-9 $/MTok is far below a micro-dollar on any request.
+    rows = [[_nine(v) for v in row] for row in rows]
+    columns = [pa.array([row[i] for row in rows], type=types[i]) for i in range(len(names))]
+    return pa.table(columns, names=names)
+
+
+def _nine(value: Any) -> Any:
+    return value.quantize(Decimal("1e-9")) if isinstance(value, Decimal) else value
+
+
+def _periods(prices: Any) -> list[tuple[dt.date | None, dt.date | None, Any]]:
+    """(from, to, ModelPrice) for a model's price, or its list of dated conditional prices."""
+    if not isinstance(prices, list):
+        return [(None, None, prices)]
+    dated = []
+    for conditional in prices:
+        constraint = conditional.constraint
+        if constraint is None:
+            dated.append((None, conditional.prices))
+        elif hasattr(constraint, "start_date") and not hasattr(constraint, "start_time"):
+            dated.append((constraint.start_date, conditional.prices))
+        # time-of-day prices (off-peak discounts) are left out: a step's hour is not a billing fact
+    dated.sort(key=lambda item: item[0] or dt.date.min)
+    return [(start, dated[i + 1][0] if i + 1 < len(dated) else None, price) for i, (start, price) in enumerate(dated)]
+
+
+def _flatten(model_price: Any) -> list:
+    """Effective (base prices, tier start, tier prices) of the five buckets, as genai-prices bills them."""
+    def get(name: str):
+        return getattr(model_price, name, None)
+
+    source = get("input_mtok")
+    read = get("cache_read_mtok") or source
+    write = get("cache_write_mtok") or source
+    values = [source, read, get("cache_write_5m_mtok") or write, get("cache_write_1h_mtok") or write, get("output_mtok")]
+    base = [getattr(v, "base", v) for v in values]
+    starts = sorted({tier.start for v in values if hasattr(v, "tiers") for tier in v.tiers})
+    if not starts:
+        return [*base, None, *[None] * 5]
+    start = starts[0]  # every tiered price in the snapshot has one tier, at the same start
+
+    def at_tier(value):
+        if not hasattr(value, "tiers"):
+            return value
+        return next((tier.price for tier in value.tiers if tier.start == start), value.base)
+
+    return [*base, start, *[at_tier(v) for v in values]]
+
+
+def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """Replace the overrides from ``path`` (CSV or TOML) in ``prices``; return how many rows."""
+    if not path.is_file():
+        raise BadInput(f"No price file at {path}. Give a CSV or TOML file with columns {', '.join(OVERRIDE_COLUMNS)}.")
+    records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
+    rows = [_override_row(path, where, record) for where, record in records]
+    version = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    con.execute("begin")
+    con.execute("delete from prices where source = ?", [str(path)])
+    if rows:
+        con.executemany(f"insert into prices values ({', '.join(['?'] * 17)})", [[*row, version] for row in rows])
+    con.execute("delete from model_prices")
+    con.execute("commit")
+    return len(rows)
+
+
+def _read_csv(path: Path) -> list[tuple[str, dict]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in ("provider", "model", "input", "output") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise BadInput(f"{path}:1: the header lacks {', '.join(missing)}; columns are {', '.join(OVERRIDE_COLUMNS)}")
+        return [(f"{path}:{number}", row) for number, row in enumerate(reader, 2)]
+
+
+def _read_toml(path: Path) -> list[tuple[str, dict]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path}: not valid TOML: {exc}") from exc
+    entries = data.get("price")
+    if not isinstance(entries, list):
+        raise BadInput(f"{path}: expected [[price]] tables with keys {', '.join(OVERRIDE_COLUMNS)}")
+    return [(f"{path} [[price]] #{number}", entry) for number, entry in enumerate(entries, 1)]
+
+
+def _override_row(path: Path, where: str, record: dict) -> list:
+    def price(key: str, required: bool = False) -> Decimal | None:
+        raw = record.get(key)
+        if raw in (None, ""):
+            if required:
+                raise BadInput(f"{where}: {key!r} is missing; give the price in dollars per million tokens")
+            return None
+        try:
+            value = Decimal(str(raw))
+        except InvalidOperation as exc:
+            raise BadInput(f"{where}: {key} = {raw!r} is not a number; give dollars per million tokens, e.g. 3.75") from exc
+        if value < 0:
+            raise BadInput(f"{where}: {key} = {raw!r} is negative")
+        return value
+
+    for key in ("provider", "model"):
+        if not str(record.get(key) or "").strip():
+            raise BadInput(f"{where}: {key!r} is missing (use * as the provider to match any)")
+    start = record.get("from") or None
+    if start is not None and not isinstance(start, dt.date):
+        try:
+            start = dt.date.fromisoformat(str(start))
+        except ValueError as exc:
+            raise BadInput(f"{where}: from = {start!r} is not a date like 2026-11-01") from exc
+    source, output = price("input", True), price("output", True)
+    read = price("cache_read") or source
+    write_5m = price("cache_write_5m") or source
+    write_1h = price("cache_write_1h") or write_5m
+    return [str(record["provider"]).strip(), str(record["model"]).strip(), start, None,
+            source, read, write_5m, write_1h, output, None, None, None, None, None, None, str(path)]
+
+
+def resolve(con: duckdb.DuckDBPyConnection) -> int:
+    """Resolve a price for every (provider, model, day) the model steps use; return how many are new."""
+    ensure_snapshot(con)
+    con.execute("delete from model_prices where matched_model is null")  # try the unpriced ones again
+    missing = con.execute(
+        """select distinct coalesce(s.provider, r.provider) as provider, coalesce(s.model, r.model) as model,
+                  coalesce(s.started_at, r.started_at, now())::date as day
+           from steps s join runs r using (run_id)
+           where s.kind = 'model' and coalesce(s.model, r.model) is not null
+           except select provider, model, day from model_prices"""
+    ).fetchall()
+    for provider, model, day in missing:  # per distinct model and day, never per step
+        con.execute("insert into model_prices select ?, ?, ?, " + _match_sql(con, provider, model, day),
+                    [provider, model, day])
+    return len(missing)
+
+
+_PRICE_COLUMNS = ", ".join([f"{b}_mtok" for b in BUCKETS] + ["tier_start"] + [f"tier_{b}_mtok" for b in BUCKETS])
+_NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null"
+
+
+def _match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date) -> str:
+    """The SELECT-list tail for one (provider, model, day): an override, else genai-prices, else nothing."""
+    in_period = f"(effective_from is null or effective_from <= DATE '{day}') and " \
+                f"(effective_to is null or DATE '{day}' < effective_to)"
+    override = con.execute(
+        f"""select provider, model from prices
+            where source <> ? and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
+            order by length(model) desc, effective_from desc nulls last limit 1""",
+        [SNAPSHOT, provider, model]).fetchall()
+    if override:
+        where = ("source <> '" + SNAPSHOT + "' and provider = " + _quote(override[0][0]) + " and model = "
+                 + _quote(override[0][1]))
+    else:
+        matched = _genai_match(provider, model)
+        if matched is None:
+            return _NO_PRICE
+        where = f"source = '{SNAPSHOT}' and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
+    row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from prices "
+                      f"where {where} and {in_period} order by effective_from desc nulls last limit 1").fetchall()
+    if not row:
+        return _NO_PRICE
+    return ", ".join(_literal(v) for v in row[0])
+
+
+def _genai_match(provider: str | None, model: str) -> tuple[str, str] | None:
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    for provider_id in ([provider, None] if provider else [None]):
+        try:
+            found_provider, found_model = snapshot.find_provider_model(model, None, provider_id, None)
+            return found_provider.id, found_model.id
+        except (LookupError, ValueError):
+            continue
+    return None
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, Decimal):
+        return f"{value}::decimal(18, 9)"
+    return str(value)
