@@ -33,6 +33,24 @@ UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null 
                    else {_INPUT} * mp.uncached_mtok + coalesce(s.output_tokens, 0) * mp.output_mtok end)::bigint
     end"""
 
+# The catalogue (tool schemas) leads the prompt, so on each call it was billed as the prompt's
+# first tokens: cache reads first, then cache writes, then uncached input.
+_CATALOGUE = "least(coalesce(r.catalogue_tokens, 0), " + _INPUT + ")"
+_CAT_READ = "least(" + _CATALOGUE + ", coalesce(s.cache_read, 0))"
+_CAT_W5 = "least(" + _CATALOGUE + " - " + _CAT_READ + ", coalesce(s.cache_write_5m, 0))"
+_CAT_W1H = "least(" + _CATALOGUE + " - " + _CAT_READ + " - " + _CAT_W5 + ", coalesce(s.cache_write_1h, 0))"
+_CAT_REST = "(" + _CATALOGUE + " - " + _CAT_READ + " - " + _CAT_W5 + " - " + _CAT_W1H + ")"
+
+
+def _catalogue_priced(prefix: str) -> str:
+    return (f"{_CAT_READ} * mp.{prefix}cache_read_mtok + {_CAT_W5} * mp.{prefix}cache_write_5m_mtok"
+            f" + {_CAT_W1H} * mp.{prefix}cache_write_1h_mtok + {_CAT_REST} * mp.{prefix}uncached_mtok")
+
+
+CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null then
+        round(case when {_INPUT} > mp.tier_start then {_catalogue_priced("tier_")} else {_catalogue_priced("")} end)::bigint
+    end"""
+
 STEP_VIEW = f"""
 create or replace view step_view as
 select
@@ -83,6 +101,8 @@ select
     r.status as run_status,
     coalesce(s.provider, r.provider) as price_provider,
     {UNCACHED_COST} as uncached_cost_micros,   -- what it would cost with no cache: all input at the input price
+    case when s.kind = 'model' then {_CATALOGUE} end as catalogue_tokens,
+    {CATALOGUE_TAX} as catalogue_tax_micros,    -- what the tool schemas cost on this call
     mp.matched_model as priced_as,
     mp.source as price_source,
     mp.source_version as price_version,
@@ -120,6 +140,8 @@ with step_totals as (
         sum(harness_cost_micros)::bigint as harness_step_cost_micros,
         sum(cost_micros)::bigint as cost_micros,
         sum(uncached_cost_micros)::bigint as uncached_cost_micros,
+        sum(catalogue_tokens)::bigint as catalogue_tax_tokens,
+        sum(catalogue_tax_micros)::bigint as catalogue_tax_micros,
         count(*) filter (where unpriced) as unpriced_steps
     from step_view
     group by run_id
@@ -153,6 +175,8 @@ select
         + t.output_tokens end as total_tokens,
     t.cost_micros,                            -- priced from model_prices; see unpriced_steps
     t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
+    t.catalogue_tax_tokens,                   -- tool-schema tokens sent, summed over model calls
+    t.catalogue_tax_micros,                   -- and what they cost, billed as each call billed them
     coalesce(t.unpriced_steps, 0) as unpriced_steps,
     t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
     coalesce(t.has_final_answer, false) as has_final_answer,

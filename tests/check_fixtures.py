@@ -239,6 +239,22 @@ def planted_models_priced(j):
     return [("mystery", first)]
 
 
+def _weeks(j, second_week_usage):
+    """The same agent and task a week apart (journal clock: two starts seven days apart)."""
+    import datetime as dt
+    for week, usage in ((0, USAGE), (1, second_week_usage)):
+        j.clock.now = dt.datetime(2026, 11, 2, tzinfo=dt.timezone.utc) + dt.timedelta(days=7 * week)
+        run = Run(j, f"week{week}", task_class="triage")
+        run.model(usage=usage)
+        run.model(usage=usage, final=True)
+        run.end()
+
+
+def planted_cost_per_request_stable(j):
+    _weeks(j, {"input_uncached": 130, "cache_read": 900, "output": 70})  # +28 % a request
+    return [(None, None)]
+
+
 # --- clean ---------------------------------------------------------------------------------
 
 def clean_default(j):
@@ -308,4 +324,5 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "stop_reason_as_expected": clean_statuses,
+    "cost_per_request_stable": lambda j: _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55}),  # +9 %
 }

@@ -20,7 +20,8 @@ REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answ
             "tool_calls_paired", "known_tools_only", "side_effects_once", "no_stuck_side_effects",
             "stalled_runs_detected", "budgets_enforced", "stop_reason_as_expected", "retries_mutate_context",
             "tool_errors_flagged", "tool_results_bounded", "no_silent_truncation", "status_consistent",
-            "models_priced"]
+            "models_priced", "cost_per_request_stable"]
+NOT_ON_ONE_NIGHT = {"cost_per_request_stable"}  # week over week: cannot fire on a single night
 
 
 def store_with(tmp_path, writer):
@@ -142,7 +143,7 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
     planted = json.loads((SAMPLE_RUNS / "planted.json").read_text())
     key = lambda row: (row["check"], row["run_id"], -1 if row["step"] is None else row["step"])  # noqa: E731
     assert sorted(map(key, data["findings"])) == sorted(map(key, planted))
-    assert {p["check"] for p in planted} == set(REQUIRED)  # every check has a planted defect in the night
+    assert {p["check"] for p in planted} == set(REQUIRED) - NOT_ON_ONE_NIGHT  # a planted defect for every check
     suite = ET.parse(junit).getroot()
     assert suite.tag == "testsuite" and int(suite.get("tests")) == len(REQUIRED)
     failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
@@ -154,7 +155,7 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
 def test_terminal_output_tables_and_summary(cli, night_db):
     out = cli("check", "--db", night_db).out
     assert "final_answer_not_overwritten (error): 1 violation(s)" in out and "8f3a" in out
-    assert f"{len(REQUIRED)} check(s) ran, {len(REQUIRED)} failing" in out
+    assert f"{len(REQUIRED)} check(s) ran, {len(REQUIRED) - len(NOT_ON_ONE_NIGHT)} failing" in out
 
 
 def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):

@@ -21,6 +21,7 @@ DEFAULTS: dict[str, tuple[str, str]] = {
                            "a tool result with status ok matching this (RE2) looks like an error"),
     "stall_window": ("6", "how many of a run's last tool calls the stall check looks at"),
     "stall_repeats": ("3", "this many identical calls within the window is a stall"),
+    "cost_rise_threshold": ("0.20", "cost per model request may rise this much week over week before it is flagged"),
 }
 
 

@@ -1,0 +1,126 @@
+"""reconcile cost, cost project, prices add and reprice."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from conftest import ROOT, SAMPLE_RUNS
+from reconcile import store
+from reconcile.errors import ExitCode
+from reconcile.ingest import ingest
+
+# The issue's table, but for one cell: the source divided the already-rounded $0.0433 by 0.72 and
+# printed $0.0601; the exact value, printed here, is $0.0602 (see docs/costs.md).
+EXPECTED_PROJECTION = """\
+| Turns | Cumulative input | Output | Catalogue tax | Uncached | Cached | Per completed task (at 0.72) |
+|---|---|---|---|---|---|---|
+| 3 | 33,150 | 750 | 22,500 tok / $0.045 | $0.0738 | $0.0433 | $0.1025 / $0.0602 |
+| 5 | 63,500 | 1,250 | 37,500 tok / $0.075 | $0.1395 | $0.0620 | $0.1938 / $0.0861 |
+| 10 | 168,250 | 2,500 | 75,000 tok / $0.150 | $0.3615 | $0.1144 | $0.5021 / $0.1589 |
+| 20 | 501,500 | 5,000 | 150,000 tok / $0.300 | $1.0530 | $0.2440 | $1.4625 / $0.3389 |
+| 40 | 1,663,000 | 10,000 | 300,000 tok / $0.600 | $3.4260 | $0.6022 | $4.7583 / $0.8364 |
+"""
+
+
+def test_cost_project_prints_the_table_exactly(cli):
+    result = cli("cost", "project")
+    assert result.code == ExitCode.OK and result.out == EXPECTED_PROJECTION
+
+
+def test_cost_project_json_is_unrounded(cli):
+    rows = cli("cost", "project", "--json").json()
+    assert [r["turns"] for r in rows] == [3, 5, 10, 20, 40]
+    assert Decimal(rows[0]["cached_usd"]) == Decimal("0.04334")
+    assert Decimal(rows[0]["per_completed_task_cached_usd"]) == Decimal("0.04334") / Decimal("0.72")
+    assert rows[0]["cumulative_input_tokens"] == 33150
+
+
+def test_cost_project_takes_other_inputs_and_refuses_bad_ones(cli):
+    out = cli("cost", "project", "--turns", "1", "--success-rate", "1", "--cache-write", "1").out
+    assert "| 1 | 9,400 | 250 | 7,500 tok / $0.015 | $0.0213 | $0.0213 | $0.0213 / $0.0213 |" in out
+    assert cli("cost", "project", "--turns", "0").code == ExitCode.BAD_INPUT
+    assert cli("cost", "project", "--input-price", "cheap").code == ExitCode.BAD_INPUT
+
+
+@pytest.fixture(scope="module")
+def night_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cost") / "night.duckdb"
+    with store.connect(path) as con:
+        ingest(con, [SAMPLE_RUNS])
+    return path
+
+
+def test_cost_by_model_on_the_sample_night(cli, night_db):
+    result = cli("cost", "--by", "model", "--json", "--db", night_db)
+    assert result.code == ExitCode.OK
+    report = result.json()
+    groups = {g["key"]: g for g in report["groups"]}
+    assert set(groups) == {"claude-haiku-4-5", "claude-sonnet-4-5", "gpt-5-mini", "acme-distill-7b"}
+    assert groups["acme-distill-7b"]["unpriced_steps"] > 0 and groups["acme-distill-7b"]["cost_micros"] == 0
+    assert report["total"]["cost_micros"] == sum(g["cost_micros"] for g in report["groups"])
+    sonnet = groups["claude-sonnet-4-5"]
+    assert sonnet["savings_micros"] == sonnet["uncached_cost_micros"] - sonnet["cost_micros"] > 0
+    assert 0 < sonnet["cache_hit_rate"] < 1 and 0 < sonnet["catalogue_tax_share"] < 1
+    assert report["prices"][0]["source"] == "genai-prices"
+    waste = report["spend_on_failed_stalled_budget_stopped"]
+    assert 0 < waste["share"] < 1
+    tasks = report["cost_per_completed_task"]
+    coder = next(t for t in tasks if t["agent"] == "coder" and t["task_class"] == "fix_bug")
+    assert coder["cost_per_completed_task_micros"] == round(coder["cost_micros"] / coder["success_rate"])
+    inhouse = next(t for t in tasks if t["model"] == "acme-distill-7b")
+    assert inhouse["cost_per_completed_task_micros"] is None  # unknown, never $0
+    warned = cli("cost", "--db", night_db).out
+    assert "warning: no price for acme-distill-7b" in warned and "reconcile prices add FILE" in warned
+
+
+def test_cost_by_every_grouping_and_window(cli, night_db):
+    for by in ("day", "agent", "task_class", "run"):
+        assert cli("cost", "--by", by, "--json", "--db", night_db).json()["groups"], by
+    assert cli("cost", "--by", "moon", "--db", night_db).code == ExitCode.BAD_INPUT
+    empty = cli("cost", "--since", "2027-01-01", "--json", "--db", night_db).json()
+    assert empty["groups"] == [] and empty["total"]["cost_micros"] == 0
+
+
+def test_cost_by_model_on_real_claude_code_sessions(cli, db_path):
+    cli("ingest", ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions", "--db", db_path)
+    report = cli("cost", "--by", "model", "--json", "--db", db_path).json()
+    models = {g["key"] for g in report["groups"]}
+    assert {"claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"} <= models
+    assert report["total"]["cost_micros"] > 16_000_000  # ccusage: $16.29 for these sessions
+
+
+def test_a_price_override_prices_the_unknown_model(cli, night_db, tmp_path):
+    rates = tmp_path / "acme.csv"
+    rates.write_text("provider,model,from,input,output\nacme,acme-distill-7b,,0.10,0.40\n")
+    copy = tmp_path / "night.duckdb"
+    copy.write_bytes(night_db.read_bytes())
+    assert cli("prices", "add", rates, "--db", copy).code == ExitCode.OK
+    groups = {g["key"]: g for g in cli("cost", "--json", "--db", copy).json()["groups"]}
+    assert groups["acme-distill-7b"]["unpriced_steps"] == 0 and groups["acme-distill-7b"]["cost_micros"] > 0
+    assert cli("check", "--only", "models_priced", "--json", "--db", copy).json()["findings"] == []
+
+
+def test_reprice_with_a_file_and_as_of_a_date(cli, night_db, tmp_path):
+    doubled = tmp_path / "doubled.csv"
+    doubled.write_text("provider,model,from,input,output,cache_read,cache_write_5m,cache_write_1h\n"
+                       "anthropic,claude-haiku-4-5,,2,10,0.2,2.5,4\n")
+    result = cli("reprice", "--prices", doubled, "--json", "--db", night_db).json()
+    haiku = next(m for m in result["models"] if m["model"] == "claude-haiku-4-5")
+    assert abs(haiku["repriced_micros"] - 2 * haiku["cost_micros"]) <= haiku["steps"]  # per-step rounding only
+    sonnet = next(m for m in result["models"] if m["model"] == "claude-sonnet-4-5")
+    assert sonnet["repriced_micros"] is None and sonnet["unpriced_after"] == sonnet["steps"]  # not in the file
+    as_of = cli("reprice", "--as-of", "2026-01-01", "--json", "--db", night_db).json()
+    assert {m["model"] for m in as_of["models"]} >= {"claude-haiku-4-5", "gpt-5-mini"}
+    assert cli("reprice", "--db", night_db).code == ExitCode.BAD_INPUT
+    assert cli("reprice", "--as-of", "someday", "--db", night_db).code == ExitCode.BAD_INPUT
+
+
+def test_fit_projects_each_agent_from_its_own_runs(cli, night_db):
+    fitted = cli("cost", "project", "--fit", "--json", "--db", night_db).json()
+    agents = {a["agent"]: a for a in fitted}
+    assert {"coder", "triage", "researcher"} <= set(agents)
+    triage = agents["triage"]
+    assert triage["inputs"]["catalogue_tokens"] > 0 and 0 < Decimal(triage["inputs"]["success_rate"]) <= 1
+    assert triage["rows"] and Decimal(triage["rows"][0]["cached_usd"]) > 0
