@@ -205,3 +205,31 @@ def test_bad_swe_agent_and_openhands_records_are_rejected(tmp_path, con):
                        ("bad_events.json", 1, 'event 1 has no integer "id"'),
                        ("bad_events.json", 3, 'event 4: "timestamp" is someday')]
     assert [(f.lines, f.loaded + f.rejected + f.skipped) for f in report.files] == [(4, 4), (4, 4)]
+
+
+def test_catalogue_size_is_estimated_from_recorded_tool_definitions(tmp_path, con):
+    trace = json.loads((REAL / "langfuse-framework-traces" / "openai-agents-2025-09-30.trace.json").read_text())
+    definitions = {"get_weather": {"description": "Weather for a city", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}
+    generation = next(o for o in trace["observations"] if o["type"] == "GENERATION")
+    generation["toolDefinitions"] = definitions
+    path = tmp_path / "with_tools.trace.json"
+    path.write_text(json.dumps(trace))
+    ingest(con, [path])
+    expected = -(-len(json.dumps(definitions, separators=(",", ":")).encode()) // 4)
+    size = con.execute("select catalogue_tokens from runs").fetchall()[0][0]
+    assert abs(size - expected) <= 2  # bytes / 4 of the definitions as stored
+    assert con.execute("select sum(catalogue_tax_micros) > 0 from step_view").fetchall() == [(True,)]
+
+
+def test_otel_catalogue_size_is_estimated_from_tool_definitions(tmp_path, con):
+    data = json.loads((FIXTURES / "otel" / "genai_agent.json").read_text())
+    definitions = '[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]'
+    chat = data["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    chat["attributes"].append({"key": "gen_ai.tool.definitions", "value": {"stringValue": definitions}})
+    path = tmp_path / "defs.json"
+    path.write_text(json.dumps(data))
+    ingest(con, [path])
+    sizes = dict(con.execute("select run_id, catalogue_tokens from runs").fetchall())
+    assert sizes["5b8efff798038103d269b633813fc60c/a000000000000001"] == -(-len(definitions) // 4)
+    assert sizes["0af7651916cd43dd8448eb211c80319c"] is None

@@ -36,7 +36,7 @@ LANGFUSE_EXPECTED = 'a Langfuse trace export ({"trace": {...}, "observations": [
 _OBSERVATION = ('{"id": "VARCHAR", "type": "VARCHAR", "name": "VARCHAR", "parentObservationId": "VARCHAR", '
                 '"startTime": "VARCHAR", "endTime": "VARCHAR", '
                 '"model": "VARCHAR", "level": "VARCHAR", "statusMessage": "VARCHAR", "usageDetails": "JSON", '
-                '"costDetails": "JSON", "input": "JSON", "output": "JSON"}')
+                '"costDetails": "JSON", "input": "JSON", "output": "JSON", "toolDefinitions": "JSON"}')
 
 _SUBSET = "k like 'prompt_details.%' or k like 'completion_details.%' or k = 'total'"
 _CACHE_READ = "k in ('input_cache_read', 'cache_read_input_tokens')"
@@ -190,7 +190,11 @@ def _insert(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> None:
                (select output_text from steps where run_id = $run and is_final) as final_output,
                json_object('tags', t.trace -> 'tags', 'sessionId', t.trace -> 'sessionId', 'userId', t.trace -> 'userId',
                            'environment', t.trace -> 'environment') as labels,
-               (select sum(harness_cost_micros) from steps where run_id = $run)::bigint as ledger_cost_micros
+               (select sum(harness_cost_micros) from steps where run_id = $run)::bigint as ledger_cost_micros,
+               -- no catalogue size is recorded: estimated from the tool definitions sent (see docs/costs.md)
+               (select max(ceil(octet_length(encode(o.toolDefinitions::varchar)) / 4))::integer from _lf
+                where json_type(o.toolDefinitions) in ('OBJECT', 'ARRAY') and o.toolDefinitions::varchar not in ('{}', '[]'))
+                   as catalogue_tokens
         from t, summary s, outcome o""",
         {"run": run_id, "source": source},
     )

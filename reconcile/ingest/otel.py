@@ -248,7 +248,9 @@ def _insert(con: duckdb.DuckDBPyConnection, source: str) -> None:
                    any_value(service) as service, min(line_no) as line_no
             from members group by run_id
         ),
-        roots as (select o.trace_id || '/' || o.span_id as run_id, o.* from _ot o where o.role = 'agent')
+        roots as (select o.trace_id || '/' || o.span_id as run_id, o.* from _ot o where o.role = 'agent'),
+        members_defs as (select run_id, {_attr('gen_ai.tool.definitions').replace("a[", "m2.a[")} as definitions
+                         from members m2 where m2.role = 'model')
         select p.run_id, 'otel' as source_format, $source as source_file, p.line_no::integer as source_line,
                coalesce({_attr('gen_ai.agent.name').replace("a[", "root.a[")}, p.service, 'otel') as agent,
                (select mode(model) from steps s where s.run_id = p.run_id and s.model is not null) as model,
@@ -260,6 +262,9 @@ def _insert(con: duckdb.DuckDBPyConnection, source: str) -> None:
                case when coalesce(root.errored, p.any_error) then 'error' when not p.unfinished then 'complete' end
                    as stop_reason,
                (select output_text from steps s where s.run_id = p.run_id and s.is_final) as final_output,
+               -- no catalogue size is recorded: estimated from gen_ai.tool.definitions (see docs/costs.md)
+               (select max(ceil(octet_length(encode(m.definitions)) / 4))::integer from members_defs m
+                where m.run_id = p.run_id) as catalogue_tokens,
                case when root.trace_id is not null then
                    json_object('conversation_id', {_attr('gen_ai.conversation.id').replace("a[", "root.a[")}) end as labels,
                (select r2.run_id from _ot_runs r2 join _ot parent on parent.record_no = r2.record_no
