@@ -46,12 +46,6 @@ def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
     return counts
 
 
-def record_outcome(con: duckdb.DuckDBPyConnection, source: str, lines: int) -> FileCounts:
-    """The single-file case (file number 1)."""
-    del source, lines  # the file is _files' one row
-    return record_outcomes(con)[1]
-
-
 def owner_elsewhere(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> str | None:
     """The other file a run id was already loaded from, if any."""
     rows = con.execute("select source_file from runs where run_id = ? and source_file <> ? limit 1",

@@ -14,6 +14,8 @@ from pathlib import Path
 import duckdb
 
 from ..errors import BadInput
+from .accounting import record_outcomes
+from .result import FileCounts
 
 
 def read_document(con: duckdb.DuckDBPyConnection, path: Path, shape_sql: str, expected: str) -> bool:
@@ -58,3 +60,18 @@ def finish_records(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         """create or replace temp table _outcome as
         select 1 as file_no, record_no as line_no, decision, note from _records where decision <> 'reject'"""
     )
+
+
+def finish_document(con: duckdb.DuckDBPyConnection, path: Path, scratch: tuple[str, ...] = ()) -> FileCounts:
+    """Account for ``_records`` (rejects recorded, counts returned) and drop the loader's scratch tables."""
+    finish_records(con, path)
+    counts = record_outcomes(con)[1]
+    for table in ("_doc", "_records", "_checked", "_outcome", "_files", *scratch):
+        con.execute(f"drop table if exists {table}")
+    return counts
+
+
+def reject_document(con: duckdb.DuckDBPyConnection, path: Path) -> FileCounts:
+    """The counts of a file that is not valid JSON: one record, rejected."""
+    invalid_document(con, path)
+    return finish_document(con, path)

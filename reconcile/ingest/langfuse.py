@@ -25,8 +25,8 @@ from pathlib import Path
 import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
-from .accounting import owner_elsewhere, record_outcome
-from .documents import finish_records, invalid_document, read_document
+from .accounting import owner_elsewhere
+from .documents import finish_document, read_document, reject_document
 from .result import FileCounts
 
 FORMAT = "langfuse"
@@ -51,11 +51,7 @@ def _usage_sum(condition: str) -> str:
 
 def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     if not read_document(con, path, LANGFUSE_SHAPE, LANGFUSE_EXPECTED):
-        invalid_document(con, path)
-        finish_records(con, path)
-        counts = record_outcome(con, source, 1)
-        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome; drop table _files")
-        return counts
+        return reject_document(con, path)
     run_id = con.execute("select j ->> '$.trace.id' from _doc").fetchall()[0][0] or path.stem
     owner = owner_elsewhere(con, run_id, source)
     con.execute(
@@ -66,7 +62,7 @@ def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> Fi
               from (select unnest((j -> 'observations')::json[]) as raw from _doc))"""
     )
     con.execute(
-        f"""create or replace temp table _records as
+        """create or replace temp table _records as
         select 1 as record_no, (select j -> 'trace' from _doc)::varchar as raw,
                case when $owner is not null then 'skip' else 'load' end as decision,
                case when $owner is not null then 'run ' || $run || ' was already loaded from ' || $owner end as note
@@ -92,17 +88,14 @@ def load_langfuse(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> Fi
     )
     if owner is None:
         _insert(con, run_id, source)
-    finish_records(con, path)
-    counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    con.execute("drop table _doc; drop table _lf; drop table _records; drop table _checked; drop table _outcome; drop table _files")
-    return counts
+    return finish_document(con, path, ("_lf",))
 
 
 def _insert(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> None:
     con.execute(
-        f"""create or replace temp table _lf_steps as
+        """create or replace temp table _lf_steps as
         select row_number() over (order by start, l.record_no) - 1 as idx, l.record_no, l.o, l.is_model, start,
-               coalesce(try_cast(l.o.endTime as timestamptz), start) as finish, coalesce(l.o.usageDetails, '{{}}') as u,
+               coalesce(try_cast(l.o.endTime as timestamptz), start) as finish, coalesce(l.o.usageDetails, '{}') as u,
                coalesce(p.o.name, 'trace') as thread
         from _lf l join _records r using (record_no)
         left join _lf p on p.o.id = l.o.parentObservationId, lateral (select l.o.startTime::timestamptz as start)

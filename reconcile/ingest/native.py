@@ -13,7 +13,7 @@ import duckdb
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..journal import EVENTS, TOOL_STATUSES, USAGE_BUCKETS
 from ..status import STATUSES
-from .accounting import record_outcome
+from .accounting import record_outcomes
 from .result import FileCounts
 from .validate import Field, check_lines, structure_sql
 
@@ -99,7 +99,7 @@ end"""
 
 def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     """Load one native journal (its lines already in ``_lines``) inside the caller's transaction."""
-    lines = check_lines(con, FIELDS, _VERSION_CHECK)
+    check_lines(con, FIELDS, _VERSION_CHECK)
     con.execute(
         f"""create or replace temp table _parsed as
         select line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
@@ -115,7 +115,7 @@ def load_native(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> File
         select 1 as file_no, line_no, 'reject' as decision, reason as note from _parsed where reason is not null
         union all select 1, line_no, decision, note from _decided"""
     )
-    counts = record_outcome(con, source, lines)
+    counts = record_outcomes(con)[1]
     con.execute("drop table _lines; drop table _checked; drop table _parsed; drop table _outcome")
     return counts
 

@@ -33,8 +33,7 @@ import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..errors import BadInput
-from .accounting import record_outcome
-from .documents import finish_records
+from .documents import finish_document
 from .result import FileCounts
 
 FORMAT = "otel"
@@ -130,11 +129,7 @@ def load_otel(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCo
             from _ot o left join _ot_runs r using (record_no))"""
     )
     _insert(con, source)
-    finish_records(con, path)
-    counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    for table in ("_ot_text", "_ot_requests", "_ot", "_ot_runs", "_records", "_checked", "_outcome", "_files"):
-        con.execute(f"drop table if exists {table}")
-    return counts
+    return finish_document(con, path, ("_ot_text", "_ot_requests", "_ot", "_ot_runs"))
 
 
 def _assign_runs(con: duckdb.DuckDBPyConnection, source: str) -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
-from .accounting import owner_elsewhere, record_outcome
-from .documents import finish_records, invalid_document, read_document
+from .accounting import owner_elsewhere
+from .documents import finish_document, read_document, reject_document
 from .result import FileCounts
 
 FORMAT = "swe_agent"
@@ -33,11 +33,7 @@ SWE_AGENT_EXPECTED = 'a SWE-agent trajectory ({"trajectory": [...], "info": {...
 
 def load_swe_agent(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> FileCounts:
     if not read_document(con, path, SWE_AGENT_SHAPE, SWE_AGENT_EXPECTED):
-        invalid_document(con, path)
-        finish_records(con, path)
-        counts = record_outcome(con, source, 1)
-        con.execute("drop table _doc; drop table _records; drop table _checked; drop table _outcome; drop table _files")
-        return counts
+        return reject_document(con, path)
     run_id = path.stem
     owner = owner_elsewhere(con, run_id, source)
     con.execute(
@@ -74,10 +70,7 @@ def load_swe_agent(con: duckdb.DuckDBPyConnection, path: Path, source: str) -> F
     )
     if owner is None:
         _insert(con, run_id, source)
-    finish_records(con, path)
-    counts = record_outcome(con, source, con.execute("select count(*) from _records").fetchall()[0][0])
-    con.execute("drop table _doc; drop table _swe; drop table _records; drop table _checked; drop table _outcome; drop table _files")
-    return counts
+    return finish_document(con, path, ("_swe",))
 
 
 def _insert(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> None:
