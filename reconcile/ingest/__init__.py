@@ -186,6 +186,8 @@ def _forget_file(con: duckdb.DuckDBPyConnection, source: str) -> None:
         con.execute(f"delete from {table} where run_id in ({owned})", {"source": source})
     con.execute("delete from runs where source_file = $source", {"source": source})
     con.execute("delete from rejects where path = $source", {"source": source})
+    con.execute("delete from usage_buckets where source_file = $source", {"source": source})
+    con.execute("delete from billed_costs where source_file = $source", {"source": source})
     con.execute("delete from ingested_files where path = $source", {"source": source})
 
 

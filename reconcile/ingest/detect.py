@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from . import claude_code, langfuse, native, openhands, otel, swe_agent
+from . import claude_code, langfuse, native, openhands, otel, provider, swe_agent
 from .lines import read_head
 from .result import FileCounts
 
@@ -72,6 +73,32 @@ def _looks_otel(values: list[object], text: str) -> bool:
     return not values and '"resourceSpans"' in text[:2000]
 
 
+def _provider_sniffer(kind: str) -> Sniffer:
+    """A provider export, JSON or CSV, recognised by the fields only that kind has."""
+    # Keys, not values: a cost report's token_type *value* can be "uncached_input_tokens".
+    json_markers = {
+        "openai_usage": (r'"organization\.usage\.completions\.result"', r'"num_model_requests"\s*:'),
+        "openai_costs": (r'"organization\.costs\.result"',),
+        "anthropic_usage": (r'"uncached_input_tokens"\s*:',),
+        "anthropic_costs": (r'"starting_at"\s*:', r'"cost_type"\s*:'),
+    }[kind]
+    csv_columns = {
+        "openai_usage": {"start_time", "input_tokens"}, "openai_costs": {"start_time", "amount_value"},
+        "anthropic_usage": {"starting_at", "uncached_input_tokens"}, "anthropic_costs": {"starting_at", "amount"},
+    }[kind]
+
+    def sniff(values: list[object], text: str) -> bool:
+        head = text.lstrip()
+        if head[:1] in ("{", "["):
+            if kind == "anthropic_costs":
+                return all(re.search(marker, text) for marker in json_markers) and re.search(r'"amount"\s*:', text)
+            return any(re.search(marker, text) for marker in json_markers)
+        header = {column.strip().strip('"') for column in head.splitlines()[0].split(",")} if head else set()
+        return csv_columns <= header and (kind != "anthropic_costs" or "uncached_input_tokens" not in header)
+
+    return sniff
+
+
 FORMATS: dict[str, Format] = {
     native.FORMAT: Format(native.FORMAT, "reconcile native journal v1 (JSON Lines of run_start / step / run_end)",
                           _looks_native, native.load_native),
@@ -84,6 +111,8 @@ FORMATS: dict[str, Format] = {
                              _looks_swe_agent, swe_agent.load_swe_agent, reads_lines=False),
     openhands.FORMAT: Format(openhands.FORMAT, "OpenHands event stream (a JSON array of actions and observations)",
                              _looks_openhands, openhands.load_openhands, reads_lines=False),
+    **{kind: Format(kind, f"{kind.replace('_', ' ')} export (JSON pages or CSV)", _provider_sniffer(kind),
+                    provider.load_provider_export(kind), reads_lines=False) for kind in provider.KINDS},
     otel.FORMAT: Format(otel.FORMAT, "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)",
                         _looks_otel, otel.load_otel, reads_lines=False),
 }

@@ -1,0 +1,195 @@
+"""Loaders for the providers' usage and cost exports — the bill side of the three-way match.
+
+Four kinds, each as the API returns it (one page ``{"data": [...]}``, an array of pages, or the
+pages' ``data`` arrays concatenated) or as CSV (the result's fields as columns, plus the bucket's
+bounds: ``start_time,end_time`` for OpenAI, ``starting_at,ending_at`` for Anthropic; nested fields
+flattened with ``_``, e.g. ``amount_value``, ``cache_creation_ephemeral_5m_input_tokens``):
+
+- ``openai_usage``: ``GET /v1/organization/usage/completions``. ``input_tokens`` *includes*
+  cached tokens (``input_cached_tokens``) and, when reported, cache writes; uncached input is
+  ``input_uncached_tokens`` when given, else what is left.
+- ``openai_costs``: ``GET /v1/organization/costs``; ``amount.value`` is in dollars.
+- ``anthropic_usage``: ``GET /v1/organizations/usage_report/messages``; buckets are additive.
+- ``anthropic_costs``: ``GET /v1/organizations/cost_report``; ``amount`` is a decimal *string in
+  cents* ("123.45" is $1.2345).
+
+Records: one per result. A result missing a required field is rejected with the reason; unknown
+fields are ignored. Overlapping downloads never double count: a result whose bucket and
+dimensions repeat within a file keeps its last copy (the earlier ones are skipped), and one that
+repeats a row loaded from another file replaces it (the later download wins) and the replacement
+is logged in ``usage_replacements``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from .documents import finish_document
+
+KINDS = {
+    "openai_usage": ("openai", "usage", "start_time", "end_time"),
+    "openai_costs": ("openai", "cost", "start_time", "end_time"),
+    "anthropic_usage": ("anthropic", "usage", "starting_at", "ending_at"),
+    "anthropic_costs": ("anthropic", "cost", "starting_at", "ending_at"),
+}
+DIMENSIONS = ("model", "api_key_id", "workspace_id", "project_id", "user_id", "service_tier", "batch",
+              "context_window", "inference_geo")
+COST_KEYS = ("line_item", "cost_type", "token_type", "model", "service_tier", "workspace_id", "project_id",
+             "context_window")
+
+
+def _field(name: str) -> str:
+    """A result field, nested (JSON) or flattened (CSV) — e.g. cache_creation.ephemeral_5m_input_tokens."""
+    flat = name.replace(".", "_")
+    return f"coalesce(r ->> '$.{name}', r ->> '{flat}')" if "." in name else f"(r ->> '{name}')"
+
+
+def _count(*names: str) -> str:
+    return "coalesce(" + ", ".join(f"try_cast({_field(n)} as bigint)" for n in names) + ")"
+
+
+def _when(start: str) -> str:
+    return (f"coalesce(try_cast(r ->> '_start' as timestamptz), "
+            f"to_timestamp(try_cast(r ->> '_start' as bigint)))").replace("_start", start)
+
+
+_USAGE_SQL = {
+    "openai_usage": f"""
+        {_count('input_cached_tokens')} as cache_read,
+        {_count('input_cache_write_tokens')} as cache_write_5m,
+        {_count('input_cache_write_12h_tokens')} as cache_write_1h,
+        coalesce({_count('input_uncached_tokens')}, {_count('input_tokens')} - coalesce({_count('input_cached_tokens')}, 0)
+                 - coalesce({_count('input_cache_write_tokens')}, 0) - coalesce({_count('input_cache_write_12h_tokens')}, 0))
+            as input_uncached,
+        {_count('output_tokens')} as output_tokens, {_count('input_audio_tokens')} as input_audio,
+        {_count('output_audio_tokens')} as output_audio, {_count('num_model_requests')} as requests,
+        null::bigint as web_search_requests,
+        'openai: input_tokens includes cached tokens; uncached = input - cached - cache writes' as semantics,
+        case when {_count('input_tokens')} is null and {_count('input_uncached_tokens')} is null
+                 then 'result has no "input_tokens"'
+             when {_count('output_tokens')} is null then 'result has no "output_tokens"' end as missing""",
+    "anthropic_usage": f"""
+        {_count('cache_read_input_tokens')} as cache_read,
+        {_count('cache_creation.ephemeral_5m_input_tokens', 'cache_creation_5m_input_tokens')} as cache_write_5m,
+        {_count('cache_creation.ephemeral_1h_input_tokens', 'cache_creation_1h_input_tokens')} as cache_write_1h,
+        {_count('uncached_input_tokens')} as input_uncached, {_count('output_tokens')} as output_tokens,
+        null::bigint as input_audio, null::bigint as output_audio, null::bigint as requests,
+        {_count('server_tool_use.web_search_requests')} as web_search_requests,
+        'anthropic: additive buckets (uncached, cache read, cache creation 5 m / 1 h)' as semantics,
+        case when {_count('uncached_input_tokens')} is null then 'result has no "uncached_input_tokens"'
+             when {_count('output_tokens')} is null then 'result has no "output_tokens"' end as missing""",
+}
+
+_COST_SQL = {
+    "openai_costs": f"""
+        try_cast({_field('amount.value')} as decimal(24, 10)) as amount_usd,
+        upper(coalesce({_field('amount.currency')}, 'usd')) as currency,
+        {_field('line_item')} as line_item, null as cost_type, null as token_type, null as model,
+        null as service_tier, null as workspace_id, {_field('project_id')} as project_id, null as context_window,
+        case when try_cast({_field('amount.value')} as decimal(24, 10)) is null
+             then 'result has no numeric "amount.value"' end as missing""",
+    # Anthropic reports the amount as a decimal string in cents: "123.45" is $1.2345.
+    "anthropic_costs": f"""
+        try_cast({_field('amount')} as decimal(24, 10)) / 100 as amount_usd,
+        upper(coalesce({_field('currency')}, 'USD')) as currency,
+        {_field('description')} as line_item, {_field('cost_type')} as cost_type, {_field('token_type')} as token_type,
+        {_field('model')} as model, {_field('service_tier')} as service_tier, {_field('workspace_id')} as workspace_id,
+        null as project_id, {_field('context_window')} as context_window,
+        case when try_cast({_field('amount')} as decimal(24, 10)) is null
+             then 'result has no "amount" (a decimal string of cents)' end as missing""",
+}
+
+
+def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: str) -> None:
+    """Create ``_pr(record_no, r JSON)``: every result, with its bucket's bounds as ``_start``/``_end``."""
+    head = path.read_bytes()[:1].strip() or b"{"
+    if head not in (b"{", b"["):
+        con.execute(
+            f"""create or replace temp table _pr as
+            select row_number() over () as record_no,
+                   json_merge_patch(to_json(t), json_object('_start', t.{start}, '_end', t.{end})) as r
+            from read_csv(?, all_varchar = true, header = true) t""", [str(path)])
+        return
+    con.execute("create or replace temp table _doc as select content::json as j from read_text(?)", [str(path)])
+    con.execute(
+        f"""create or replace temp table _pr as
+        with items as (
+            select unnest(list) as item, generate_subscripts(list, 1) as page
+            from (select case when json_type(j) = 'ARRAY' then j::json[] else [j] end as list from _doc)
+        ),
+        buckets as (
+            select page, unnest(list) as b, generate_subscripts(list, 1) as bucket
+            from (select page, case when json_type(item, '$.data') = 'ARRAY' then (item -> 'data')::json[]
+                                    else [item] end as list from items)
+        ),
+        results as (
+            select page, bucket, b, unnest(list) as r, generate_subscripts(list, 1) as position
+            from (select *, coalesce((b -> 'results')::json[], []) as list from buckets)
+        )
+        select row_number() over (order by page, bucket, position) as record_no,
+               json_merge_patch(r, json_object('_start', b -> '{start}', '_end', b -> '{end}')) as r
+        from results"""
+    )
+
+
+def load_provider_export(kind: str):
+    provider, table, start, end = KINDS[kind]
+
+    def load(con: duckdb.DuckDBPyConnection, path: Path, source: str):
+        _read_records(con, path, start, end)
+        body = _USAGE_SQL[kind] if table == "usage" else _COST_SQL[kind]
+        when_start, when_end = _when("_start"), _when("_end")
+        con.execute(
+            f"""create or replace temp table _pn as
+            select record_no, r::varchar as raw, {when_start} as bucket_start, {when_end} as bucket_end,
+                   {", ".join(f"nullif({_field(d)}, '') as {d}" for d in DIMENSIONS if table == 'usage')}
+                   {"," if table == "usage" else ""} {body}
+            from _pr"""
+        )
+        keys = DIMENSIONS if table == "usage" else COST_KEYS
+        key = "concat_ws('|', '" + provider + "', bucket_start, bucket_end, " + ", ".join(
+            f"coalesce({k}::varchar, '')" for k in keys) + ")"
+        con.execute(
+            f"""create or replace temp table _records as
+            select record_no, raw,
+                   case when bucket_start is null or bucket_end is null or missing is not null then 'reject'
+                        when record_no < max(record_no) over (partition by {key}) then 'skip' else 'load' end as decision,
+                   case when bucket_start is null or bucket_end is null
+                            then 'result ' || record_no || ': the bucket has no valid {start} / {end}'
+                        when missing is not null then 'result ' || record_no || ': ' || missing
+                        when record_no < max(record_no) over (partition by {key})
+                            then 'the same bucket and dimensions again later in the file (overlapping pages)' end as note,
+                   {key} as bucket_key
+            from _pn"""
+        )
+        target = "usage_buckets" if table == "usage" else "billed_costs"
+        stored_key = key.replace("bucket_start, bucket_end", "t.bucket_start, t.bucket_end").replace(
+            "coalesce(", "coalesce(t.")
+        con.execute(
+            f"""insert into usage_replacements
+            select distinct '{table}', r.bucket_key, t.source_file, $source, now()
+            from {target} t join _records r on r.decision = 'load' and r.bucket_key = {stored_key}
+            where t.provider = '{provider}' and t.source_file <> $source""", {"source": source})
+        con.execute(
+            f"""delete from {target} t where t.provider = '{provider}' and t.source_file <> $source
+                and {stored_key} in (select bucket_key from _records where decision = 'load')""", {"source": source})
+        columns = (["bucket_width", *DIMENSIONS, "input_uncached", "cache_read", "cache_write_5m", "cache_write_1h",
+                    "output_tokens", "input_audio", "output_audio", "requests", "web_search_requests", "semantics"]
+                   if table == "usage" else
+                   ["amount_usd", "currency", *COST_KEYS])
+        width = ("case date_diff('second', bucket_start, bucket_end) when 60 then '1m' when 3600 then '1h' "
+                 "when 86400 then '1d' else date_diff('second', bucket_start, bucket_end) || 's' end as bucket_width")
+        select = ", ".join(width if c == "bucket_width" else
+                           (f"try_cast({c} as boolean) as {c}" if c == "batch" else
+                            (f"coalesce({c}, 0) as {c}" if c in ("cache_read", "cache_write_5m", "cache_write_1h") else c))
+                           for c in columns)
+        con.execute(
+            f"""insert into {target} by name
+            select '{provider}' as provider, bucket_start, bucket_end, {select},
+                   $source as source_file, record_no::integer as source_record, now() as loaded_at
+            from _pn join _records using (record_no) where decision = 'load'""", {"source": source})
+        return finish_document(con, path, ("_pr", "_pn"))
+
+    return load
