@@ -18,6 +18,7 @@ compared as (
 select null as run_id, null as step,
        format('{} / {}: {:.1f} µ$ per request in the week of {}, up {:.0f} % from {:.1f} µ$ the week of {} ({} requests)',
               agent, task_class, per_request, strftime(week, '%Y-%m-%d'), (per_request / previous - 1) * 100,
-              previous, strftime(previous_week, '%Y-%m-%d'), requests) as detail
+              previous, strftime(previous_week, '%Y-%m-%d'), requests) as detail,
+       week as at
 from compared
 where previous > 0 and per_request > previous * (1 + getvariable('cost_rise_threshold')::double)

@@ -199,6 +199,8 @@ def resolve(con: duckdb.DuckDBPyConnection) -> int:
                   coalesce(s.started_at, r.started_at, now())::date as day
            from steps s join runs r using (run_id)
            where s.kind = 'model' and coalesce(s.model, r.model) is not null
+           union
+           select provider, model, bucket_start::date from usage_buckets where model is not null
            except select provider, model, day from model_prices"""
     ).fetchall()
     for provider, model, day in missing:  # per distinct model and day, never per step

@@ -11,6 +11,7 @@ chosen runs, and ``planted.json`` records which check should find each one.
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import json
 import random
@@ -21,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Faults, Limits, Plan, RunSpec, run_agent  # noqa: E402
+from provider_exports import BUCKETS, REPORTED_NAME, Provider, write_exports  # noqa: E402
 
 from reconcile.journal import Journal  # noqa: E402
 
@@ -136,6 +138,10 @@ def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
     trimmed.plan.answer_at, trimmed.plan.truncate_at = 7, 4
     trimmed.faults.silent_truncation = True
 
+    twice = triage[35]  # the final answer's step is journalled twice; the provider billed it once
+    twice.plan.answer_at = 4
+    twice.faults.journal_final_twice = True
+
     inhouse = researcher[15]  # a run on a model no public price list has
     inhouse.model, inhouse.provider = "acme-distill-7b", "acme"
 
@@ -152,7 +158,7 @@ def _plain(plan: Plan) -> bool:
 # fault -> (checks that should find it, whether the finding names a step)
 EXPECTED = {
     "ignore_final_answer": (["final_answer_not_overwritten"], True),
-    "ledger_skips_cache_reads": (["ledger_matches_transcript"], False),
+    "ledger_skips_cache_reads": (["ledger_matches_transcript", "tokens_match_provider"], False),
     "drop_tool_result": (["steps_equal_tool_results", "tool_calls_paired"], True),
     "retry_side_effects": (["steps_equal_tool_results", "tool_calls_paired", "side_effects_once"], True),
     "oscillation": (["stalled_runs_detected"], False),
@@ -166,6 +172,9 @@ EXPECTED = {
     "empty_answer_is_success": (["status_consistent"], False),
     "prediction_missed": (["stop_reason_as_expected"], False),
     "unpriced_model": (["models_priced"], True),
+    "journal_final_twice": (["ledger_matches_transcript", "steps_equal_tool_results", "tokens_match_provider"], False),
+    "phantom_bucket": (["tokens_match_provider", "costs_match_provider"], False),
+    "unjournalled_run": (["tokens_match_provider", "costs_match_provider"], False),
 }
 DESCRIPTIONS = {
     "ignore_final_answer": "The model gave its final answer at this step (its 9th model call); the harness took it for a progress note "
@@ -191,6 +200,12 @@ DESCRIPTIONS = {
     "empty_answer_is_success": "The model's last turn said nothing; the harness ended the run as model_finished, so it "
                                "is marked succeeded without a final answer.",
     "prediction_missed": "A scripted scenario predicted model_finished; the run ran out of steps (max_steps).",
+    "journal_final_twice": "The harness journalled its final answer's model step twice (a retried write); the "
+                           "provider billed the call once and the ledger counted it once.",
+    "phantom_bucket": "Provider side of the step journalled twice: the journals carry tokens the provider never "
+                      "billed (phantom) in that bucket, and price above the bill that day.",
+    "unjournalled_run": "A coder run (lost-journal) reached the provider but its journal was lost: the provider billed "
+                        "tokens no journal explains (unexplained) that day.",
     "unpriced_model": "The run used acme-distill-7b, an in-house model no public price list has: its spend is "
                       "unknown until a price override is loaded (this is its first model step).",
 }
@@ -234,6 +249,9 @@ def generate(out: Path) -> list[dict]:
     night.mkdir(parents=True, exist_ok=True)
     planted: list[dict] = []
     specs = build_specs()
+    provider = Provider()
+    for spec in specs:  # the provider's own record of every call it answered
+        spec.on_call = provider.recorder(f"key_{spec.agent}", "wrkspc_nightly", "proj_agents")
     for agent in AGENTS:
         path = night / f"{agent.name}.jsonl"
         path.unlink(missing_ok=True)
@@ -259,11 +277,52 @@ def generate(out: Path) -> list[dict]:
                     checks, with_step = EXPECTED[fault]
                     planted += [{"check": c, "run_id": spec.run_id, "step": idx if with_step else None,
                                  "fault": fault} for c in checks]
-    planted.sort(key=lambda p: (p["check"], p["run_id"], -1 if p["step"] is None else p["step"]))
+    planted += _unjournalled_run(specs, provider, out)
+    planted += _phantom_bucket(specs, night)
+    write_exports(provider, out / "provider")
+    planted.sort(key=lambda p: (p["check"], p["run_id"] or "", -1 if p["step"] is None else p["step"]))
     (out / "planted.json").write_text(
         json.dumps([{k: p[k] for k in ("check", "run_id", "step")} for p in planted], indent=1) + "\n")
     (out / "PLANTED.md").write_text(_planted_markdown(planted))
     return planted
+
+
+def _unjournalled_run(specs: list[RunSpec], provider: Provider, out: Path) -> list[dict]:
+    """A coder run that reached the provider but whose journal was lost: unexplained tokens."""
+    template = next(s for s in specs if s.agent == "coder" and s.faults == Faults() and _plain(s.plan))
+    lost = copy.deepcopy(template)
+    lost.run_id, lost.seed = "lost-journal", 12345
+    lost.start = NIGHT_START + timedelta(hours=3)
+    mine = Provider()
+    record_both = (lambda at, model, prov, usage, a=lost.on_call, b=mine.recorder(
+        "key_coder", "wrkspc_nightly", "proj_agents"): (a(at, model, prov, usage), b(at, model, prov, usage)))
+    lost.on_call = record_both
+    run_agent(Journal(io.StringIO()), lost)  # the journal went nowhere
+    _record_planted_usage(out, "unexplained", mine)
+    return [{"check": c, "run_id": None, "step": None, "fault": "unjournalled_run"}
+            for c in EXPECTED["unjournalled_run"][0]]
+
+
+def _phantom_bucket(specs: list[RunSpec], night: Path) -> list[dict]:
+    """The provider-side findings of the step journalled twice: phantom tokens in its bucket."""
+    twice = next(s for s in specs if s.faults.journal_final_twice)
+    lines = [json.loads(line) for line in (night / f"{twice.agent}.jsonl").read_text().splitlines()]
+    steps = [line for line in lines if line.get("run_id") == twice.run_id and line.get("kind") == "model"]
+    duplicate = steps[-1]
+    usage = {b: duplicate["usage"].get("output" if b == "output" else b, 0) for b in BUCKETS}
+    day = datetime.fromisoformat(duplicate["ts"].replace("Z", "+00:00")).date().isoformat()
+    path = HERE if night.parent == HERE else night.parent
+    key = f"anthropic|{REPORTED_NAME[twice.model]}|{day}"
+    data = json.loads((path / "planted_usage.json").read_text())
+    data["phantom"] = {key: usage}
+    (path / "planted_usage.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return [{"check": c, "run_id": None, "step": None, "fault": "phantom_bucket"} for c in EXPECTED["phantom_bucket"][0]]
+
+
+def _record_planted_usage(out: Path, kind: str, provider: Provider) -> None:
+    data = {kind: {f"{k[0]}|{k[2]}|{k[1].isoformat()}": {b: u[b] for b in BUCKETS}
+                   for k, u in provider.usage.items()}}
+    (out / "planted_usage.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def _planted_markdown(planted: list[dict]) -> str:
@@ -274,7 +333,8 @@ def _planted_markdown(planted: list[dict]) -> str:
              "| check | run | step | what happened |", "|---|---|---|---|"]
     for p in planted:
         step = "" if p["step"] is None else str(p["step"])
-        lines.append(f"| `{p['check']}` | `{p['run_id']}` | {step} | {DESCRIPTIONS[p['fault']]} |")
+        run = f"`{p['run_id']}`" if p["run_id"] else "(a bucket)"
+        lines.append(f"| `{p['check']}` | {run} | {step} | {DESCRIPTIONS[p['fault']]} |")
     return "\n".join(lines) + "\n"
 
 

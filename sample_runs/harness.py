@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -66,6 +67,7 @@ class Faults:
     no_result_bound: bool = False  # lets a huge tool result into the context whole
     silent_truncation: bool = False  # trims the context without recording a compaction
     empty_answer_is_success: bool = False  # ends 'model_finished' when the model said nothing
+    journal_final_twice: bool = False  # writes the final answer's step twice (a retried write); billed once
 
 
 @dataclass
@@ -82,6 +84,7 @@ class RunSpec:
     faults: Faults = field(default_factory=Faults)
     compact_above: int = 60000  # compact the context above this many tokens
     predicted_stop_reason: str | None = None  # scripted scenarios know how they should end
+    on_call: Callable[[datetime, str, str, dict], None] | None = None  # the provider's side: every call it answered
 
 
 def run_agent(journal: Journal, spec: RunSpec) -> list[tuple[str, int]]:
@@ -139,6 +142,15 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
         if unknown:
             incidents.append(("unknown_tool_call", step.idx))
         clock.advance(reply["ms"])
+        if spec.on_call:
+            spec.on_call(clock.now, spec.model, spec.provider, reply["usage"])
+        if reply["final"] and faults.journal_final_twice:  # the same call journalled again, under a new index
+            incidents.append(("journal_final_twice", run.next_idx))
+            run.model_step(model=spec.model, usage=reply["usage"], ms=reply["ms"], text=reply["text"], final=True,
+                           finish_reason=reply["finish_reason"], context_tokens=context,
+                           input_hash=sha256_text(f"{spec.run_id}/{context}"), attempt=1,
+                           request_id=f"req_{spec.run_id}_{turn}", response_id=f"msg_{spec.run_id}_{turn}",
+                           cost_micros=cost_micros(spec.model, reply["usage"]), ts=clock.now)
         usage = reply["usage"]
         step_input = sum(usage.get(b, 0) for b in INPUT_BUCKETS)
         ledger["steps"] += 1

@@ -1,11 +1,15 @@
 """One planted and one clean journal per check, written through the real writer.
 
+A fixture may also return provider exports to load beside the journal: ``(expected, {name: text})``.
+
 ``PLANTED[name](journal)`` writes runs violating check ``name`` and returns the exact
 ``(run_id, step)`` rows the check must report; ``CLEAN[name](journal)`` writes the nearest runs
 that satisfy it (and every other check).
 """
 
 from __future__ import annotations
+
+import json
 
 from reconcile.journal import Journal, ToolCall
 
@@ -255,6 +259,42 @@ def planted_cost_per_request_stable(j):
     return [(None, None)]
 
 
+def _billed_run(j):
+    """Two claude-sonnet-4-5 calls on 2026-11-28: 2,100 tokens, 2,640 µ$ at list prices."""
+    run = Run(j, "billed", provider="anthropic", api_key_id="key_1")
+    run.model(request_id="req_1")
+    run.model(final=True, request_id="req_2")
+    run.end()
+
+
+def _anthropic_usage(output: int) -> str:
+    return json.dumps({"data": [{"starting_at": "2026-11-28T00:00:00Z", "ending_at": "2026-11-29T00:00:00Z", "results": [
+        {"uncached_input_tokens": 200, "cache_read_input_tokens": 1800,
+         "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}, "output_tokens": output,
+         "model": "claude-sonnet-4-5", "api_key_id": "key_1"}]}], "has_more": False, "next_page": None})
+
+
+def _anthropic_costs(cents: str) -> str:
+    return json.dumps({"data": [{"starting_at": "2026-11-28T00:00:00Z", "ending_at": "2026-11-29T00:00:00Z", "results": [
+        {"amount": cents, "currency": "USD", "cost_type": "tokens", "model": "claude-sonnet-4-5",
+         "description": "Claude Sonnet 4.5", "token_type": None}]}], "has_more": False, "next_page": None})
+
+
+def planted_tokens_match_provider(j):
+    _billed_run(j)
+    return [(None, None)], {"usage.json": _anthropic_usage(90)}  # the journals carry 10 output tokens more
+
+
+def planted_costs_match_provider(j):
+    _billed_run(j)
+    return [(None, None)], {"costs.json": _anthropic_costs("0.5")}  # billed $0.005, priced $0.00264
+
+
+def clean_provider(j):
+    _billed_run(j)
+    return None, {"usage.json": _anthropic_usage(100), "costs.json": _anthropic_costs("0.264")}
+
+
 # --- clean ---------------------------------------------------------------------------------
 
 def clean_default(j):
@@ -325,4 +365,5 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "stop_reason_as_expected": clean_statuses,
     "cost_per_request_stable": lambda j: _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55}),  # +9 %
+    "tokens_match_provider": clean_provider, "costs_match_provider": clean_provider,
 }

@@ -56,6 +56,9 @@ def test_every_planted_row_points_at_a_real_run_and_step(night):
                                              "tool_calls_paired", "side_effects_once", "stalled_runs_detected",
                                              "budgets_enforced"}
     for p in planted:
+        if p["run_id"] is None:  # a provider bucket's finding names no run
+            assert p["step"] is None and p["check"] in {"tokens_match_provider", "costs_match_provider"}
+            continue
         assert night.execute("select count(*) from runs where run_id = ?", [p["run_id"]]).fetchall() == [(1,)]
         if p["step"] is not None:
             assert night.execute("select count(*) from steps where run_id = ? and idx = ?",
@@ -81,7 +84,7 @@ def test_ingesting_the_sample_folder_twice_loads_nothing_the_second_time(cli, db
     view_counts = "select (select count(*) from run_view) as runs, (select count(*) from step_view) as steps"
     before = cli("sql", view_counts, "--json", "--db", db_path).json()
     second = cli("ingest", SAMPLE_RUNS, "--json", "--db", db_path).json()
-    assert first["totals"]["loaded"] > 4000 and len(first["passed_over"]) == 5
+    assert first["totals"]["loaded"] > 4000 and len(first["passed_over"]) == 7
     assert second["totals"]["loaded"] == 0 and {f["status"] for f in second["files"]} == {"unchanged"}
     assert cli("sql", view_counts, "--json", "--db", db_path).json() == before
 

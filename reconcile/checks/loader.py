@@ -8,7 +8,8 @@
 The header is the leading block of ``--`` lines. Every key above is required, no other key is
 allowed, and ``name`` must match the file name — each mistake is an error naming the file and
 line. The body is plain DuckDB SQL over the documented views and tables returning one row per
-violation with at least the columns ``run_id``, ``step`` and ``detail``.
+violation with at least the columns ``run_id``, ``step`` and ``detail`` (and, for a finding that
+names no run, optionally ``at``: the time it is about, so ``--since``/``--until`` can place it).
 """
 
 from __future__ import annotations

@@ -109,7 +109,13 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
                  and ($agent is null or agent = $agent)""",
             {"since": scope.since, "until": scope.until, "agent": scope.agent},
         )
-        where = "where run_id is null or run_id in (select run_id from _scope)"
+        con.execute("set variable scope_since = ?", [scope.since])
+        con.execute("set variable scope_until = ?", [scope.until])
+        # A finding that names no run (a provider bucket, a week) is placed by its ``at`` column when the
+        # check returns one; without it, it is reported whatever the scope.
+        where = ("where run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
+                 "((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
+                 "(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
     results = [_run_one(con, check, where) for check in checks]
     con.execute("begin")
     con.executemany("insert into check_runs values (?, ?, ?, ?, ?)",
@@ -124,10 +130,11 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
 
 def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str) -> CheckResult:
     result = CheckResult(check.name, check.severity, check.invariant, check.remedy, str(check.path))
-    wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations {where} "
-               "order by run_id nulls first, step nulls first, detail")
     try:
         columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
+        at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
+        wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
+                   f"{where.format(at=at)} order by run_id nulls first, step nulls first, detail")
         missing = [c for c in REQUIRED_COLUMNS if c not in columns]
         if missing:
             raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "

@@ -22,6 +22,9 @@ DEFAULTS: dict[str, tuple[str, str]] = {
     "stall_window": ("6", "how many of a run's last tool calls the stall check looks at"),
     "stall_repeats": ("3", "this many identical calls within the window is a stall"),
     "cost_rise_threshold": ("0.20", "cost per model request may rise this much week over week before it is flagged"),
+    "usage_tolerance_tokens": ("0", "provider and journal token counts may differ by this many tokens in a bucket"),
+    "cost_tolerance_share": ("0.001", "billed and priced dollars may differ by this share of the bill (day × model)"),
+    "cost_tolerance_usd": ("0.001", "... or by this many dollars, whichever is larger"),
 }
 
 

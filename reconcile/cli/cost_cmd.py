@@ -167,3 +167,31 @@ def reprice_command(
     console.print(table(["model", "steps", "now", "repriced", "difference", "priced as"], rows,
                         right={"steps", "now", "repriced", "difference"}))
     return None
+
+
+@app.command("usage")
+def usage_command(
+    by: Annotated[str, typer.Option("--by", help="Group by day, hour, model, api_key, workspace or project.")] = "day",
+    json_out: JsonOption = False,
+    db: DbOption = DEFAULT_DB_PATH,
+) -> None:
+    """The three-way match: what the provider billed, what the journals say, what the ledger counted.
+
+    Example: reconcile usage --by model
+    """
+    from ..usage import usage_report
+
+    with store.connect(db) as con:
+        report = usage_report(con, by)
+    if json_out:
+        return print_json(report)
+    rows = [[g["key"], f"{g['provider_tokens'] or 0:,}", f"{g['journal_tokens'] or 0:,}",
+             "" if g["ledger_tokens"] is None else f"{g['ledger_tokens']:,}", _pct(g["coverage_tokens"]),
+             f"{g['unexplained_tokens'] or 0:,}", _usd(g["unexplained_micros"]), f"{g['phantom_tokens'] or 0:,}",
+             _usd(g["phantom_micros"]), _pct(g["coverage_usd"])] for g in [*report["groups"], report["total"]]]
+    columns = [by, "provider tokens", "journal tokens", "ledger tokens", "coverage", "unexplained tokens",
+               "unexplained $", "phantom tokens", "phantom $", "coverage $"]
+    console.print(table(columns, rows, right=set(columns[1:])))
+    if report["phantom_runs"]:
+        console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}", markup=False)
+    return None
