@@ -50,9 +50,9 @@ def _count(*names: str) -> str:
     return "coalesce(" + ", ".join(f"try_cast({_field(n)} as bigint)" for n in names) + ")"
 
 
-def _when(start: str) -> str:
-    return (f"coalesce(try_cast(r ->> '_start' as timestamptz), "
-            f"to_timestamp(try_cast(r ->> '_start' as bigint)))").replace("_start", start)
+def _when(key: str) -> str:
+    """A bucket bound: an RFC 3339 time (Anthropic) or Unix seconds (OpenAI)."""
+    return f"coalesce(try_cast(r ->> '{key}' as timestamptz), to_timestamp(try_cast(r ->> '{key}' as bigint)))"
 
 
 _USAGE_SQL = {
