@@ -1,0 +1,109 @@
+"""``reconcile budgets``: ceilings from evidence, stop-reason rates, latency and size percentiles."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import store
+from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
+from ..checks import parse_moment
+from ..checks.settings import set_variables
+from ..errors import BadInput, ExitCode
+from ..status import STATUSES
+from . import app
+from .options import DEFAULT_DB_PATH, DbOption, JsonOption
+from .render import console, print_json, table
+
+
+def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
+    """STATUS=RATE: groups whose share of STATUS over the whole window is above RATE."""
+    alerts = []
+    for pair in pairs:
+        status, sep, rate = pair.partition("=")
+        if not sep or status not in STATUSES:
+            raise BadInput(f"--alert-rate {pair!r}: expected STATUS=RATE with a status of {', '.join(STATUSES)}")
+        try:
+            limit = float(rate)
+        except ValueError as exc:
+            raise BadInput(f"--alert-rate {pair!r}: {rate!r} is not a share like 0.05") from exc
+        totals: dict[str, list[int]] = {}
+        for row in rates:
+            counted = totals.setdefault(row["key"], [0, 0])
+            counted[1] += row["runs"]
+            counted[0] += row["runs"] if row["status"] == status else 0
+        for key, (hits, runs) in sorted(totals.items()):
+            if runs and hits / runs > limit:
+                alerts.append({"group": key, "status": status, "share": hits / runs, "rate": limit, "runs": runs})
+    return alerts
+
+
+@app.command("budgets")
+def budgets_command(
+    by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model.")] = "agent",
+    since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
+    alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
+    json_out: JsonOption = False,
+    db: DbOption = DEFAULT_DB_PATH,
+) -> None:
+    """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
+
+    Example: reconcile budgets --by agent --emit toml
+    """
+    start, end = parse_moment(since), parse_moment(until, end_of_day=True)
+    with store.connect(db) as con:
+        set_variables(con)
+        report = budget_report(con, by, start, end)
+        rates = stop_reason_rates(con, by, start, end)
+        percentiles = latency_and_size(con)
+    alerts = _alerts(alert_rate or [], rates)
+    if emit_style:
+        console.print(emit(report, emit_style), markup=False, end="")
+    elif json_out:
+        print_json({**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts})
+    else:
+        _print(report, rates, percentiles, alerts)
+    if alerts:
+        raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _fmt(value, digits: int = 1) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def _print(report, rates, percentiles, alerts) -> None:
+    rows = []
+    for g in report["groups"]:
+        steps = g["metrics"]["steps"]
+        rows.append([g["key"], g["runs"], f"{g['success_rate']:.1%}", _fmt(steps["p50"]), _fmt(steps["p95"]),
+                     _fmt(steps["p99"]), g["recommended"].get("steps", ""), g["configured"]["steps"] or "",
+                     _fmt(g["metrics"]["tokens"]["p99"], 0), _fmt(g["metrics"]["wall_seconds"]["p99"]),
+                     "; ".join(f["flag"] for f in g["flags"])])
+    columns = [report["by"], "runs", "success", "p50 steps", "p95 steps", "p99 steps", "recommended max_steps",
+               "configured", "p99 tokens", "p99 wall s", "flags"]
+    console.print(table(columns, rows, title="Ceilings from the succeeded runs (exact quantiles)",
+                        right={"runs", "success", "p50 steps", "p95 steps", "p99 steps", "recommended max_steps",
+                               "configured", "p99 tokens", "p99 wall s"}))
+    for g in report["groups"]:
+        for flag in g["flags"]:
+            console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}", markup=False)
+    latest = {}
+    for row in rates:
+        latest[(row["key"], row["status"])] = row
+    rate_rows = [[key, status, row["day"], row["runs"], f"{row['share']:.1%}",
+                  "" if row["change"] is None else f"{row['change']:+.1%}"] for (key, status), row in sorted(latest.items())]
+    console.print(table(["group", "status", "day", "runs", "share", "change"], rate_rows,
+                        title="Stop-reason rates (latest day, change from the day before)", right={"runs", "share", "change"}))
+    latency = [[r["kind"], r["what"], r["steps"], *[_fmt(q, 0) for q in r["ms_quantiles"]]] for r in percentiles["latency"]]
+    console.print(table(["kind", "model / tool", "steps", "p50 ms", "p95 ms", "p99 ms"], latency,
+                        title="Latency", right={"steps", "p50 ms", "p95 ms", "p99 ms"}))
+    sizes = [[r["tool_name"], r["results"], _fmt(r["p99_result_tokens"], 0), f"{r['share_above_bound']:.1%}"]
+             for r in percentiles["result_size"]]
+    console.print(table(["tool", "results", "p99 result tokens", "above the bound"], sizes, title="Tool result size",
+                        right={"results", "p99 result tokens", "above the bound"}))
+    for alert in alerts:
+        console.print(f"ALERT {alert['group']}: {alert['status']} is {alert['share']:.1%} of {alert['runs']} runs, "
+                      f"above {alert['rate']:.1%}", markup=False)
