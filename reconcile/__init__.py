@@ -5,3 +5,10 @@ provider bill (what was charged) land in one DuckDB store; checks, costs and rep
 """
 
 __version__ = "0.1.0"
+
+
+def connect(path="reconcile.duckdb"):
+    """Open a store as polars DataFrames (see ``reconcile.api``): ``reconcile.connect("night.duckdb").runs()``."""
+    from .api import connect as _connect
+
+    return _connect(path)

@@ -1,0 +1,143 @@
+"""The HTML reports (finance, morning) and ``reconcile morning``, the one command cron runs.
+
+Reports are single self-contained files: CSS inline, charts as inline SVG, no script, no font and
+no URL of any kind, printable. Templates (``reports/*.html.j2``) render with autoescaping on, and
+every value printed passes through ``redact`` first, so a transcript's ``<script>`` is text and
+its API keys are masked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import jinja2
+from markupsafe import Markup
+
+from . import store
+from .budgets import budget_report, stop_reason_rates
+from .charts import bar_chart
+from .checks import CheckReport, load_checks, run_checks, write_junit
+from .costs import cost_report
+from .ingest import IngestReport, ingest
+from .redact import redact
+from .resources import reports_dir
+from .store import records
+from .usage import usage_report
+
+
+def _environment() -> jinja2.Environment:
+    # Our own markup (the charts, marked safe) passes as it is; every other value is redacted, then escaped.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=True,
+                             finalize=lambda value: value if isinstance(value, Markup) else redact(value),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["usd"] = _usd
+    env.filters["pct"] = lambda share: "—" if share is None else f"{share:.1%}"
+    env.filters["num"] = lambda value: "—" if value is None else f"{value:,.0f}" if isinstance(value, (int, float)) else value
+    env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
+    return env
+
+
+def _usd(micros: int | None) -> str:
+    if micros is None:
+        return "—"
+    dollars = round(micros / 1_000_000, 4)
+    return f"{'-' if dollars < 0 else ''}${abs(dollars):,.4f}"
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("select count(*) from usage_buckets").fetchall()[0][0])
+
+
+def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = None,
+                    until: datetime | None = None) -> dict[str, Any]:
+    by = {name: cost_report(con, name, since, until) for name in ("day", "model", "agent", "task_class")}
+    total = by["day"]["total"]
+    charts = {
+        "per_day": bar_chart([g["key"] for g in by["day"]["groups"]],
+                             {"spend": [g["cost_micros"] / 1e6 for g in by["day"]["groups"]]}, "Spend per day"),
+        "by_model": bar_chart([g["key"] for g in by["model"]["groups"]],
+                              {"cost": [g["cost_micros"] / 1e6 for g in by["model"]["groups"]],
+                               "without cache": [g["uncached_cost_micros"] / 1e6 for g in by["model"]["groups"]]},
+                              "By model: cost, and what it would be without the cache"),
+        "by_agent": bar_chart([g["key"] for g in by["agent"]["groups"]],
+                              {"spend": [g["cost_micros"] / 1e6 for g in by["agent"]["groups"]],
+                               "catalogue tax": [g["catalogue_tax_micros"] / 1e6 for g in by["agent"]["groups"]]},
+                              "By agent: spend and catalogue tax"),
+    }
+    costliest = records(con, """select run_id, agent, task_class, status, steps, cost_micros from run_view
+                                where cost_micros is not null and ($since is null or started_at >= $since)
+                                  and ($until is null or started_at < $until)
+                                order by cost_micros desc, run_id limit 10""", {"since": since, "until": until})
+    usage = usage_report(con, "day") if _has_usage(con) else None
+    period = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
+                         "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
+    return {"generated_at": _now(), "period": period, "total": total, "by": by, "charts": charts,
+            "costliest": costliest, "usage": usage, "prices": by["day"]["prices"],
+            "per_task": by["day"]["cost_per_completed_task"], "waste": by["day"]["spend_on_failed_stalled_budget_stopped"],
+            "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
+
+
+def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport) -> dict[str, Any]:
+    failing = [r for r in checks.results if r.failures]
+    run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
+    runs = {row["run_id"]: row for row in records(con, """select run_id, agent, task_class, status, stop_reason, steps,
+                                                                   total_tokens, cost_micros, wall_seconds
+                                                            from run_view where run_id in (select unnest(?))""", [run_ids])}
+    steps = {}
+    for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
+                                from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
+        steps.setdefault(row["run_id"], []).append(row)
+    rates = stop_reason_rates(con, "agent")
+    days = sorted({r["day"] for r in rates if r["day"]})
+    latest = [r for r in rates if days and r["day"] == days[-1]]
+    usage = usage_report(con, "model") if _has_usage(con) else None
+    return {"generated_at": _now(), "checks": checks, "failing": failing, "runs": runs, "steps": steps,
+            "rates": latest, "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
+            "budgets": budget_report(con, "agent"), "usage": usage}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render("finance.html.j2", finance_context(con, since, until)), encoding="utf-8")
+    return out
+
+
+def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None) -> Path:
+    checks = checks or run_checks(con, load_checks())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render("morning.html.j2", morning_context(con, checks)), encoding="utf-8")
+    return out
+
+
+@dataclass
+class MorningResult:
+    ingested: IngestReport
+    checks: CheckReport
+    files: dict[str, Path]
+
+
+def morning(db: Path, folder: Path, usage: list[Path], out: Path) -> MorningResult:
+    """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports."""
+    out.mkdir(parents=True, exist_ok=True)
+    with store.connect(db) as con:
+        ingested = ingest(con, [folder, *usage])
+        checks = run_checks(con, load_checks())
+        files = {"finance": write_finance(con, out / "finance.html"),
+                 "morning": write_morning(con, out / "morning.html", checks),
+                 "findings": out / "findings.json", "junit": out / "findings.xml"}
+        files["findings"].write_text(json.dumps(checks.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
+        write_junit(checks, files["junit"])
+    return MorningResult(ingested, checks, files)
