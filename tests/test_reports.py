@@ -44,6 +44,9 @@ def test_morning_exits_like_check_and_is_safe_to_run_twice(night):
     assert codes == [ExitCode.FINDINGS, ExitCode.FINDINGS]
     first, second = (json.loads((base / f"out{n}" / "findings.json").read_text()) for n in (1, 2))
     assert first == second and first["findings"]
+    tiles = [re.findall(r'class="tile">([^<]+)<b>([^<]+)</b>', (base / f"out{n}" / "finance.html").read_text())
+             for n in (1, 2)]
+    assert tiles[0] == tiles[1] and ("Total spend", tiles[0][0][1]) == tiles[0][0]  # the same totals both times
     assert (base / "out1" / "findings.xml").read_text().startswith("<?xml")
     planted = json.loads((SAMPLE_RUNS / "planted.json").read_text())
     assert len([f for f in first["findings"] if f["run_id"] != "evil<script>"]) == len(planted)
