@@ -99,5 +99,7 @@ def _derive(row: dict[str, Any]) -> dict[str, Any]:
 
 def price_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Which price lists priced the steps: the genai-prices snapshot version, override files."""
-    return records(con, """select source, source_version, count(*) as models from model_prices
-                           where source is not null group by all order by 1""")
+    # genai-prices records no data date; the newest price change its snapshot knows of dates it
+    return records(con, """select m.source, m.source_version, count(*) as models,
+                                  (select max(effective_from) from prices p where p.source = m.source) as newest_price_change
+                           from model_prices m where m.source is not null group by all order by 1""")

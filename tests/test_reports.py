@@ -70,6 +70,7 @@ def test_finance_report_has_charts_and_the_figures(night):
                     "What the providers billed", "The ten costliest runs", "How these numbers are made"):
         assert heading in html, heading
     assert "genai-prices" in html and "acme-distill-7b" in html
+    assert re.search(r"snapshot of prices up to \d{4}-\d{2}-\d{2}", html)  # the price list and its date
 
 
 def test_morning_report_links_findings_to_their_runs(night):
