@@ -24,6 +24,17 @@ def isolated(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture(scope="session")
+def night_db(tmp_path_factory) -> Path:
+    """The sample night ingested once for the whole session. Tests that change a store copy it first."""
+    from reconcile.ingest import ingest
+
+    path = tmp_path_factory.mktemp("night") / "night.duckdb"
+    with store.connect(path) as con:
+        ingest(con, [SAMPLE_RUNS])
+    return path
+
+
 @pytest.fixture
 def db_path(tmp_path) -> Path:
     return tmp_path / "store.duckdb"

@@ -8,7 +8,6 @@ import tomllib
 
 import pytest
 
-from conftest import SAMPLE_RUNS
 from journals import StepClock
 from reconcile import store
 from reconcile.budgets import bootstrap_p99, quantile_cont
@@ -56,13 +55,6 @@ def test_percentiles_and_recommendation_match_a_hand_computation(cli, small):
     assert "no_budget" in flags and flags["small_sample"]["succeeded_runs"] == 5
     assert "too_tight" in flags  # 1 of 6 runs stopped (above 5 %), and it was not repeating itself
 
-
-@pytest.fixture(scope="module")
-def night_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("budgets") / "night.duckdb"
-    with store.connect(path) as con:
-        ingest(con, [SAMPLE_RUNS])
-    return path
 
 
 def test_on_the_sample_night_max_steps_is_the_ceiling_of_the_exact_p99(cli, night_db):

@@ -131,14 +131,6 @@ def test_a_user_check_runs_beside_the_builtin_ones(tmp_path, cli, db_path):
     assert "already exists" in cli("check", "--checks-dir", clash, "--db", db_path).err
 
 
-@pytest.fixture(scope="module")
-def night_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("night") / "night.duckdb"
-    con = store.connect(path)
-    ingest(con, [SAMPLE_RUNS])
-    con.close()
-    return path
-
 
 def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path):
     junit = tmp_path / "checks.xml"

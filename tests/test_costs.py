@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
 
-from conftest import ROOT, SAMPLE_RUNS
-from reconcile import store
+from conftest import ROOT
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
 
 # The table, but for one cell: the source divided the already-rounded $0.0433 by 0.72 and
 # printed $0.0601; the exact value, printed here, is $0.0602 (see docs/costs.md).
@@ -43,13 +40,6 @@ def test_cost_project_takes_other_inputs_and_refuses_bad_ones(cli):
     assert cli("cost", "project", "--turns", "0").code == ExitCode.BAD_INPUT
     assert cli("cost", "project", "--input-price", "cheap").code == ExitCode.BAD_INPUT
 
-
-@pytest.fixture(scope="module")
-def night_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cost") / "night.duckdb"
-    with store.connect(path) as con:
-        ingest(con, [SAMPLE_RUNS])
-    return path
 
 
 def test_cost_by_model_on_the_sample_night(cli, night_db):

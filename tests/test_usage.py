@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from conftest import SAMPLE_RUNS
-from reconcile import store
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
 
 BUCKETS = {"input_uncached": "input_uncached", "cache_read": "cache_read", "cache_write_5m": "cache_write_5m",
            "cache_write_1h": "cache_write_1h", "output": "output_tokens"}
 
-
-@pytest.fixture(scope="module")
-def night_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("usage") / "night.duckdb"
-    with store.connect(path) as con:
-        ingest(con, [SAMPLE_RUNS])
-    return path
 
 
 def test_usage_reports_exactly_the_planted_unexplained_and_phantom_tokens(cli, night_db):
