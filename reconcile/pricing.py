@@ -126,8 +126,7 @@ def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """Replace the overrides from ``path`` (CSV or TOML) in ``prices``; return how many rows."""
     if not path.is_file():
         raise BadInput(f"No price file at {path}. Give a CSV or TOML file with columns {', '.join(OVERRIDE_COLUMNS)}.")
-    records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
-    rows = [_override_row(path, where, record) for where, record in records]
+    rows = read_override_rows(path)
     version = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     con.execute("begin")
     con.execute("delete from prices where source = ?", [str(path)])
@@ -136,6 +135,12 @@ def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     con.execute("delete from model_prices")
     con.execute("commit")
     return len(rows)
+
+
+def read_override_rows(path: Path) -> list[list]:
+    """A price file's rows in ``prices``' column order (without the version), validated."""
+    records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
+    return [_override_row(path, where, record) for where, record in records]
 
 
 def _read_csv(path: Path) -> list[tuple[str, dict]]:
@@ -204,21 +209,23 @@ def resolve(con: duckdb.DuckDBPyConnection) -> int:
            except select provider, model, day from model_prices"""
     ).fetchall()
     for provider, model, day in missing:  # per distinct model and day, never per step
-        con.execute("insert into model_prices select ?, ?, ?, " + _match_sql(con, provider, model, day),
+        con.execute("insert into model_prices select ?, ?, ?, " + match_sql(con, provider, model, day),
                     [provider, model, day])
     return len(missing)
 
 
 _PRICE_COLUMNS = ", ".join([f"{b}_mtok" for b in BUCKETS] + ["tier_start"] + [f"tier_{b}_mtok" for b in BUCKETS])
-_NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null"
+NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null"
 
 
-def _match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date) -> str:
-    """The SELECT-list tail for one (provider, model, day): an override, else genai-prices, else nothing."""
+def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date,
+              table: str = "prices", snapshot: bool = True) -> str:
+    """The SELECT-list tail for one (provider, model, day): an override in ``table``, else (with
+    ``snapshot``) genai-prices, else nothing."""
     in_period = f"(effective_from is null or effective_from <= DATE '{day}') and " \
                 f"(effective_to is null or DATE '{day}' < effective_to)"
     override = con.execute(
-        f"""select provider, model from prices
+        f"""select provider, model from {table}
             where source <> ? and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
             order by length(model) desc, effective_from desc nulls last limit 1""",
         [SNAPSHOT, provider, model]).fetchall()
@@ -226,14 +233,14 @@ def _match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str,
         where = ("source <> '" + SNAPSHOT + "' and provider = " + _quote(override[0][0]) + " and model = "
                  + _quote(override[0][1]))
     else:
-        matched = _genai_match(provider, model)
+        matched = _genai_match(provider, model) if snapshot else None
         if matched is None:
-            return _NO_PRICE
+            return NO_PRICE
         where = f"source = '{SNAPSHOT}' and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
-    row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from prices "
+    row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from {table} "
                       f"where {where} and {in_period} order by effective_from desc nulls last limit 1").fetchall()
     if not row:
-        return _NO_PRICE
+        return NO_PRICE
     return ", ".join(_literal(v) for v in row[0])
 
 

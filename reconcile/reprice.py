@@ -25,17 +25,14 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
     pricing.resolve(con)
     con.execute("create or replace temp table _alt_prices as select * from model_prices limit 0")
     pairs = con.execute("select distinct provider, model, day from model_prices").fetchall()
-    if prices_file is not None:
-        rows = [pricing._override_row(prices_file, where, record) for where, record in
-                (pricing._read_toml(prices_file) if prices_file.suffix.lower() == ".toml" else pricing._read_csv(prices_file))]
+    if prices_file is not None:  # the file's prices only: its rows, in a table shaped like prices
         con.execute("create or replace temp table _file_prices as select * from prices limit 0")
+        rows = pricing.read_override_rows(prices_file)
         if rows:
             con.executemany(f"insert into _file_prices values ({', '.join(['?'] * 17)})", [[*r, "file"] for r in rows])
     for provider, model, day in pairs:  # per distinct model and day, not per step
-        if prices_file is not None:
-            tail = _file_match(con, provider, model, day)
-        else:
-            tail = pricing._match_sql(con, provider, model, as_of)
+        tail = (pricing.match_sql(con, provider, model, day, table="_file_prices", snapshot=False)
+                if prices_file is not None else pricing.match_sql(con, provider, model, as_of))
         con.execute("insert into _alt_prices select ?, ?, ?, " + tail, [provider, model, day])
     alternative = STEP_COST.replace("mp.", "ap.")
     rows = records(con, f"""
@@ -53,15 +50,3 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
     return {"as_of": as_of, "prices": str(prices_file) if prices_file else None, "models": rows,
             "total": {key: sum(r[key] or 0 for r in rows) for key in ("cost_micros", "repriced_micros")}}
 
-
-def _file_match(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date) -> str:
-    found = con.execute(
-        """select provider, model, uncached_mtok, cache_read_mtok, cache_write_5m_mtok, cache_write_1h_mtok,
-                  output_mtok, tier_start, tier_uncached_mtok, tier_cache_read_mtok, tier_cache_write_5m_mtok,
-                  tier_cache_write_1h_mtok, tier_output_mtok, source, source_version
-           from _file_prices where (provider = '*' or provider = ?) and starts_with(?, model)
-             and (effective_from is null or effective_from <= ?)
-           order by length(model) desc, effective_from desc nulls last limit 1""", [provider, model, day]).fetchall()
-    if not found:
-        return pricing._NO_PRICE
-    return ", ".join(pricing._literal(v) for v in found[0])

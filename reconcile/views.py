@@ -282,11 +282,6 @@ left join model_prices mp on mp.provider is not distinct from b.provider and mp.
 
 ALL_VIEWS = [STEP_VIEW, RUN_VIEW, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION]
 
-# Names of the documented relations users may query; docs/sql-api.md lists them.
-DOCUMENTED = ["run_view", "step_view", "runs", "steps", "run_tools", "tool_calls", "ingested_files", "rejects",
-              "findings", "check_runs", "check_settings", "usage_buckets", "billed_costs", "usage_reconciliation"]
-
-
 def views_fingerprint() -> str:
     """A hash of the view definitions, so a read-only open can tell they are out of date."""
     return hashlib.sha256("\n".join([*ALL_VIEWS, canonical_status_macro_sql()]).encode()).hexdigest()[:16]

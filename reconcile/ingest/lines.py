@@ -23,12 +23,6 @@ _READ_OPTIONS = (f"columns={{'line': 'VARCHAR'}}, delim=chr(1), quote='', escape
                  f"auto_detect=false, strict_mode=false, max_line_size={MAX_LINE_BYTES}")
 
 
-def load_lines(con: duckdb.DuckDBPyConnection, path: Path) -> int:
-    """Create temp tables ``_lines`` and ``_files`` for one file; return its number of lines."""
-    load_lines_many(con, [path])
-    return con.execute("select count(*) from _lines").fetchall()[0][0]
-
-
 def load_lines_many(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> None:
     """Read files as numbered lines in one pass.
 
