@@ -2,6 +2,7 @@
 -- invariant: no run took more model steps than its ceiling; its tokens and spend went over their ceilings by no more than its last model step, and its wall clock by no more than one tool timeout
 -- severity: error
 -- remedy: check budgets before each call, project the next call's cost, and kill tools at their timeout; the reported overshoot is how much the budget leaked
+-- needs: limits
 with last_step as (
     select run_id,
            arg_max(input_tokens + output_tokens, idx) as tokens,

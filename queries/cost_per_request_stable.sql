@@ -2,6 +2,7 @@
 -- invariant: the cost per model request of each agent and task class does not rise week over week by more than the check setting cost_rise_threshold (default 20 %)
 -- severity: warn
 -- remedy: find what made each request dearer: a longer prompt or catalogue, a lost cache (hit rate), a model or price change; reconcile cost --by day and reconcile reprice tell prices apart from usage
+-- needs: usage
 with weekly as (
     select s.agent, coalesce(s.task_class, '(none)') as task_class,
            date_trunc('week', coalesce(s.started_at, r.started_at)) as week,

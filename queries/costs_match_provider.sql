@@ -2,12 +2,14 @@
 -- invariant: what the provider billed for each day and model equals the journals' usage of that day and model priced with reconcile's prices (within the cost tolerance settings)
 -- severity: error
 -- remedy: a difference with matching tokens is a stale or wrong price (update genai-prices, or add an override with reconcile prices add); with differing tokens see tokens_match_provider
+-- needs: journals
 with billed as (
     select provider, bucket_start::date as day,
            coalesce(model, nullif(trim(split_part(line_item, ',', 1)), '')) as model,  -- OpenAI: "gpt-4o, input"
            sum(amount_usd) as billed_usd
     from billed_costs
     where coalesce(cost_type, 'tokens') = 'tokens'
+      and provider in (select provider from journal_usage)  -- no journal of the provider at all: nothing to match
     group by all
 ),
 priced as (

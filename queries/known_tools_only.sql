@@ -2,6 +2,7 @@
 -- invariant: no model step calls a tool missing from its run's tool catalogue
 -- severity: error
 -- remedy: the model invented a tool name (or the catalogue in the journal is incomplete); the harness should answer such calls with unknown_tool and never execute them
+-- needs: catalogue
 with catalogue as (
     select run_id, count(*) as tools from run_tools group by run_id
 )

@@ -2,6 +2,7 @@
 -- invariant: the harness ledger's counters (steps, input tokens, output tokens, cost, tool results) equal what the run's steps add up to
 -- severity: error
 -- remedy: find the counter the harness keeps differently from its journal (a retry it forgets, a token bucket it leaves out) and fix one of them; the journal is the evidence
+-- needs: ledger
 select run_id, null as step,
        'ledger vs steps: ' || array_to_string(list_filter([
            case when ledger_steps <> steps then format('steps {} vs {}', ledger_steps, steps) end,

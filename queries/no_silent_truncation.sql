@@ -2,6 +2,7 @@
 -- invariant: the context never shrinks between consecutive model calls of the same agent thread without a compaction event between them
 -- severity: error
 -- remedy: something dropped context without saying so (a client-side trim, a provider truncation); make it a recorded compaction so the run's behaviour can be explained
+-- needs: context_size, thread
 with model_calls as (
     select run_id, idx, context_tokens,
            lag(idx) over w as previous_idx, lag(context_tokens) over w as previous_context

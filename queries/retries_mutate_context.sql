@@ -2,6 +2,7 @@
 -- invariant: no model call repeats the previous call's exact input after that call failed or gave an invalid output
 -- severity: warn
 -- remedy: a retry that changes nothing pays twice for the same failure; add the error (or a correction) to the context before retrying, or back off and give up
+-- needs: input_hash
 with model_calls as (
     select run_id, idx, input_hash,
            lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error

@@ -1,11 +1,9 @@
 -- name: stalled_runs_detected
--- invariant: a run whose last tool calls repeat one call (3 times in the last 6) or alternate A B A B, ignoring allow-repeat tools, ended as stalled; and a stalled run shows such a pattern (succeeded, cancelled and running runs are not judged)
+-- invariant: a run whose last tool calls repeat one call (stall_repeats times in the last stall_window, by default 3 in 6) or alternate A B A B, ignoring allow-repeat tools, ended as stalled; and a stalled run shows such a pattern (succeeded, cancelled and running runs are not judged)
 -- severity: error
 -- remedy: the harness's loop detection missed a pattern (alternation slips past an identical-result fingerprint) or stopped a run that was not looping; fingerprint tool name plus canonical arguments over a window
-with settings as (
-    select getvariable('stall_window')::integer as window_size, getvariable('stall_repeats')::integer as repeats
-),
-calls as (
+-- needs: run_status
+with calls as (
     select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
            row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back
     from tool_calls q
@@ -14,7 +12,8 @@ calls as (
 ),
 repeated as (
     select run_id, max(n) as most
-    from (select run_id, call_hash, count(*) as n from calls, settings where back <= window_size group by all)
+    from (select c.run_id, c.call_hash, count(*) as n from calls c join run_settings s using (run_id)
+          where c.back <= s.stall_window group by all)
     group by run_id
 ),
 alternating as (
@@ -26,8 +25,8 @@ alternating as (
        and max(call_hash) filter (where back = 1) <> max(call_hash) filter (where back = 2)
 ),
 patterns as (
-    select r.run_id, r.status, coalesce(p.most, 0) >= s.repeats as repeats_one, a.run_id is not null as alternates
-    from run_view r cross join settings s
+    select r.run_id, r.status, coalesce(p.most, 0) >= s.stall_repeats as repeats_one, a.run_id is not null as alternates
+    from run_view r join run_settings s using (run_id)
     left join repeated p using (run_id)
     left join alternating a using (run_id)
 )

@@ -2,6 +2,7 @@
 -- invariant: a succeeded run has a final answer, a run is running exactly when it has no end record, and a failed run names its failing tool or step
 -- severity: error
 -- remedy: the harness reported an outcome its journal does not support; fix the status it writes, or the way it detects success and failure
+-- needs: run_status
 select run_id, null as step, format('status succeeded (stop reason {}) but no model step gave a final answer', stop_reason) as detail
 from run_view
 where status = 'succeeded' and not has_final_answer

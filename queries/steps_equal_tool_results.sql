@@ -2,6 +2,7 @@
 -- invariant: a run has as many tool results as tool calls its model steps asked for (a final answer asks for none), and the harness ledger counts as many steps as the journal has model steps
 -- severity: error
 -- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
+-- needs: call_ids
 with asked as (
     select run_id, count(*) as calls from tool_calls group by run_id
 ),

@@ -2,6 +2,7 @@
 -- invariant: the tokens the provider reports for each bucket equal the tokens of the journal calls that answered in it, and a run's provider-reported usage equals what its harness ledger counted
 -- severity: error
 -- remedy: unexplained tokens are calls the journals never recorded (a crashed writer, a run outside the harness, a leaked key); phantom tokens are journal steps the provider never billed (a step written twice, an invented one); a ledger off from the provider's counts miscounts
+-- needs: journals
 select case when len(runs) = 1 then runs[1] end as run_id, null as step,
        format('{} {} {} bucket {}: provider {} tokens, journals {} (unexplained {}, phantom {}; ${:.4f} / ${:.4f})',
               provider, coalesce(model, 'all models'), coalesce(bucket_width, 'reported'), strftime(bucket_start, '%Y-%m-%d %H:%M'),
@@ -12,10 +13,11 @@ select case when len(runs) = 1 then runs[1] end as run_id, null as step,
               coalesce(unexplained_micros, 0) / 1e6, coalesce(phantom_micros, 0) / 1e6) as detail,
        bucket_start as at
 from usage_reconciliation
-where unexplained_input_uncached + unexplained_cache_read + unexplained_cache_write_5m + unexplained_cache_write_1h
+where provider in (select provider from journal_usage)  -- no journal of the provider at all: nothing to match
+  and (unexplained_input_uncached + unexplained_cache_read + unexplained_cache_write_5m + unexplained_cache_write_1h
         + unexplained_output_tokens > getvariable('usage_tolerance_tokens')::bigint
    or phantom_input_uncached + phantom_cache_read + phantom_cache_write_5m + phantom_cache_write_1h
-        + phantom_output_tokens > getvariable('usage_tolerance_tokens')::bigint
+        + phantom_output_tokens > getvariable('usage_tolerance_tokens')::bigint)
 union all
 select run_id, null,
        format('its model calls carry {} input and {} output tokens as the provider reported them; the harness ledger counted {} and {}',

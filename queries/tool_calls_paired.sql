@@ -2,6 +2,7 @@
 -- invariant: every tool call has exactly one result and every result answers a call a model step asked for
 -- severity: error
 -- remedy: a call without a result was lost between execution and journal (see no_stuck_side_effects for those that changed the world); a second result means the call ran twice; a result without a call means the journal lost the model step
+-- needs: call_ids
 select q.run_id, q.step_idx as step,
        format('call {} to {} asked for at step {} has no result', q.call_id, q.tool_name, q.step_idx) as detail
 from tool_calls q

@@ -1,13 +1,13 @@
 -- name: tool_results_bounded
--- invariant: no tool result above the bound (the run's result_bound_tokens, else the check setting, default 2,000 tokens) entered the context without being bounded
+-- invariant: no tool result above its run's bound (the run's own result_bound_tokens, else the configured one, else its harness's documented limit) entered the context without being cut
 -- severity: error
 -- remedy: truncate, summarise or page large tool results before they enter the context; an unbounded result is paid for on every later call
+-- needs: result_size, result_bound
 select s.run_id, s.idx as step,
-       format('{} result of {} tokens entered the context unbounded (bound {})', s.tool_name, s.result_tokens,
-              coalesce(r.result_bound_tokens, d.bound)) as detail
+       format('{} result of {} tokens entered the context unbounded (bound {}, from {})', s.tool_name, s.result_tokens,
+              b.result_bound_tokens, b.result_bound_source) as detail
 from steps s
-join runs r using (run_id)
-cross join (select getvariable('result_bound_tokens')::integer as bound) d
+join run_settings b using (run_id)
 where s.kind = 'tool'
-  and not coalesce(s.bounded, false)
-  and s.result_tokens > coalesce(r.result_bound_tokens, d.bound)
+  and s.bounded is distinct from true   -- a result the harness says it cut is not judged again
+  and s.result_tokens > b.result_bound_tokens

@@ -25,7 +25,6 @@ from typing import Any
 import duckdb
 
 from .errors import BadInput
-from .pricing import resolve
 from .store import records
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
@@ -56,7 +55,6 @@ def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, see
 def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None) -> dict[str, Any]:
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
-    resolve(con)
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
     quantiles = ", ".join(
@@ -163,16 +161,24 @@ def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=N
         from shares order by key, day, status""", {"since": since, "until": until})
 
 
-def latency_and_size(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict[str, Any]]]:
-    """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool."""
+def latency_and_size(con: duckdb.DuckDBPyConnection, config=None) -> dict[str, list[dict[str, Any]]]:
+    """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
+
+    The share above the bound counts only the results whose run has a bound (its own, configured,
+    or its harness's documented one); with none known it is NULL, not 0.
+    """
+    from .checks.settings import create_run_settings
+    from .config import Config
+
+    create_run_settings(con, config or Config())
     latency = records(con, """
         select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
                quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
         from step_view where ms is not null group by all order by 1, 2""")
     sizes = records(con, """
         select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
-               count(*) filter (where s.result_tokens > coalesce(r.result_bound_tokens,
-                                getvariable('result_bound_tokens')::integer, 2000)) / count(*) as share_above_bound
-        from steps s join runs r using (run_id) where s.kind = 'tool' and s.result_tokens is not null
+               count(*) filter (where s.result_tokens > b.result_bound_tokens)
+                   / nullif(count(*) filter (where b.result_bound_tokens is not null), 0) as share_above_bound
+        from steps s join run_settings b using (run_id) where s.kind = 'tool' and s.result_tokens is not null
         group by 1 order by 1""")
     return {"latency": latency, "result_size": sizes}

@@ -36,6 +36,10 @@ class StoreError(ReconcileError):
     """The store cannot be opened or is in a state this version cannot use."""
 
 
+class NoRuns(BadInput):
+    """The store, or the window asked for, holds no runs: nothing to check or report is not a pass."""
+
+
 class QueryError(BadInput):
     """A user's SQL failed, or tried to change the store through a read-only command."""
 

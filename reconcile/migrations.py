@@ -311,6 +311,17 @@ def m007_provider_usage(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def m008_inferred_status(con: duckdb.DuckDBPyConnection) -> None:
+    """Whether a run's status was recorded by its harness or inferred by reconcile from the transcript.
+
+    The ``check_settings`` table goes: check settings now come from configuration
+    (``reconcile.toml``), never from values stored in one store.
+    """
+    con.execute("alter table runs add column status_inferred boolean")
+    con.execute("update runs set status_inferred = source_format in ('claude_code', 'langfuse', 'openhands', 'otel')")
+    con.execute("drop table if exists check_settings")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -319,6 +330,7 @@ MIGRATIONS: list[Migration] = [
     m005_run_parents,
     m006_prices,
     m007_provider_usage,
+    m008_inferred_status,
 ]
 
 

@@ -20,6 +20,7 @@ import csv
 import datetime as dt
 import functools
 import hashlib
+import re
 import tomllib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -244,16 +245,23 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
     return ", ".join(_literal(v) for v in row[0])
 
 
+# Vertex AI names a model by its resource path: projects/P/locations/L/publishers/google/models/gemini-2.5-flash
+_RESOURCE_PATH = re.compile(r"^projects/[^/]+/locations/[^/]+/publishers/[^/]+/models/([^/@]+)")
+
+
 def _genai_match(provider: str | None, model: str) -> tuple[str, str] | None:
     from genai_prices import data_snapshot
 
     snapshot = data_snapshot.get_snapshot()
-    for provider_id in ([provider, None] if provider else [None]):
-        try:
-            found_provider, found_model = snapshot.find_provider_model(model, None, provider_id, None)
-            return found_provider.id, found_model.id
-        except (LookupError, ValueError):
-            continue
+    resource = _RESOURCE_PATH.match(model)
+    names = [model, resource.group(1)] if resource else [model]
+    for name in names:
+        for provider_id in ([provider, None] if provider else [None]):
+            try:
+                found_provider, found_model = snapshot.find_provider_model(name, None, provider_id, None)
+                return found_provider.id, found_model.id
+            except (LookupError, ValueError):
+                continue
     return None
 
 

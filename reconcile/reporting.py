@@ -22,6 +22,7 @@ from . import store
 from .budgets import budget_report, stop_reason_rates
 from .charts import bar_chart
 from .checks import CheckReport, load_checks, run_checks, write_junit
+from .errors import NoRuns
 from .costs import cost_report
 from .ingest import IngestReport, ingest
 from .redact import redact
@@ -86,8 +87,9 @@ def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = Non
             "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
 
 
-def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport) -> dict[str, Any]:
+def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None) -> dict[str, Any]:
     failing = [r for r in checks.results if r.failures]
+    partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
     runs = {row["run_id"]: row for row in records(con, """select run_id, agent, task_class, status, stop_reason, steps,
                                                                    total_tokens, cost_micros, wall_seconds
@@ -100,7 +102,8 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport) -> dict
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
     usage = usage_report(con, "model") if _has_usage(con) else None
-    return {"generated_at": _now(), "checks": checks, "failing": failing, "runs": runs, "steps": steps,
+    return {"generated_at": _now(), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
+            "config_source": str(config.path) if config is not None and config.path else None,
             "rates": latest, "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
             "budgets": budget_report(con, "agent"), "usage": usage}
 
@@ -115,10 +118,11 @@ def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=N
     return out
 
 
-def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None) -> Path:
-    checks = checks or run_checks(con, load_checks())
+def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None, config=None,
+                  checks_dir: list[Path] | None = None) -> Path:
+    checks = checks or run_checks(con, load_checks(checks_dir), config=config, record=False)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render("morning.html.j2", morning_context(con, checks)), encoding="utf-8")
+    out.write_text(render("morning.html.j2", morning_context(con, checks, config)), encoding="utf-8")
     return out
 
 
@@ -129,14 +133,24 @@ class MorningResult:
     files: dict[str, Path]
 
 
-def morning(db: Path, folder: Path, usage: list[Path], out: Path) -> MorningResult:
-    """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports."""
-    out.mkdir(parents=True, exist_ok=True)
+def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
+            checks_dir: list[Path] | None = None) -> MorningResult:
+    """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports.
+
+    A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
+    """
+    checks_to_run = load_checks(checks_dir)
     with store.connect(db) as con:
         ingested = ingest(con, [folder, *usage])
-        checks = run_checks(con, load_checks())
+        if not con.execute("select count(*) from runs").fetchall()[0][0]:
+            totals = ingested.totals
+            raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
+                         f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
+                         "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
+        checks = run_checks(con, checks_to_run, config=config)
+        out.mkdir(parents=True, exist_ok=True)
         files = {"finance": write_finance(con, out / "finance.html"),
-                 "morning": write_morning(con, out / "morning.html", checks),
+                 "morning": write_morning(con, out / "morning.html", checks, config),
                  "findings": out / "findings.json", "junit": out / "findings.xml"}
         files["findings"].write_text(json.dumps(checks.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
         write_junit(checks, files["junit"])

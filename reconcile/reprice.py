@@ -22,7 +22,6 @@ from .views import STEP_COST
 def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices_file: Path | None = None) -> dict[str, Any]:
     if (as_of is None) == (prices_file is None):
         raise BadInput("Give exactly one of --as-of DATE or --prices FILE.")
-    pricing.resolve(con)
     con.execute("create or replace temp table _alt_prices as select * from model_prices limit 0")
     pairs = con.execute("select distinct provider, model, day from model_prices").fetchall()
     if prices_file is not None:  # the file's prices only: its rows, in a table shaped like prices

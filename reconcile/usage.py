@@ -16,7 +16,6 @@ from typing import Any
 import duckdb
 
 from .errors import BadInput
-from .pricing import resolve
 from .store import records
 
 GROUPS = {
@@ -39,7 +38,6 @@ def _tokens(prefix: str) -> str:
 def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day") -> dict[str, Any]:
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
-    resolve(con)  # the models the exports name need prices too
     per_bucket = ", ".join(f"sum(explained_{b})::bigint as explained_{b}, sum(unexplained_{b})::bigint as unexplained_{b}, "
                            f"sum(phantom_{b})::bigint as phantom_{b}" for b in BUCKETS)
     measures = f"""

@@ -11,6 +11,7 @@ import hashlib
 
 import duckdb
 
+from .facts import RUN_FACT_NAMES, RUN_FACTS_VIEW
 from .status import canonical_status_macro_sql, install_status_macro
 
 # The price of a step: tokens of each bucket times its price per million tokens (= micro-dollars
@@ -280,16 +281,29 @@ left join model_prices mp on mp.provider is not distinct from b.provider and mp.
     and mp.day = b.bucket_start::date
 """
 
-ALL_VIEWS = [STEP_VIEW, RUN_VIEW, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION]
+ALL_VIEWS = [STEP_VIEW, RUN_VIEW, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION, RUN_FACTS_VIEW]
+
+
+def _format_facts() -> list[list]:
+    """What each registered transcript format records: one row per (format, fact)."""
+    from .formats import transcript_formats
+
+    return [[fmt.name, fact, fact in fmt.facts, fmt.facts.get(fact), fact in fmt.inferred]
+            for fmt in transcript_formats() for fact in RUN_FACT_NAMES]
+
 
 def views_fingerprint() -> str:
-    """A hash of the view definitions, so a read-only open can tell they are out of date."""
-    return hashlib.sha256("\n".join([*ALL_VIEWS, canonical_status_macro_sql()]).encode()).hexdigest()[:16]
+    """A hash of the view definitions and format declarations, so a read-only open can tell they are stale."""
+    parts = [*ALL_VIEWS, canonical_status_macro_sql(), repr(_format_facts())]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create every documented view and macro and record which definitions are in place."""
     install_status_macro(con, temporary=False)
+    con.execute("create or replace table format_facts (format varchar not null, fact varchar not null, "
+                "recorded boolean not null, how varchar, inferred boolean not null)")
+    con.executemany("insert into format_facts values (?, ?, ?, ?, ?)", _format_facts())
     for sql in ALL_VIEWS:
         con.execute(sql)
     con.execute("create or replace table _views (fingerprint varchar)")

@@ -23,7 +23,7 @@ class Run:
 
     def __init__(self, journal: Journal, run_id: str, **start):
         start.setdefault("limits", {"max_steps": 10, "max_tokens": 100_000, "max_wall_seconds": 600,
-                                    "tool_timeout_seconds": 30})
+                                    "tool_timeout_seconds": 30, "result_bound_tokens": 2000})
         self.run = journal.start_run(run_id, agent="fixture", tools=start.pop("tools", CATALOGUE),
                                      model="claude-sonnet-4-5", **start)
         self.ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "tool_results": 0, "cost_micros": 0}
@@ -195,12 +195,15 @@ def planted_retries_mutate_context(j):
 
 def planted_tool_errors_flagged(j):
     run = Run(j, "fooled")
-    _, calls = run.model([("search", {"query": "a"}), ("read_file", {"path": "b"})])
+    _, calls = run.model([("search", {"query": "a"}), ("read_file", {"path": "b"}), ("search", {"query": "c"}),
+                          ("read_file", {"path": "d"})])
     http = run.tool(calls[0], result='{"status": 503, "error": "unavailable"}')
     trace = run.tool(calls[1], result="Traceback (most recent call last):\n  File x")
+    prefixed = run.tool(calls[2], result="  ValueError: query must not be empty")
+    exited = run.tool(calls[3], result="Exit code 1\nmake: *** [test] Error 2")
     run.model(final=True)
     run.end()
-    return [("fooled", http), ("fooled", trace)]
+    return [("fooled", http), ("fooled", trace), ("fooled", prefixed), ("fooled", exited)]
 
 
 def planted_tool_results_bounded(j):
@@ -338,6 +341,19 @@ def clean_retry(j):
     run.end()
 
 
+def clean_tool_results(j):
+    """Results that mention errors without being one: source code, a log, a summary, an error the harness flagged."""
+    run = Run(j, "mentions_errors")
+    _, calls = run.model([("read_file", {"path": "lib/a.ex"}), ("search", {"query": "log"}),
+                          ("read_file", {"path": "b"}), ("search", {"query": "x"})])
+    run.tool(calls[0], result="def open(p) do\n  {:error, :enoent}\nend")
+    run.tool(calls[1], result="12fe57f feat: error spans and exception tracing")
+    run.tool(calls[2], result="## Summary\nFixed the error handling in the parser.")
+    run.tool(calls[3], status="error", result="Error: index unavailable", error="index unavailable")
+    run.model(final=True)
+    run.end()
+
+
 def clean_context(j):
     run = Run(j, "compacted")
     _, calls = run.model([("read_file", {"path": "a"})], context_tokens=5000)
@@ -363,6 +379,7 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
     "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
+    "tool_errors_flagged": clean_tool_results,
     "stop_reason_as_expected": clean_statuses,
     "cost_per_request_stable": lambda j: _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55}),  # +9 %
     "tokens_match_provider": clean_provider, "costs_match_provider": clean_provider,

@@ -61,13 +61,36 @@ def test_the_clean_fixture_passes_every_check(tmp_path, name):
     assert [(f.check, f.run_id, f.step, f.detail) for f in report.findings] == []
 
 
-def test_settings_can_be_overridden_for_one_run(tmp_path):
-    con, _ = store_with(tmp_path, PLANTED["tool_results_bounded"])
+def unbounded_run(j):
+    """A run whose harness declares no result bound, with one large result."""
+    from check_fixtures import Run
+
+    run = Run(j, "no_bound", limits={"max_steps": 10})
+    _, calls = run.model([("read_file", {"path": "huge"})])
+    run.tool(calls[0], result="x" * 40, result_tokens=5000)
+    run.model(final=True)
+    run.end()
+
+
+def test_a_run_without_a_bound_is_not_judged_until_configuration_gives_one(tmp_path):
+    con, _ = store_with(tmp_path, unbounded_run)
     checks = select_checks(load_checks(), ["tool_results_bounded", "tool_errors_flagged"])
+    report = run_checks(con, checks)
+    assert report.findings == []
+    bounded = report.results[[r.name for r in report.results].index("tool_results_bounded")]
+    assert [(n.count, n.source) for n in bounded.not_judged] == [(1, "native")]
+    assert "set result_bound_tokens" in bounded.not_judged[0].reason
+    assert len(run_checks(con, checks, settings={"result_bound_tokens": "2000"}).findings) == 1
     assert run_checks(con, checks, settings={"result_bound_tokens": "10000"}).findings == []
-    assert len(run_checks(con, checks).findings) == 1  # the stored default is back
-    flagged = run_checks(con, checks, settings={"tool_error_pattern": "x{40}"}).findings
+    assert run_checks(con, checks).findings == []  # nothing is remembered from one run to the next
+    flagged = run_checks(con, checks, settings={"tool_error_pattern": "x{40}", "result_bound_tokens": "2000"}).findings
     assert {f.check for f in flagged} == {"tool_errors_flagged", "tool_results_bounded"}
+
+
+def test_the_run_s_own_bound_wins_over_configuration(tmp_path):
+    con, _ = store_with(tmp_path, PLANTED["tool_results_bounded"])  # the run declares 2,000 tokens
+    checks = select_checks(load_checks(), ["tool_results_bounded"])
+    assert len(run_checks(con, checks, settings={"result_bound_tokens": "10000"}).findings) == 1
 
 
 def test_findings_and_check_runs_are_kept(tmp_path):
@@ -111,8 +134,8 @@ def test_bad_severity_wrong_name_and_missing_columns_are_refused(tmp_path, cli, 
         parse_check(path)
     bad = tmp_path / "cols"
     write_check(bad, "cols", body="select run_id from runs")
-    store.connect(db_path).close()
-    result = cli("check", "--checks-dir", bad, "--db", db_path)
+    store_with(tmp_path, CLEAN["budgets_enforced"])[0].close()
+    result = cli("check", "--checks-dir", bad, "--db", tmp_path / "fixture.duckdb")
     assert result.code == ExitCode.BAD_INPUT and "must return run_id, step, detail (missing step, detail)" in result.err
 
 
@@ -153,7 +176,7 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
 def test_terminal_output_tables_and_summary(cli, night_db):
     out = cli("check", "--db", night_db).out
     assert "final_answer_not_overwritten (error): 1 violation(s)" in out and "8f3a" in out
-    assert f"{len(REQUIRED)} check(s) ran, {len(REQUIRED) - len(NOT_ON_ONE_NIGHT)} failing" in out
+    assert f"{len(REQUIRED)} check(s) ran over 300 run(s), {len(REQUIRED) - len(NOT_ON_ONE_NIGHT)} failing" in out
 
 
 def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):
@@ -164,9 +187,10 @@ def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):
     assert triage["findings"] and {f["run_id"] for f in triage["findings"]} - {None} <= set(
         r["run_id"] for r in cli("sql", "select run_id from runs where agent = 'triage'", "--json", "--db", night_db).json())
     assert len(triage["checks"]) == len(REQUIRED)
-    nothing = cli("check", "--since", "2026-12-01", "--json", "--db", night_db)
-    assert nothing.code == ExitCode.OK and nothing.json()["findings"] == []
-    assert cli("check", "--until", "2026-11-27", "--json", "--db", night_db).json()["findings"] == []
+    nothing = cli("check", "--since", "2026-12-01", "--json", "--db", night_db)  # an empty window is no pass
+    assert nothing.code == ExitCode.BAD_INPUT and nothing.out == ""
+    assert "no run of" in nothing.err and "started between 2026-11-28" in nothing.err and "Widen the window" in nothing.err
+    assert cli("check", "--until", "2026-11-27", "--json", "--db", night_db).code == ExitCode.BAD_INPUT
     assert cli("check", "--until", "2026-11-28", "--json", "--db", night_db).json()["findings"]
     assert cli("check", "--since", "yesterday", "--db", night_db).code == ExitCode.BAD_INPUT
     assert cli("check", "--only", "no_such_check", "--db", night_db).code == ExitCode.BAD_INPUT

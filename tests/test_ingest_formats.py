@@ -71,8 +71,9 @@ def test_langfuse_buckets_costs_and_inferred_tool_calls(everything):
                           join steps s using (run_id, call_id)
                           where q.run_id = (select run_id from runs where source_file like '%openai-agents%')""").fetchall()
     assert tool == [(0, "get_weather", '{"city":"Tokyo"}', "ok")]
-    cost = con.execute("select ledger_cost_micros from runs where source_file like '%openai-agents%'").fetchall()
-    assert cost == [(632,)]  # 0.000402 + 0.00023 dollars, kept exactly
+    cost = con.execute("select ledger_cost_micros, harness_step_cost_micros from run_view "
+                       "where source_file like '%openai-agents%'").fetchall()
+    assert cost == [(None, 632)]  # each step's own cost, 0.000402 + 0.00023 dollars, kept exactly; no ledger
 
 
 def test_a_langfuse_trace_exported_twice_is_loaded_once(everything):

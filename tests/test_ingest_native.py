@@ -178,13 +178,13 @@ def test_gzip_journals_are_read(con, tmp_path):
 
 
 def test_a_failure_mid_file_leaves_nothing_behind(con, tmp_path, monkeypatch):
-    from reconcile.ingest import native
+    from reconcile.ingest import landing
     path = journal_file(tmp_path / "j.jsonl", runs=("a",))
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(native, "_insert_steps", explode)  # runs are already inserted when this raises
+    monkeypatch.setattr(landing, "_land_runs", explode)  # calls and steps are already inserted when this raises
     with pytest.raises(RuntimeError):
         ingest(con, [path])
     assert counts(con) == (0, 0, 0, 0)

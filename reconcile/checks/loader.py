@@ -4,10 +4,12 @@
     -- invariant: every run has as many tool results as tool calls its model steps asked for
     -- severity: error
     -- remedy: look for a tool call whose result was never journalled
+    -- needs: call_ids
 
-The header is the leading block of ``--`` lines. Every key above is required, no other key is
-allowed, and ``name`` must match the file name — each mistake is an error naming the file and
-line. The body is plain DuckDB SQL over the documented views and tables returning one row per
+The header is the leading block of ``--`` lines. The first four keys are required; ``needs``
+(the facts the check needs to judge a run, see ``reconcile.facts``) is optional; no other key
+is allowed, and ``name`` must match the file name — each mistake is an error naming the file
+and line. The body is plain DuckDB SQL over the documented views and tables returning one row per
 violation with at least the columns ``run_id``, ``step`` and ``detail`` (and, for a finding that
 names no run, optionally ``at``: the time it is about, so ``--since``/``--until`` can place it).
 """
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput
+from ..facts import parse_needs
 from ..resources import queries_dir
 
 HEADER_KEYS = ("name", "invariant", "severity", "remedy")
+OPTIONAL_KEYS = ("needs",)
 SEVERITIES = ("error", "warn")
 _HEADER_LINE = re.compile(r"^--\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 
@@ -39,6 +43,7 @@ class Check:
     sql: str
     path: Path
     builtin: bool
+    needs: tuple[str, ...] = ()
 
 
 def parse_check(path: Path, builtin: bool = False) -> Check:
@@ -59,9 +64,9 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
                 header[last] += " " + stripped.lstrip("- ").strip()
             continue
         key, value = match.group(1).lower(), match.group(2)
-        if key not in HEADER_KEYS:
-            raise CheckDefinitionError(f"{path}:{number}: unknown header key {key!r}; "
-                                       f"a check header has exactly {', '.join(HEADER_KEYS)}")
+        if key not in HEADER_KEYS + OPTIONAL_KEYS:
+            raise CheckDefinitionError(f"{path}:{number}: unknown header key {key!r}; a check header has "
+                                       f"{', '.join(HEADER_KEYS)} and optionally {', '.join(OPTIONAL_KEYS)}")
         if key in header:
             raise CheckDefinitionError(f"{path}:{number}: {key!r} given twice")
         header[key] = value
@@ -79,7 +84,8 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
     sql = "\n".join(lines[body_start:]).strip().rstrip(";").strip()
     if not sql:
         raise CheckDefinitionError(f"{path}:{body_start + 1}: the check has no SQL after its header")
-    return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin)
+    needs = parse_needs(header.get("needs", ""), str(path))
+    return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin, needs)
 
 
 def load_checks(extra_dirs: list[Path] | None = None) -> list[Check]:

@@ -1,4 +1,11 @@
-"""Running checks: wrap each file's SQL, count its rows, keep them in ``findings``."""
+"""Running checks: wrap each file's SQL, count its rows, say which runs it could not judge.
+
+A check judges only the runs that record the facts its header ``needs`` (see ``reconcile.facts``)
+and that the configuration has not switched it off for; findings on other runs are not kept, and
+those runs are counted per check in ``not_judged`` with the reason ("the claude_code format
+records no tool catalogue"). Configuration also sets each check's severity and its dbt-style
+``warn_if`` / ``error_if`` thresholds, which decide its outcome: ``error``, ``warn`` or ``pass``.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,9 @@ from datetime import date, datetime, time, timedelta, timezone
 import duckdb
 
 from ..errors import BadInput, InternalError
+from ..facts import FACTS
 from .loader import Check, CheckDefinitionError
-from ..pricing import resolve as resolve_prices
-from .settings import set_variables
+from .settings import create_run_settings, set_variables
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -25,23 +32,47 @@ class Finding:
 
 
 @dataclass
+class NotJudged:
+    count: int
+    unit: str  # run | bucket
+    source: str  # the source format (runs) or provider (buckets)
+    reason: str
+
+    def text(self) -> str:
+        return f"{self.count} {self.source} {self.unit}{'s' if self.count != 1 else ''}: {self.reason}"
+
+
+@dataclass
 class CheckResult:
     name: str
     severity: str
     invariant: str
     remedy: str
     source: str
+    needs: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)
+    not_judged: list[NotJudged] = field(default_factory=list)
+    outcome: str = "pass"  # error | warn | pass
+    thresholds: str = ""  # the warn_if / error_if that decided the outcome, when configured
 
     @property
     def failures(self) -> int:
         return len(self.findings)
+
+    @property
+    def not_judged_runs(self) -> int:
+        return sum(n.count for n in self.not_judged if n.unit == "run")
+
+    def not_judged_text(self) -> str:
+        return "; ".join(n.text() for n in self.not_judged)
 
 
 @dataclass
 class CheckReport:
     checked_at: datetime
     results: list[CheckResult]
+    disabled: list[tuple[str, str]] = field(default_factory=list)  # (check, where it was switched off)
+    runs: int = 0  # the runs in scope
 
     @property
     def findings(self) -> list[Finding]:
@@ -49,10 +80,14 @@ class CheckReport:
 
     @property
     def has_errors(self) -> bool:
-        return any(r.severity == "error" and r.failures for r in self.results)
+        return any(r.outcome == "error" for r in self.results)
 
     def to_json(self) -> dict:
-        return {"checks": [{"name": r.name, "severity": r.severity, "failures": r.failures} for r in self.results],
+        return {"runs": self.runs,
+                "checks": [{"name": r.name, "severity": r.severity, "outcome": r.outcome, "failures": r.failures,
+                            "needs": list(r.needs), "not_judged": sum(n.count for n in r.not_judged),
+                            "not_judged_why": [asdict(n) for n in r.not_judged]} for r in self.results],
+                "disabled": [{"name": name, "by": by} for name, by in self.disabled],
                 "findings": [asdict(f) for f in self.findings]}
 
 
@@ -95,46 +130,131 @@ def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope | None = None,
-               settings: dict[str, str] | None = None) -> CheckReport:
-    """Run ``checks``; record every check that ran and every finding; return the report."""
+               settings: dict[str, str] | None = None, config=None, record: bool = True) -> CheckReport:
+    """Run ``checks`` under ``config`` (``settings``: extra ``--set`` pairs); keep the results when ``record``.
+
+    ``record`` writes ``check_runs`` and ``findings`` (a read-only store cannot: ``reconcile check``
+    prints, ``reconcile morning`` keeps).
+    """
+    from ..config import Config
+
+    config = config or Config()
+    if settings:
+        config.with_overrides([f"{k}={v}" for k, v in settings.items()])
     scope = scope or Scope()
     checked_at = datetime.now(timezone.utc)
-    resolve_prices(con)  # checks of cost read step_view's prices
-    set_variables(con, settings)
+    set_variables(con, config)
+    create_run_settings(con, config)
+    _scope_table(con, scope)
+    _judgement_table(con)
     where = ""
     if scope.active:
-        con.execute(
-            """create or replace temp table _scope as select run_id from runs
-               where ($since is null or started_at >= $since) and ($until is null or started_at < $until)
-                 and ($agent is null or agent = $agent)""",
-            {"since": scope.since, "until": scope.until, "agent": scope.agent},
-        )
-        con.execute("set variable scope_since = ?", [scope.since])
-        con.execute("set variable scope_until = ?", [scope.until])
         # A finding that names no run (a provider bucket, a week) is placed by its ``at`` column when the
         # check returns one; without it, it is reported whatever the scope.
-        where = ("where run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
+        where = ("run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
                  "((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
                  "(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
-    results = [_run_one(con, check, where) for check in checks]
-    con.execute("begin")
-    con.executemany("insert into check_runs values (?, ?, ?, ?, ?)",
-                    [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
-    rows = [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail] for f in
-            (f for r in results for f in r.findings)]
-    if rows:
-        con.executemany("insert into findings values (?, ?, ?, ?, ?, ?)", rows)
-    con.execute("commit")
-    return CheckReport(checked_at, results)
+    results, disabled = [], []
+    for check in checks:
+        policy = config.policy(check.name)
+        if not policy.enabled.value:
+            disabled.append((check.name, policy.enabled.origin))
+            continue
+        results.append(_run_one(con, check, where, config))
+    runs = con.execute("select count(*) from _scope").fetchall()[0][0]
+    if record:
+        _record(con, checked_at, results)
+    return CheckReport(checked_at, results, disabled, runs)
 
 
-def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str) -> CheckResult:
-    result = CheckResult(check.name, check.severity, check.invariant, check.remedy, str(check.path))
+def _scope_table(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
+    con.execute(
+        """create or replace temp table _scope as select run_id from runs
+           where ($since is null or started_at >= $since) and ($until is null or started_at < $until)
+             and ($agent is null or agent = $agent)""",
+        {"since": scope.since, "until": scope.until, "agent": scope.agent},
+    )
+    con.execute("set variable scope_since = ?", [scope.since])
+    con.execute("set variable scope_until = ?", [scope.until])
+
+
+def _judgement_table(con: duckdb.DuckDBPyConnection) -> None:
+    """``_facts``: for each run in scope, which facts are known (the bound as configuration resolves it)."""
+    known = ", ".join(f"rs.result_bound_tokens is not null as {name}" if name == "result_bound" else f"f.{name}"
+                      for name, fact in FACTS.items() if fact.subject == "run")
+    con.execute(
+        f"""create or replace temp table _facts as
+        select f.run_id, f.source_format, f.agent, {known}
+        from run_facts f join run_settings rs using (run_id) where f.run_id in (select run_id from _scope)"""
+    )
+
+
+def _why(fact: str) -> str:
+    """SQL for the reason a run of format ``source_format`` lacks ``fact``."""
+    what = FACTS[fact].what.replace("'", "''")
+    if fact == "result_bound":
+        return (f"'no {what}: the run, the configuration and the format''s documented defaults give none '"
+                "|| '(set result_bound_tokens in reconcile.toml)'")
+    if fact == "run_status":
+        return f"'the ' || u.source_format || ' format records no {what}'"
+    return (f"case when coalesce((select recorded from format_facts ff where ff.format = u.source_format "
+            f"and ff.fact = '{fact}'), false) then 'these runs recorded no {what}' "
+            f"else 'the ' || u.source_format || ' format records no {what}' end")
+
+
+def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJudged]:
+    """``_unjudged(run_id)``: the runs in scope this check does not judge; returns the counts and reasons."""
+    branches = []
+    for fact in check.needs:
+        if FACTS[fact].subject != "run":
+            continue
+        branches.append(f"select run_id, source_format, {_why(fact).replace('u.source_format', 'source_format')} "
+                        f"as reason, {list(FACTS).index(fact)} as rank from _facts where not {fact}")
+    for kind, name, value in config.disabled_for(check.name):
+        column = "source_format" if kind == "format" else "agent"
+        quoted = name.replace("'", "''")
+        origin = value.origin.replace("'", "''")
+        branches.append(f"select run_id, source_format, 'switched off for {kind} {quoted} ({origin})' as reason, "
+                        f"-1 as rank from _facts where {column} = '{quoted}'")
+    if not branches:
+        con.execute("create or replace temp table _unjudged as select null::varchar as run_id limit 0")
+        return []
+    con.execute(
+        f"""create or replace temp table _unjudged as
+        select run_id, arg_min(source_format, rank) as source_format, arg_min(reason, rank) as reason
+        from ({" union all ".join(branches)}) group by run_id"""
+    )
+    rows = con.execute("select count(*), source_format, reason from _unjudged group by all "
+                       "order by count(*) desc, source_format, reason").fetchall()
+    return [NotJudged(n, "run", source, reason) for n, source, reason in rows]
+
+
+def _unjudged_buckets(con: duckdb.DuckDBPyConnection) -> list[NotJudged]:
+    """Provider rows with no journal of that provider in the store: there is nothing to match them with."""
+    rows = con.execute(
+        """select count(*), provider from (select provider from provider_usage union all select provider from billed_costs)
+           where provider not in (select distinct provider from journal_usage where provider is not null)
+           group by provider order by provider"""
+    ).fetchall()
+    return [NotJudged(n, "bucket", provider, f"the store holds no journal of provider {provider} to match its "
+                                              "usage and bill against") for n, provider in rows]
+
+
+def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config) -> CheckResult:
+    policy = config.policy(check.name)
+    severity = policy.severity.value if policy.severity else check.severity
+    result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
     try:
+        result.not_judged = _unjudged(con, check, config)
+        if "journals" in check.needs:
+            result.not_judged += _unjudged_buckets(con)
         columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
         at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
+        conditions = ["(run_id is null or run_id not in (select run_id from _unjudged))"]
+        if where:
+            conditions.append(f"({where.format(at=at)})")
         wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
-                   f"{where.format(at=at)} order by run_id nulls first, step nulls first, detail")
+                   f"where {' and '.join(conditions)} order by run_id nulls first, step nulls first, detail")
         missing = [c for c in REQUIRED_COLUMNS if c not in columns]
         if missing:
             raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
@@ -143,5 +263,18 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str) -> CheckR
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc
-    result.findings = [Finding(check.name, check.severity, *row) for row in rows]
+    result.findings = [Finding(check.name, severity, *row) for row in rows]
+    result.outcome = policy.outcome(severity, result.failures)
+    if policy.warn_if.origin != "default" or policy.error_if.origin != "default":
+        result.thresholds = f"warn_if {policy.warn_if.value.text}, error_if {policy.error_if.value.text}"
     return result
+
+
+def _record(con: duckdb.DuckDBPyConnection, checked_at: datetime, results: list[CheckResult]) -> None:
+    con.execute("begin")
+    con.executemany("insert into check_runs values (?, ?, ?, ?, ?)",
+                    [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
+    rows = [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail] for r in results for f in r.findings]
+    if rows:
+        con.executemany("insert into findings values (?, ?, ?, ?, ?, ?)", rows)
+    con.execute("commit")

@@ -1,11 +1,12 @@
-"""Settings the checks read, with their defaults.
+"""Settings the checks read: their defaults, their types, and how checks see them.
 
-Values live in the ``check_settings`` table (defaults added on open; a user may UPDATE them).
-Before running checks, ``reconcile check`` copies them — with any ``--set KEY=VALUE`` overrides —
-into DuckDB variables, and checks read ``getvariable('KEY')``. A variable is folded to a constant
-when the query is planned; a subquery in a regular expression's pattern was compiled per row
-(4.3 s against 0.1 s over a million steps). To paste a check into the ``duckdb`` shell, set the
-variables first (``docs/checks.md`` lists the lines).
+Values come from configuration (``reconcile.config``: ``reconcile.toml``, ``--set``). Before
+running checks the runner sets one DuckDB variable per setting (its global value; checks read
+``getvariable('KEY')``) and, for the settings that may differ by run — by the run's own record,
+its agent or its source format — creates the temp table ``run_settings(run_id, …)``. A variable
+is folded to a constant when the query is planned; a regular expression's pattern read per row
+is compiled per row (4.3 s against 0.1 s over a million steps), so checks compare a run's pattern
+with the global one and use the variable when they are equal.
 """
 
 from __future__ import annotations
@@ -14,43 +15,108 @@ import duckdb
 
 from ..errors import BadInput
 
-DEFAULTS: dict[str, tuple[str, str]] = {
-    "result_bound_tokens": ("2000", "largest tool result (tokens) allowed into the context unbounded, "
-                                    "when the run does not say"),
-    "tool_error_pattern": (r"(?i)(\b(error|exception|traceback)\b|\"status\"\s*:\s*\"?[45]\d\d\b)",
-                           "a tool result with status ok matching this (RE2) looks like an error"),
-    "stall_window": ("6", "how many of a run's last tool calls the stall check looks at"),
-    "stall_repeats": ("3", "this many identical calls within the window is a stall"),
-    "cost_rise_threshold": ("0.20", "cost per model request may rise this much week over week before it is flagged"),
-    "usage_tolerance_tokens": ("0", "provider and journal token counts may differ by this many tokens in a bucket"),
-    "cost_tolerance_share": ("0.001", "billed and priced dollars may differ by this share of the bill (day × model)"),
-    "cost_tolerance_usd": ("0.001", "... or by this many dollars, whichever is larger"),
+# A tool result that starts the way failures start: a traceback, an "Error:"-style prefix (also
+# "ValueError:", "fatal:"), Claude Code's <tool_use_error> or "Exit code N", an HTTP status line,
+# or a JSON body whose first key is "error" or whose status is 4xx/5xx. Anchored at the start:
+# the word "error" inside source code, a log or a summary is not a failure.
+TOOL_ERROR_PATTERN = (r'(?is)^\s*(?:traceback \(most recent call last\)|<tool_use_error>|exit code [1-9]'
+                      r'|(?:[a-z_.]*(?:error|exception)|fatal)\s*:|http/\d(?:\.\d)?\s+[45]\d\d\b'
+                      r'|\{\s*"error"\s*:|\{.*?"(?:status|status_?code|statusCode)"\s*:\s*"?[45]\d\d\b)')
+
+# key: (default, type, about). None: no default (unknown until configured).
+DEFAULTS: dict[str, tuple[str | None, str, str]] = {
+    "result_bound_tokens": (None, "count", "largest tool result (tokens) allowed into the context unbounded, when "
+                                           "the run does not say; no default: a harness's bound is its own policy"),
+    "tool_error_pattern": (TOOL_ERROR_PATTERN, "regex", "a tool result with status ok matching this (RE2) looks "
+                                                        "like an error"),
+    "stall_window": ("6", "count", "how many of a run's last tool calls the stall check looks at"),
+    "stall_repeats": ("3", "count", "this many identical calls within the window is a stall"),
+    "cost_rise_threshold": ("0.20", "share", "cost per model request may rise this much week over week before it is flagged"),
+    "usage_tolerance_tokens": ("0", "count", "provider and journal token counts may differ by this many tokens in a bucket"),
+    "cost_tolerance_share": ("0.001", "share", "billed and priced dollars may differ by this share of the bill (day × model)"),
+    "cost_tolerance_usd": ("0.001", "number", "... or by this many dollars, whichever is larger"),
 }
+RUN_SCOPED = ("result_bound_tokens", "tool_error_pattern", "stall_window", "stall_repeats")
+_SQL_TYPES = {"count": "bigint", "share": "double", "number": "double", "regex": "varchar"}
+_MAX_COUNT = 2**62
 
 
-def install_defaults(con: duckdb.DuckDBPyConnection) -> None:
-    """Add any default the store does not have yet (a user's own values are kept)."""
-    for key, (value, about) in DEFAULTS.items():
-        con.execute("insert into check_settings select ?, ?, ? where not exists "
-                    "(select 1 from check_settings where key = ?)", [key, value, about, key])
+def validate_setting(key: str, value, where: str) -> str:
+    """The setting's value as text, after checking its key and type; errors name ``where``."""
+    if key not in DEFAULTS:
+        raise BadInput(f"{where}: no such setting {key!r}. Settings: {', '.join(DEFAULTS)}")
+    kind = DEFAULTS[key][1]
+    text = str(value).strip() if not isinstance(value, bool) else ""
+    if kind == "regex":
+        if not isinstance(value, str) or not value:
+            raise BadInput(f"{where}: {key} = {value!r}; expected a regular expression (RE2) as a string")
+        try:
+            duckdb.connect().execute("select regexp_matches('', ?)", [value]).fetchall()
+        except duckdb.Error as exc:
+            raise BadInput(f"{where}: {key} = {value!r} is not a valid RE2 regular expression ({exc})") from exc
+        return value
+    try:
+        number = int(text) if kind == "count" else float(text)
+    except ValueError:
+        number = None
+    if number is None or isinstance(value, bool) or number < 0 or (kind == "count" and number > _MAX_COUNT) \
+            or (kind == "share" and number > 1000) or number != number:
+        expected = {"count": "a whole number ≥ 0", "share": "a share such as 0.2", "number": "a number ≥ 0"}[kind]
+        raise BadInput(f"{where}: {key} = {value!r}; expected {expected}")
+    return str(number)
 
 
-def set_variables(con: duckdb.DuckDBPyConnection, overrides: dict[str, str] | None = None) -> None:
-    """Set one DuckDB variable per setting: the override, else the stored value, else the default."""
-    overrides = overrides or {}
-    unknown = sorted(set(overrides) - set(DEFAULTS))
-    if unknown:
-        raise BadInput(f"--set {unknown[0]}: no such setting. Settings: {', '.join(DEFAULTS)}")
-    stored = dict(con.execute("select key, value from check_settings").fetchall())
-    for key, (default, _) in DEFAULTS.items():
-        con.execute(f"set variable {key} = ?", [overrides.get(key, stored.get(key, default))])
+def _literal(value, kind: str) -> str:
+    if value is None:
+        return f"null::{_SQL_TYPES[kind]}"
+    if kind == "regex" or not isinstance(value, (int, float)) and kind not in ("count", "share", "number"):
+        return "'" + str(value).replace("'", "''") + "'"
+    return f"cast('{value}' as {_SQL_TYPES[kind]})"
 
 
-def parse_assignments(pairs: list[str]) -> dict[str, str]:
-    result = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise BadInput(f"--set {pair!r}: expected KEY=VALUE, e.g. --set result_bound_tokens=4000")
-        result[key.strip()] = value
-    return result
+def variable_statements(config) -> list[str]:
+    """``set variable`` for every setting, at its global value (NULL when it has none)."""
+    return [f"set variable {key} = {_literal(config.setting(key).value, kind)}" for key, (_, kind, _) in DEFAULTS.items()]
+
+
+def run_settings_statements(con: duckdb.DuckDBPyConnection, config) -> list[str]:
+    """The statements that create ``run_settings``: each run's value of every run-scoped setting."""
+    from ..formats import FORMATS
+
+    rows = []
+    for agent, source_format in con.execute("select distinct agent, source_format from runs order by all").fetchall():
+        fmt = FORMATS.get(source_format, source_format)
+        values = [config.resolve(key, agent, fmt) for key in RUN_SCOPED]
+        cells = [_literal(agent, "regex"), _literal(source_format, "regex"),
+                 *(_literal(v.value, DEFAULTS[key][1]) for key, v in zip(RUN_SCOPED, values)),
+                 _literal(values[0].origin, "regex")]
+        rows.append("(" + ", ".join(cells) + ")")
+    names = ", ".join(["agent", "source_format", *RUN_SCOPED, "result_bound_source"])
+    empty = ", ".join(["null::varchar", "null::varchar", *(f"null::{_SQL_TYPES[DEFAULTS[k][1]]}" for k in RUN_SCOPED),
+                       "null::varchar"])
+    combos = (f"select * from (values {', '.join(rows)}) t({names})" if rows
+              else f"select * from (select {empty}) t({names}) limit 0")
+    others = ", ".join(f"c.{key}" for key in RUN_SCOPED if key != "result_bound_tokens")
+    return [
+        f"create or replace temp table _combo_settings as {combos}",
+        f"""create or replace temp table run_settings as
+        select r.run_id, r.agent, r.source_format,
+               coalesce(r.result_bound_tokens, c.result_bound_tokens) as result_bound_tokens,
+               case when r.result_bound_tokens is not null then 'the run''s own limits.result_bound_tokens'
+                    when c.result_bound_tokens is not null then c.result_bound_source end as result_bound_source,
+               {others}
+        from runs r left join _combo_settings c
+            on c.agent is not distinct from r.agent and c.source_format = r.source_format""",
+        "drop table _combo_settings",
+    ]
+
+
+def set_variables(con: duckdb.DuckDBPyConnection, config) -> None:
+    for statement in variable_statements(config):
+        con.execute(statement)
+
+
+def create_run_settings(con: duckdb.DuckDBPyConnection, config) -> None:
+    """``run_settings``: each run's value of every run-scoped setting, and where the bound came from."""
+    for statement in run_settings_statements(con, config):
+        con.execute(statement)

@@ -22,9 +22,9 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-from . import budgets_cmd, check_cmd, cost_cmd, ingest_cmd, inspect_cmd, report_cmd  # noqa: E402  (they register commands)
+from . import budgets_cmd, check_cmd, config_cmd, cost_cmd, ingest_cmd, inspect_cmd, report_cmd  # noqa: E402  (they register commands)
 
-__all__ = ["app", "main", "budgets_cmd", "check_cmd", "cost_cmd", "ingest_cmd", "inspect_cmd", "report_cmd"]
+__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "ingest_cmd", "inspect_cmd", "report_cmd"]
 
 
 def main(argv: list[str] | None = None) -> int:

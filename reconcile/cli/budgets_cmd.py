@@ -9,11 +9,10 @@ import typer
 from .. import store
 from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
 from ..checks import parse_moment
-from ..checks.settings import set_variables
 from ..errors import BadInput, ExitCode
 from ..status import STATUSES
 from . import app
-from .options import DEFAULT_DB_PATH, DbOption, JsonOption
+from .options import ConfigOption, DbOption, JsonOption, configured
 from .render import console, print_json, table
 
 
@@ -47,18 +46,19 @@ def budgets_command(
     emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
     alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
 
     Example: reconcile budgets --by agent --emit toml
     """
     start, end = parse_moment(since), parse_moment(until, end_of_day=True)
-    with store.connect(db) as con:
-        set_variables(con)
+    config, path = configured(config_file, db)
+    with store.connect(path, read_only=True) as con:
         report = budget_report(con, by, start, end)
         rates = stop_reason_rates(con, by, start, end)
-        percentiles = latency_and_size(con)
+        percentiles = latency_and_size(con, config)
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
         console.print(emit(report, emit_style), markup=False, end="")
@@ -100,7 +100,8 @@ def _print(report, rates, percentiles, alerts) -> None:
     latency = [[r["kind"], r["what"], r["steps"], *[_fmt(q, 0) for q in r["ms_quantiles"]]] for r in percentiles["latency"]]
     console.print(table(["kind", "model / tool", "steps", "p50 ms", "p95 ms", "p99 ms"], latency,
                         title="Latency", right={"steps", "p50 ms", "p95 ms", "p99 ms"}))
-    sizes = [[r["tool_name"], r["results"], _fmt(r["p99_result_tokens"], 0), f"{r['share_above_bound']:.1%}"]
+    sizes = [[r["tool_name"], r["results"], _fmt(r["p99_result_tokens"], 0),
+              "no bound known" if r["share_above_bound"] is None else f"{r['share_above_bound']:.1%}"]
              for r in percentiles["result_size"]]
     console.print(table(["tool", "results", "p99 result tokens", "above the bound"], sizes, title="Tool result size",
                         right={"results", "p99 result tokens", "above the bound"}))

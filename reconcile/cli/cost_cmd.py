@@ -16,7 +16,7 @@ from ..errors import BadInput
 from ..projection import Inputs, fit, markdown, projection_table
 from ..reprice import reprice
 from . import app
-from .options import DEFAULT_DB_PATH, DbOption, JsonOption
+from .options import ConfigOption, DbOption, JsonOption, configured
 from .render import console, print_json, table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
@@ -42,7 +42,8 @@ def cost_command(
     since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
 
@@ -50,8 +51,7 @@ def cost_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    with store.connect(db) as con:
-        pricing.resolve(con)
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         report = cost_report(con, by, parse_moment(since), parse_moment(until, end_of_day=True))
     if json_out:
         return print_json(report)
@@ -95,15 +95,15 @@ def project_command(
     turns: Annotated[str, typer.Option(help="Turn counts to project, comma-separated.")] = "3,5,10,20,40",
     fit_runs: Annotated[bool, typer.Option("--fit", help="Derive the inputs per agent from the runs in the store.")] = False,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Project cost by turn count, cached and uncached, per completed task.
 
     Example: reconcile cost project --turns 3,5,10 --success-rate 0.8
     """
     if fit_runs:
-        with store.connect(db) as con:
-            pricing.resolve(con)
+        with store.connect(configured(config_file, db)[1], read_only=True) as con:
             fitted = fit(con)
         if json_out:
             return print_json(fitted)
@@ -131,13 +131,14 @@ def project_command(
 def prices_add_command(
     file: Annotated[Path, typer.Argument(help="CSV or TOML: provider, model, from, input, output, cache_read, "
                                               "cache_write_5m, cache_write_1h (dollars per million tokens).")],
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Load price overrides (negotiated rates, models genai-prices lacks); they win over the snapshot.
 
     Example: reconcile prices add negotiated.csv
     """
-    with store.connect(db) as con:
+    with store.connect(configured(config_file, db)[1], create=False) as con:
         count = pricing.load_overrides(con, file.resolve())
         pricing.resolve(con)
     console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.", markup=False)
@@ -148,7 +149,8 @@ def reprice_command(
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price the same usage with the snapshot's prices of this date.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price the same usage with this file's prices only.")] = None,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """The same usage under other prices, and the difference per model.
 
@@ -158,7 +160,7 @@ def reprice_command(
         day = dt.date.fromisoformat(as_of) if as_of else None
     except ValueError as exc:
         raise BadInput(f"--as-of {as_of!r} is not a date like 2026-01-01") from exc
-    with store.connect(db) as con:
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         result = reprice(con, day, prices.resolve() if prices else None)
     if json_out:
         return print_json(result)
@@ -173,7 +175,8 @@ def reprice_command(
 def usage_command(
     by: Annotated[str, typer.Option("--by", help="Group by day, hour, model, api_key, workspace or project.")] = "day",
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """The three-way match: what the provider billed, what the journals say, what the ledger counted.
 
@@ -181,7 +184,7 @@ def usage_command(
     """
     from ..usage import usage_report
 
-    with store.connect(db) as con:
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         report = usage_report(con, by)
     if json_out:
         return print_json(report)

@@ -13,9 +13,10 @@ from rich.progress import Progress
 
 from .. import store
 from ..errors import ExitCode
-from ..ingest import FORMATS, ingest
+from ..formats import FORMATS
+from ..ingest import ingest
 from . import app
-from .options import DbOption, DEFAULT_DB_PATH, JsonOption
+from .options import ConfigOption, DbOption, JsonOption, configured
 from .render import console, print_json, table
 
 
@@ -25,13 +26,14 @@ def ingest_command(
     format: Annotated[str | None, typer.Option("--format", help=f"Force a format: {', '.join(FORMATS)}.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 when any line was rejected.")] = False,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Load files into the store; unchanged files are skipped, changed ones replaced.
 
     Example: reconcile ingest sample_runs/ --db night.duckdb
     """
-    with store.connect(db) as con:
+    with store.connect(configured(config_file, db)[1]) as con:
         with _progress() as hook:
             report = ingest(con, paths, format=format, progress=hook)
         rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "

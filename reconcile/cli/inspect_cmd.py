@@ -10,7 +10,7 @@ from .. import store
 from ..inspect import find_run, run_select, run_steps, step_detail
 from ..summary import render_summary
 from . import app
-from .options import DbOption, DEFAULT_DB_PATH, JsonOption
+from .options import ConfigOption, DbOption, JsonOption, configured
 from .render import console, print_csv, print_json, table
 
 _HEADER_FIELDS = [
@@ -26,13 +26,14 @@ def show_command(
     run_id: Annotated[str, typer.Argument(help="A run id, or an unambiguous prefix of one.")],
     step: Annotated[int | None, typer.Option("--step", help="Show every recorded field of this step.")] = None,
     json_out: JsonOption = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Show a run's header and its steps, or one step in full.
 
     Example: reconcile show 8f3a --step 7
     """
-    with store.connect(db, read_only=True) as con:
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         run = find_run(con, run_id)
         if step is not None:
             detail = step_detail(con, run["run_id"], step)
@@ -66,13 +67,14 @@ def sql_command(
     query: Annotated[str, typer.Argument(help="One SELECT over the documented views and tables.")],
     json_out: JsonOption = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Run a read-only SELECT against the store.
 
     Example: reconcile sql "select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'"
     """
-    with store.connect(db, read_only=True) as con:
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         columns, rows = run_select(con, query)
     if json_out:
         print_json([dict(zip(columns, row)) for row in rows])
@@ -84,11 +86,11 @@ def sql_command(
 
 
 @app.command("summary")
-def summary_command(db: DbOption = DEFAULT_DB_PATH) -> None:
+def summary_command(config_file: ConfigOption = None, db: DbOption = None) -> None:
     """Print what the store holds: runs by agent and status, and the ingest accounting.
 
     Example: reconcile summary --db night.duckdb
     """
-    with store.connect(db, read_only=True) as con:
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
         text = render_summary(con)
     console.print(text, markup=False, end="")

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 # Off a terminal (pipes, cron, CI logs) rich would wrap tables at 80 columns; give them room.
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
@@ -52,6 +53,6 @@ def table(columns: list[str], rows: list[tuple] | list[list], title: str | None 
     out = Table(title=title, title_justify="left", show_header=header, header_style="bold")
     for name in columns:
         out.add_column(name, justify="right" if name in right else "left", overflow="fold")
-    for row in rows:
-        out.add_row(*[_cell(v) for v in row])
+    for row in rows:  # Text, not str: a value is shown literally, never read as rich markup ("[a-z]")
+        out.add_row(*[Text(_cell(v)) for v in row])
     return out

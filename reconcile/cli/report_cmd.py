@@ -12,7 +12,8 @@ from ..checks import parse_moment
 from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
-from .options import DEFAULT_DB_PATH, DbOption
+from .check_cmd import print_report
+from .options import ChecksDirOption, ConfigOption, DbOption, SetOption, configured
 from .render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
@@ -25,26 +26,38 @@ def finance_command(
     out: OutFile = Path("finance.html"),
     since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
-    db: DbOption = DEFAULT_DB_PATH,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Write the finance report: spend, cache savings, catalogue tax, cost per completed task.
 
     Example: reconcile report finance --out finance.html --since 2026-11-01
     """
-    with store.connect(db) as con:
-        path = write_finance(con, out, parse_moment(since), parse_moment(until, end_of_day=True))
-    console.print(f"wrote {path}", markup=False)
+    _, path = configured(config_file, db)
+    start, end = parse_moment(since), parse_moment(until, end_of_day=True)
+    with store.connect(path, read_only=True) as con:
+        store.require_runs(con, str(path), start, end)
+        written = write_finance(con, out, start, end)
+    console.print(f"wrote {written}", markup=False)
 
 
 @report_app.command("morning")
-def morning_report_command(out: OutFile = Path("morning.html"), db: DbOption = DEFAULT_DB_PATH) -> None:
-    """Write the morning report: findings with their runs' steps, stop rates, budgets, coverage.
+def morning_report_command(
+    out: OutFile = Path("morning.html"),
+    checks_dir: ChecksDirOption = None,
+    setting: SetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """Write the morning report: findings with their runs' steps, what was not judged, stop rates, budgets.
 
     Example: reconcile report morning --out morning.html
     """
-    with store.connect(db) as con:
-        path = write_morning(con, out)
-    console.print(f"wrote {path}", markup=False)
+    config, path = configured(config_file, db, setting)
+    with store.connect(path, read_only=True) as con:
+        store.require_runs(con, str(path))
+        written = write_morning(con, out, config=config, checks_dir=checks_dir)
+    console.print(f"wrote {written}", markup=False)
 
 
 @app.command("morning")
@@ -53,23 +66,35 @@ def morning_command(
     usage: Annotated[list[Path] | None, typer.Option("--usage", help="A provider usage or cost export (repeatable).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write the reports, findings.json and findings.xml.")] = Path("reconcile-morning"),
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
-    db: DbOption = DEFAULT_DB_PATH,
+    checks_dir: ChecksDirOption = None,
+    setting: SetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
 ) -> None:
     """Ingest a night, run every check, write both reports and the findings; exit as check does.
 
-    Made for cron: no prompts, safe to run twice, no colour or progress off a terminal.
+    Made for cron: no prompts, safe to run twice, no colour or progress off a terminal. A night
+    with no runs is an error (exit 2) that says what was found instead.
     Example: reconcile morning sample_runs/ --out morning/
     """
-    result = morning(db, folder, usage or [], out)
-    failing = [r for r in result.checks.results if r.failures]
-    errors = sum(r.failures for r in failing if r.severity == "error")
+    config, path = configured(config_file, db, setting)
+    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir)
     totals = result.ingested.totals
     console.print(f"ingested {totals['files']} file(s) ({totals['unchanged']} unchanged): {totals['loaded']} loaded, "
                   f"{totals['rejected']} rejected", markup=False)
-    console.print(f"{len(result.checks.results)} checks, {len(failing)} failing, {errors} error finding(s)", markup=False)
-    for result_check in failing:
-        console.print(f"  {result_check.name} ({result_check.severity}): {result_check.failures}", markup=False)
-    for name, path in result.files.items():
-        console.print(f"{name}: {path}", markup=False)
+    failing = [r for r in result.checks.results if r.outcome != "pass"]
+    errors = sum(r.failures for r in failing if r.outcome == "error")
+    console.print(f"{len(result.checks.results)} checks over {result.checks.runs} runs, {len(failing)} failing, "
+                  f"{errors} error finding(s)", markup=False)
+    for check in failing:
+        console.print(f"  {check.name} ({check.outcome}): {check.failures}", markup=False)
+    for check in result.checks.results:
+        if check.not_judged:
+            console.print(f"  {check.name}: not judged for {check.not_judged_text()}", markup=False)
+    for name, path_written in result.files.items():
+        console.print(f"{name}: {path_written}", markup=False)
     if result.checks.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
+
+
+__all__ = ["print_report"]

@@ -11,7 +11,6 @@ from pathlib import Path
 import duckdb
 
 from ..errors import BadInput, InternalError, UnknownFormat
-from .detect import FORMATS, Format, detect
 from .lines import load_lines_many
 from ..pricing import resolve as resolve_prices
 from .result import FileResult, IngestReport, PassedOver
@@ -60,6 +59,9 @@ BATCH_BYTES = 256 * 1024 * 1024
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are."""
+    from ..formats import FORMATS
+    from ..formats.detect import detect
+
     forced = _forced_format(format)
     report = IngestReport()
     found_files = discover(paths)
@@ -78,7 +80,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
             continue
         if progress:
             progress(path, position, len(found_files))
-        if fmt.load_batch is None:
+        if not fmt.batch:
             report.files += load_files(con, [path], fmt, forced is not None)
             continue
         pending.setdefault(fmt.name, []).append(path)
@@ -94,7 +96,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     return report
 
 
-def _forced_format(name: str | None) -> Format | None:
+def _forced_format(name: str | None):
+    from ..formats import FORMATS
+
     if name is None:
         return None
     if name not in FORMATS:
@@ -102,19 +106,19 @@ def _forced_format(name: str | None) -> Format | None:
     return FORMATS[name]
 
 
-def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt: Format, forced: bool = False) -> FileResult:
+def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt, forced: bool = False) -> FileResult:
     """Load one file in one transaction (see ``load_files``)."""
     return load_files(con, [path], fmt, forced)[0]
 
 
-def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: Format, forced: bool = False) -> list[FileResult]:
+def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt, forced: bool = False) -> list[FileResult]:
     """Load files of one format in one transaction: each file is whole or absent, never half.
 
     Unchanged files (same SHA-256 as when last ingested) are left alone; a changed file replaces
     its earlier rows. With a format the user forced, a file none of whose lines is of that
-    format is an error (nothing is loaded), not a file full of rejects. Several files go through
-    one transaction only for a format with a batch loader (Claude Code); if such a batch fails,
-    its files are retried one by one so the failure is pinned on one file.
+    format is an error (nothing is loaded), not a file full of rejects. Several files of a
+    format that can batch go through one transaction; if such a batch fails, its files are
+    retried one by one so the failure is pinned on one file.
     """
     results, todo = [], []
     for path in paths:
@@ -136,10 +140,10 @@ def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: Format, f
     return results
 
 
-def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Path, str, bool]], fmt: Format,
+def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Path, str, bool]], fmt,
                       forced: bool) -> list[FileResult]:
     paths = [path for path, _, _ in todo]
-    if fmt.reads_lines:
+    if getattr(fmt, "input", None) == "lines":
         # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
         load_lines_many(con, paths)
     con.execute("begin")
@@ -147,10 +151,7 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Path, str
         for path, _, replaced in todo:
             if replaced:
                 _forget_file(con, str(path))
-        if len(todo) == 1:
-            counts = {1: fmt.load(con, paths[0], str(paths[0]))}
-        else:
-            counts = fmt.load_batch(con)
+        counts = fmt.load(con, paths, forced)
         results = []
         for number, (path, sha, replaced) in enumerate(todo, 1):
             source, file_counts = str(path), counts[number]
@@ -191,4 +192,4 @@ def _forget_file(con: duckdb.DuckDBPyConnection, source: str) -> None:
     con.execute("delete from ingested_files where path = $source", {"source": source})
 
 
-__all__ = ["ingest", "ingest_file", "discover", "IngestReport", "FORMATS"]
+__all__ = ["ingest", "ingest_file", "discover", "IngestReport"]

@@ -22,11 +22,15 @@ is logged in ``usage_replacements``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import ClassVar
 
 import duckdb
 
-from .documents import finish_document
+from ..ingest.landing import account_records
+from ..ingest.result import FileCounts
+from .base import Format
 
 KINDS = {
     "openai_usage": ("openai", "usage", "start_time", "end_time"),
@@ -152,8 +156,8 @@ def load_provider_export(kind: str):
         key = "concat_ws('|', '" + provider + "', bucket_start, bucket_end, " + ", ".join(
             f"coalesce({k}::varchar, '')" for k in keys) + ")"
         con.execute(
-            f"""create or replace temp table _records as
-            select record_no, raw,
+            f"""create or replace temp table _stage_records as
+            select 1 as file_no, record_no, raw,
                    case when bucket_start is null or bucket_end is null or missing is not null then 'reject'
                         when record_no < max(record_no) over (partition by {key}) then 'skip' else 'load' end as decision,
                    case when bucket_start is null or bucket_end is null
@@ -170,11 +174,11 @@ def load_provider_export(kind: str):
         con.execute(
             f"""insert into usage_replacements
             select distinct '{table}', r.bucket_key, t.source_file, $source, now()
-            from {target} t join _records r on r.decision = 'load' and r.bucket_key = {stored_key}
+            from {target} t join _stage_records r on r.decision = 'load' and r.bucket_key = {stored_key}
             where t.provider = '{provider}' and t.source_file <> $source""", {"source": source})
         con.execute(
             f"""delete from {target} t where t.provider = '{provider}' and t.source_file <> $source
-                and {stored_key} in (select bucket_key from _records where decision = 'load')""", {"source": source})
+                and {stored_key} in (select bucket_key from _stage_records where decision = 'load')""", {"source": source})
         columns = (["bucket_width", *DIMENSIONS, "input_uncached", "cache_read", "cache_write_5m", "cache_write_1h",
                     "output_tokens", "input_audio", "output_audio", "requests", "web_search_requests", "semantics"]
                    if table == "usage" else
@@ -189,7 +193,54 @@ def load_provider_export(kind: str):
             f"""insert into {target} by name
             select '{provider}' as provider, bucket_start, bucket_end, {select},
                    $source as source_file, record_no::integer as source_record, now() as loaded_at
-            from _pn join _records using (record_no) where decision = 'load'""", {"source": source})
-        return finish_document(con, path, ("_pr", "_pn"))
+            from _pn join _stage_records using (record_no) where decision = 'load'""", {"source": source})
+        con.execute("create or replace temp table _files as select 1 as file_no, ? as path", [source])
+        counts = account_records(con)[1]
+        for scratch in ("_doc", "_pr", "_pn", "_stage_records", "_landing_records", "_checked", "_outcome", "_files"):
+            con.execute(f"drop table if exists {scratch}")
+        return counts
 
     return load
+
+
+# Keys, not values: a cost report's token_type *value* can be "uncached_input_tokens".
+_JSON_MARKERS = {
+    "openai_usage": (r'"organization\.usage\.completions\.result"', r'"num_model_requests"\s*:'),
+    "openai_costs": (r'"organization\.costs\.result"',),
+    "anthropic_usage": (r'"uncached_input_tokens"\s*:',),
+    "anthropic_costs": (r'"starting_at"\s*:', r'"cost_type"\s*:'),
+}
+_CSV_COLUMNS = {
+    "openai_usage": {"start_time", "input_tokens"}, "openai_costs": {"start_time", "amount_value"},
+    "anthropic_usage": {"starting_at", "uncached_input_tokens"}, "anthropic_costs": {"starting_at", "amount"},
+}
+
+
+class UsageExport(Format):
+    """A provider's usage or cost export, JSON or CSV: it lands in usage_buckets or billed_costs."""
+
+    batch: ClassVar[bool] = False
+    input = "document"
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.name = kind
+        self.description = f"{kind.replace('_', ' ')} export (JSON pages or CSV)"
+        self._load = load_provider_export(kind)
+
+    def sniff(self, values: list[object], text: str) -> bool:
+        """Recognised by the fields only that kind has."""
+        head = text.lstrip()
+        if head[:1] in ("{", "["):
+            markers = _JSON_MARKERS[self.kind]
+            if self.kind == "anthropic_costs":
+                return all(re.search(m, text) for m in markers) and bool(re.search(r'"amount"\s*:', text))
+            return any(re.search(m, text) for m in markers)
+        header = {column.strip().strip('"') for column in head.splitlines()[0].split(",")} if head else set()
+        return _CSV_COLUMNS[self.kind] <= header and (self.kind != "anthropic_costs" or "uncached_input_tokens" not in header)
+
+    def load(self, con: duckdb.DuckDBPyConnection, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
+        return {number: self._load(con, path, str(path)) for number, path in enumerate(paths, 1)}
+
+
+OPENAI_USAGE, OPENAI_COSTS, ANTHROPIC_USAGE, ANTHROPIC_COSTS = (UsageExport(kind) for kind in KINDS)

@@ -1,0 +1,42 @@
+"""``reconcile config``: the effective configuration, and where each value came from."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import store
+from ..checks import load_checks
+from ..checks.settings import run_settings_statements, variable_statements
+from ..config import describe
+from . import app
+from .options import ChecksDirOption, ConfigOption, DbOption, JsonOption, SetOption, configured
+from .render import console, print_json, table
+
+
+@app.command("config")
+def config_command(
+    checks_dir: ChecksDirOption = None,
+    setting: SetOption = None,
+    sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that sets the check variables and run_settings "
+                                                    "for the store (to paste a check into the duckdb shell).")] = False,
+    json_out: JsonOption = False,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """Print the effective settings — store, check settings, check severities — and where each came from.
+
+    Example: reconcile config --set result_bound_tokens=4000
+    """
+    config, path = configured(config_file, db, setting)
+    if sql:
+        with store.connect(path, read_only=True) as con:
+            statements = variable_statements(config) + run_settings_statements(con, config)
+        console.print("\n".join(f"{statement.strip()};" for statement in statements), markup=False)
+        return
+    rows = describe(config, load_checks(checks_dir), path, db is not None)
+    if json_out:
+        print_json(rows)
+        return
+    console.print(table(["what", "scope", "value", "from"], [[r["what"], r["scope"], r["value"], r["from"]] for r in rows]))

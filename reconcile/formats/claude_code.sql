@@ -1,0 +1,164 @@
+-- Staging for Claude Code transcripts. Input: _parsed(file_no, line_no, line, j) for every line
+-- whose fields passed the typed checks, many files at once (planning a statement costs more than
+-- running it on one small file). Output: the _stage_* tables the shared landing reads.
+
+-- The run each file is: a session, or a subagent transcript under <session>/subagents/.
+create or replace temp table _cc_files as
+select file_no,
+       case when parent_name = 'subagents' then grandparent_name || '/' || stem else stem end as run_id,
+       case when parent_name = 'subagents' then grandparent_name end as parent_run_id
+from _files;
+
+-- Side-chain lines get a label: the agent id, else one per side chain (a chain starts at a line with no parent).
+create or replace temp table _cc as
+select file_no, line_no, j, type, ts,
+       case when side then coalesce(j.agentId, 'sidechain-' || sum(case when side and j.parentUuid is null
+           then 1 else 0 end) over (partition by file_no order by line_no)) end as agent_label
+from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as ts,
+             coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side
+      from _parsed);
+
+create or replace temp table _stage_records as
+select c.file_no, c.line_no as record_no, f.run_id,
+       case when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
+            then 'load' else 'skip' end as decision,
+       case when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary') then null
+            else 'not a conversation line (' || coalesce(c.type, '?') || coalesce('/' || c.j.subtype, '') || ')' end as note
+from _cc c join _cc_files f using (file_no);
+
+-- A subagent's own transcript is all side-chain lines: then they are its main thread.
+create or replace temp table _cc_files as
+select f.*, not exists (select 1 from _cc c where c.file_no = f.file_no and c.type in ('user', 'assistant')
+                        and c.agent_label is null) as all_side
+from _cc_files f;
+
+-- One model step per API response: the lines sharing message.id and requestId.
+create or replace temp table _cc_model as
+select c.file_no, coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response,
+       min(c.line_no) as line_no, min(c.ts) as first_ts, max(c.ts) as last_ts,
+       arg_max(c.j.message.usage, c.line_no) as usage, arg_max(c.j.message.model, c.line_no) as model,
+       arg_max(c.j.message.stop_reason, c.line_no) as stop_reason, any_value(c.j.message.id) as response_id,
+       any_value(c.j.requestId) as request_id, any_value(c.agent_label) as agent_label,
+       min(p.asked_ts) as asked_at
+from _cc c
+left join (select file_no, j.uuid as uuid, ts as asked_ts from _cc) p
+    on p.file_no = c.file_no and p.uuid = c.j.parentUuid
+where c.type = 'assistant'
+group by all;
+
+create or replace temp table _cc_blocks as
+select c.file_no, c.line_no, b.position, c.type, c.ts, c.agent_label,
+       coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response, b.block
+from _cc c, (select unnest(c.j.message.content::json[]) as block,
+                    generate_subscripts(c.j.message.content::json[], 1) as position) b
+where c.type in ('user', 'assistant') and json_type(c.j.message.content) = 'ARRAY';
+
+create or replace temp table _cc_results as
+select b.file_no, b.line_no, b.position, b.ts, b.agent_label, b.block ->> 'tool_use_id' as call_id,
+       coalesce((b.block ->> 'is_error')::boolean, false) as is_error,
+       case json_type(b.block -> 'content')
+           when 'VARCHAR' then b.block ->> 'content'
+           when 'ARRAY' then array_to_string(list_transform(
+               list_filter((b.block -> 'content')::json[], lambda x: x ->> 'type' = 'text'),
+               lambda x: x ->> 'text'), chr(10))
+           else ''  -- no content: an empty result
+       end as text
+from _cc_blocks b where b.type = 'user' and b.block ->> 'type' = 'tool_result';
+
+create or replace temp table _cc_steps as
+with items as (
+    select file_no, line_no, 0 as position, 'model' as kind, response from _cc_model
+    union all select file_no, line_no, position, 'tool', null from _cc_results
+    union all select file_no, line_no, 0, 'event', null from _cc
+              where type = 'system' and j.subtype = 'compact_boundary'
+)
+select row_number() over (partition by file_no order by line_no, position) - 1 as idx, i.*, f.run_id, f.all_side
+from items i join _cc_files f using (file_no);
+
+create or replace temp table _stage_calls as
+select s.file_no, s.run_id, s.idx as step_idx,
+       row_number() over (partition by b.file_no, b.response order by b.line_no, b.position) - 1 as call_position,
+       b.block ->> 'id' as call_id, b.block ->> 'name' as tool_name, b.block -> 'input' as args, b.ts as asked_at
+from _cc_blocks b join _cc_steps s on s.kind = 'model' and s.file_no = b.file_no and s.response = b.response
+where b.type = 'assistant' and b.block ->> 'type' = 'tool_use';
+
+create or replace temp table _cc_text as
+select file_no, response, nullif(string_agg(block ->> 'text', '' order by line_no, position), '') as text
+from _cc_blocks where type = 'assistant' group by file_no, response;
+
+create or replace temp table _stage_steps as
+select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
+       date_diff('millisecond', coalesce(m.asked_at, m.first_ts), m.last_ts) as ms, m.agent_label,
+       m.agent_label is null or s.all_side as main_thread,
+       m.line_no::integer as source_line, null::varchar as error, m.model, 'anthropic' as provider, m.request_id,
+       m.response_id, m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
+       -- without the 5 m / 1 h breakdown (older versions) every cache write is a 5-minute one
+       coalesce(m.usage.cache_creation.ephemeral_5m_input_tokens,
+                m.usage.cache_creation_input_tokens - coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens, 0))
+           as cache_write_5m,
+       coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens, 0) as cache_write_1h,
+       m.usage.output_tokens as output_tokens, m.stop_reason as finish_reason,
+       t.text as output_text,
+       coalesce(m.usage.input_tokens, 0) + coalesce(m.usage.cache_read_input_tokens, 0)
+           + coalesce(m.usage.cache_creation_input_tokens, 0) as context_tokens,
+       null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
+       null::varchar as event, null::bigint as tokens_before, null::varchar as detail
+from _cc_steps s join _cc_model m using (file_no, response)
+left join _cc_text t using (file_no, response)
+where s.kind = 'model'
+union all by name
+select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, r.ts as started_at,
+       date_diff('millisecond', c.asked_at, r.ts) as ms, r.agent_label, r.agent_label is null or s.all_side as main_thread,
+       r.line_no::integer as source_line, case when r.is_error then left(r.text, 200) end as error,
+       r.call_id, case when r.is_error then 'error' else 'ok' end as tool_status, r.text as result_text
+from _cc_steps s
+join _cc_results r on r.file_no = s.file_no and r.line_no = s.line_no and r.position = s.position
+left join _stage_calls c on c.file_no = r.file_no and c.call_id = r.call_id
+where s.kind = 'tool'
+union all by name
+select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
+       c.line_no::integer as source_line, 'compaction' as event,
+       c.j.compactMetadata.preTokens as tokens_before, 'compact_boundary' as detail
+from _cc_steps s join _cc c using (file_no, line_no)
+where s.kind = 'event';
+
+alter table _stage_calls drop column asked_at;
+
+-- Status, inferred: how the session's main thread ends.
+create or replace temp table _stage_runs as
+with last_message as (
+    select c.file_no, arg_max(c.type, c.line_no) as type,
+           arg_max(case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR'
+                            then c.j.message.content ->> '$'
+                        when c.type = 'user' then c.j.message.content -> 0 ->> 'text' end, c.line_no) as user_text,
+           max(c.ts) as ts
+    from _cc c join _cc_files f using (file_no)
+    where c.type in ('user', 'assistant') and (c.agent_label is null or f.all_side)
+      and not coalesce(c.j.isMeta, false)
+    group by c.file_no
+),
+asks as (select file_no, step_idx from _stage_calls group by all),
+last_model as (
+    select s.file_no, arg_max(s.idx, s.idx) as idx, arg_max(s.output_text, s.idx) as text,
+           arg_max(s.finish_reason, s.idx) as finish_reason
+    from _stage_steps s where s.kind = 'model' and s.main_thread group by s.file_no
+),
+models as (
+    select file_no, arg_min(model, idx) filter (where model is not null and model <> '<synthetic>') as model
+    from _stage_steps where kind = 'model' group by file_no
+),
+outcome as (
+    select l.file_no, l.ts, case
+               when l.type = 'user' and l.user_text like '[Request interrupted by user%' then 'cancelled'
+               when l.type = 'assistant' and lm.text is not null and a.step_idx is null then 'succeeded'
+               else 'running'
+           end as status, lm.finish_reason
+    from last_message l left join last_model lm using (file_no)
+    left join asks a on a.file_no = lm.file_no and a.step_idx = lm.idx
+)
+select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as agent, m.model, 'anthropic' as provider,
+       (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
+       case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
+       case o.status when 'succeeded' then coalesce(o.finish_reason, 'end_turn')
+                     when 'cancelled' then 'interrupted by user' end as stop_reason
+from _cc_files f left join outcome o using (file_no) left join models m using (file_no);

@@ -1,0 +1,107 @@
+-- Staging for OpenHands event streams. Input: _doc(file_no, j), one array of events per file.
+
+create or replace temp table _oh as
+select file_no, record_no, raw, e, f.stem as run_id, try_cast(e.timestamp as timestamptz) as ts,
+       e.source = 'agent' and e.action is not null and (e.tool_call_metadata.model_response is not null
+           or e.action = 'message') as is_model_action,
+       e.observation is not null and e.cause is not null and e.observation not in ('agent_state_changed', 'null')
+           as is_result,
+       coalesce(e.tool_call_metadata.model_response ->> 'id', 'event ' || e.id) as response
+from (select file_no, position as record_no, raw,
+             json_transform(raw, '{"id": "BIGINT", "timestamp": "VARCHAR", "source": "VARCHAR", "action": "VARCHAR",
+                                   "observation": "VARCHAR", "cause": "BIGINT", "message": "VARCHAR", "content": "VARCHAR",
+                                   "args": "JSON", "extras": "JSON", "tool_call_metadata": {"function_name": "VARCHAR",
+                                   "tool_call_id": "VARCHAR", "model_response": "JSON"}}') as e
+      from (select file_no, unnest(j::json[]) as raw, generate_subscripts(j::json[], 1) as position from _doc))
+join _files f using (file_no);
+
+create or replace temp table _stage_records as
+select file_no, record_no, raw::varchar as raw, run_id,
+       case when e.id is null or ts is null then 'reject' when is_model_action or is_result then 'load' else 'skip' end
+           as decision,
+       case when e.id is null then 'event ' || record_no || ' has no integer "id"'
+            when ts is null then 'event ' || e.id || ': "timestamp" is ' || coalesce(e.timestamp, 'missing')
+            when not (is_model_action or is_result) then 'not a step (' || coalesce(e.source, '?') || ' '
+                || coalesce(e.action, e.observation, '?') || ')' end as note
+from _oh;
+
+create or replace temp table _oh_loaded as
+select o.* from _oh o join _stage_records r using (file_no, record_no) where r.decision = 'load';
+
+create or replace temp table _oh_items as
+with responses as (
+    select file_no, response, min(record_no) as record_no from _oh_loaded where is_model_action group by all
+),
+items as (
+    select file_no, record_no, 0 as sub, 'model' as kind, response, null::bigint as event_id from responses
+    union all select file_no, record_no, 1, 'tool', null, e.id from _oh_loaded where is_result
+)
+select row_number() over (partition by file_no order by record_no, sub) - 1 as idx, i.* from items i;
+
+create or replace temp table _stage_calls as
+select s.file_no, a.run_id, s.idx as step_idx,
+       row_number() over (partition by s.file_no, s.idx order by a.record_no) - 1 as call_position,
+       coalesce(a.e.tool_call_metadata.tool_call_id, 'event-' || a.e.id) as call_id,
+       coalesce(a.e.tool_call_metadata.function_name, a.e.action) as tool_name, a.e.args as args,
+       a.e.id as action_id, a.ts as asked_at
+from _oh a join _oh_items s on s.kind = 'model' and s.file_no = a.file_no and s.response = a.response
+where a.is_model_action and a.e.tool_call_metadata.tool_call_id is not null and a.e.action <> 'finish';
+
+create or replace temp table _stage_steps as
+with responses as (
+    select i.file_no, i.idx, i.record_no, o.run_id, o.ts, o.e.tool_call_metadata.model_response as mr,
+           bool_or(a.e.action = 'finish') as finish, string_agg(nullif(a.e.message, ''), chr(10)) as text
+    from _oh_items i join _oh o using (file_no, record_no)
+    join _oh a on a.file_no = i.file_no and a.is_model_action and a.response = i.response
+    where i.kind = 'model' group by all
+),
+usage as (
+    select *, coalesce(try_cast(mr ->> '$.usage.prompt_tokens' as bigint), 0) as prompt,
+           coalesce(try_cast(mr ->> '$.usage.cache_read_input_tokens' as bigint),
+                    try_cast(mr ->> '$.usage.prompt_tokens_details.cached_tokens' as bigint), 0) as cached,
+           coalesce(try_cast(mr ->> '$.usage.cache_creation_input_tokens' as bigint), 0) as written
+    from responses
+),
+last_model as (select file_no, max(idx) as idx from _oh_items where kind = 'model' group by file_no)
+select u.file_no, u.run_id, u.idx::integer as idx, 'model' as kind, u.ts as started_at, u.record_no::integer as source_line,
+       mr ->> 'model' as model, mr ->> 'id' as response_id,
+       case when mr is not null then greatest(prompt - cached - written, 0) end as input_uncached,
+       case when mr is not null then cached end as cache_read,
+       case when mr is not null then written end as cache_write_5m,
+       case when mr is not null then 0 end as cache_write_1h,
+       try_cast(mr ->> '$.usage.completion_tokens' as bigint) as output_tokens,
+       try_cast(mr ->> '$.usage.completion_tokens_details.reasoning_tokens' as bigint) as reasoning_tokens,
+       mr ->> '$.choices[0].finish_reason' as finish_reason,
+       -- the finish action is the answer; so is a closing agent message asking nothing
+       u.finish or (u.idx = l.idx and u.text is not null and mr is null) as is_final,
+       left(coalesce(u.text, mr ->> '$.choices[0].message.content'), 4000) as output_text,
+       case when mr is not null then prompt end as context_tokens
+from usage u join last_model l using (file_no)
+union all by name
+select i.file_no, r.run_id, i.idx::integer as idx, 'tool' as kind, r.ts as started_at,
+       date_diff('millisecond', c.asked_at, r.ts) as ms, r.record_no::integer as source_line,
+       case when r.e.observation = 'error' then left(r.e.content, 200) end as error,
+       coalesce(c.tool_name, r.e.observation) as tool_name,
+       coalesce(c.call_id, r.e.tool_call_metadata.tool_call_id, 'event-' || r.e.cause) as call_id,
+       case when r.e.observation = 'error' then 'error' else 'ok' end as tool_status,
+       coalesce(r.e.content, '') as result_text
+from _oh_items i join _oh r on r.file_no = i.file_no and r.e.id = i.event_id
+left join _stage_calls c on c.file_no = r.file_no and c.action_id = r.e.cause
+where i.kind = 'tool';
+
+alter table _stage_calls drop column action_id;
+alter table _stage_calls drop column asked_at;
+
+create or replace temp table _stage_runs as
+with outcome as (
+    select file_no, any_value(run_id) as run_id, bool_or(e.action = 'finish') as finished,
+           bool_or(e.observation = 'agent_state_changed' and e.extras ->> 'agent_state' = 'error') as errored,
+           min(ts) as first_ts, max(ts) as last_ts
+    from _oh group by file_no
+),
+models as (select file_no, mode(model) as model from _stage_steps where model is not null group by file_no)
+select o.file_no, o.run_id, 'openhands' as agent, m.model,
+       first_ts as started_at, case when finished or errored then last_ts end as ended_at,
+       case when finished then 'succeeded' when errored then 'failed' else 'running' end as status,
+       case when finished then 'finish' when errored then 'error' end as stop_reason
+from outcome o left join models m using (file_no);

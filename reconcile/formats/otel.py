@@ -1,0 +1,67 @@
+"""OpenTelemetry GenAI spans as OTLP JSON (the collector file exporter's output).
+
+A file holds one ``ExportTraceServiceRequest`` (``resourceSpans → scopeSpans → spans``, attributes
+as key/value lists) or one per line. Records: one per span (a line that is not JSON is one
+rejected record).
+
+- A run is an agent span's tree: a span with ``gen_ai.operation.name = invoke_agent`` (or
+  OpenInference ``openinference.span.kind = AGENT``) roots a run ``<traceId>/<spanId>``, and every
+  span belongs to its nearest agent ancestor (a nested agent is a child run). Spans of a trace
+  with no agent span form one run, ``<traceId>``.
+- Model steps: ``chat``, ``text_completion``, ``generate_content``, ``embeddings`` operations (or
+  OpenInference ``LLM``/``EMBEDDING``); tool steps: ``execute_tool`` (or ``TOOL``); other spans
+  are structure, skipped and counted. Steps are in start-time order.
+- Usage: ``gen_ai.usage.input_tokens`` (old name ``prompt_tokens``; OpenInference
+  ``llm.token_count.prompt``) includes cache reads and writes, which are
+  ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens`` (old names
+  ``cache_read_input_tokens`` / ``cache_creation_input_tokens``; OpenInference
+  ``llm.token_count.prompt_details.cache_read`` / ``cache_write``). Uncached input is what is
+  left — unless the cache counts exceed the input, in which case the instrumentation reported
+  them apart and the input is taken as uncached.
+- Tool calls: ``gen_ai.tool.call.id`` (else the span id), ``gen_ai.tool.name``, arguments from
+  ``gen_ai.tool.call.arguments``; spans do not say which model call asked, so the latest model
+  step before the tool is taken as the asker. A tool result's size is known only when the span
+  carries ``gen_ai.tool.call.result`` (an opt-in attribute).
+- Span status ERROR is a step error (the conventions leave a successful span's status unset);
+  a run's status is inferred: ``failed`` when its root span (or, for a trace run, any span)
+  errored, ``running`` when a span has no end time, else ``succeeded``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .base import TranscriptFormat
+
+
+class OpenTelemetry(TranscriptFormat):
+    name = "otel"
+    description = "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)"
+    input = "text"
+    facts: ClassVar[dict[str, str]] = {
+        "usage": "gen_ai.usage.* attributes", "timestamps": "span start and end times",
+        "tool_status": "span status (ERROR, else unset as the conventions say)",
+        "result_size": "gen_ai.tool.call.result, when recorded", "context_size": "gen_ai.usage.input_tokens",
+        "run_status": "inferred from span status and end times",
+    }
+    inferred = frozenset({"run_status"})
+
+    def sniff(self, values: list[object], text: str) -> bool:
+        first = values[0] if values else None
+        if isinstance(first, dict):
+            return isinstance(first.get("resourceSpans"), list)
+        return not values and '"resourceSpans"' in text[:2000]
+
+    def stage(self, con) -> None:
+        super().stage(con)
+        from ..errors import BadInput
+
+        wrong = con.execute("select f.path from _ot_requests r join _files f using (file_no) group by f.path "
+                            "having count(*) filter (where valid) > 0 and count(*) filter (where spans) = 0 "
+                            "order by f.path limit 1").fetchall()
+        if wrong:
+            raise BadInput(f"{wrong[0][0]}: expected OTLP JSON (an ExportTraceServiceRequest with resourceSpans, or "
+                           "one per line), found JSON without resourceSpans. Check --format, or leave it out to detect it.")
+
+
+FORMAT = OpenTelemetry()

@@ -1,0 +1,197 @@
+-- Staging for OTLP JSON spans. Input: _text(file_no, content): one request per file, or one per line.
+
+create or replace temp macro otel_attr(a, k) as
+    coalesce(a[k] ->> 'stringValue', a[k] ->> 'intValue', a[k] ->> 'doubleValue', a[k] ->> 'boolValue');
+
+create or replace temp table _ot_requests as
+select file_no, 1 as line_no, content::json as j, true as valid from _text where json_valid(content)
+union all
+select file_no, line_no, case when json_valid(line) then line::json end, json_valid(line)
+from (select file_no, unnest(string_split(content, chr(10))) as line,
+             generate_subscripts(string_split(content, chr(10)), 1) as line_no
+      from _text where not json_valid(content))
+where trim(line) <> '';
+
+alter table _ot_requests add column spans boolean;
+update _ot_requests set spans = valid and json_type(j, '$.resourceSpans') = 'ARRAY';
+
+create or replace temp table _ot as
+with spans as (
+    select r.file_no, r.line_no, rs.rs, sp.span, sp.pos
+    from _ot_requests r,
+         lateral (select unnest((r.j -> 'resourceSpans')::json[]) as rs) rs,
+         lateral (select unnest((rs.rs -> 'scopeSpans')::json[]) as ss) ss,
+         lateral (select unnest((ss.ss -> 'spans')::json[]) as span,
+                         generate_subscripts((ss.ss -> 'spans')::json[], 1) as pos) sp
+    where r.spans
+),
+typed as (
+    select file_no, line_no, pos, span, span ->> 'traceId' as trace_id, span ->> 'spanId' as span_id,
+           nullif(span ->> 'parentSpanId', '') as parent_id, span ->> 'name' as name,
+           try_cast(span ->> 'startTimeUnixNano' as hugeint) as start_ns,
+           try_cast(span ->> 'endTimeUnixNano' as hugeint) as end_ns,
+           coalesce(span ->> '$.status.code', '0') in ('2', 'STATUS_CODE_ERROR') as errored,
+           span ->> '$.status.message' as status_message,
+           map_from_entries(list_transform(coalesce((span -> 'attributes')::json[], []),
+                                           lambda x: {'k': x ->> 'key', 'v': x -> 'value'})) as a,
+           (select string_agg(x ->> '$.value.stringValue', '') from
+               (select unnest(coalesce((rs -> '$.resource.attributes')::json[], [])) as x)
+            where x ->> 'key' = 'service.name') as service
+    from spans
+)
+select row_number() over (partition by file_no order by line_no, pos) as record_no, *,
+       otel_attr(a, 'gen_ai.operation.name') as operation, otel_attr(a, 'openinference.span.kind') as oi_kind
+from typed;
+
+create or replace temp table _ot as
+select *, case
+           when operation = 'invoke_agent' or oi_kind = 'AGENT' then 'agent'
+           when operation in ('chat', 'text_completion', 'generate_content', 'embeddings')
+                or oi_kind in ('LLM', 'EMBEDDING') then 'model'
+           when operation = 'execute_tool' or oi_kind = 'TOOL' then 'tool'
+           else 'structure' end as role
+from _ot;
+
+-- Each span's run: its nearest agent ancestor (itself included), else its trace.
+create or replace temp table _ot_runs as
+with recursive up(file_no, record_no, trace_id, ancestor, depth) as (
+    select file_no, record_no, trace_id, span_id, 0 from _ot where trace_id is not null and span_id is not null
+    union all
+    select up.file_no, up.record_no, up.trace_id, p.parent_id, up.depth + 1
+    from up join _ot p on p.file_no = up.file_no and p.trace_id = up.trace_id and p.span_id = up.ancestor
+    where p.parent_id is not null and up.depth < 64
+),
+nearest as (
+    select up.file_no, up.record_no, arg_min(up.ancestor, up.depth) as agent_span
+    from up join _ot a on a.file_no = up.file_no and a.trace_id = up.trace_id and a.span_id = up.ancestor
+                      and a.role = 'agent'
+    group by up.file_no, up.record_no
+)
+select o.file_no, o.record_no, o.trace_id, coalesce(o.trace_id || '/' || n.agent_span, o.trace_id) as run_id, n.agent_span
+from _ot o left join nearest n using (file_no, record_no);
+
+create or replace temp table _stage_records as
+select file_no, row_number() over (partition by file_no order by line_no, pos) as record_no, raw, decision, note, run_id
+from (
+    select file_no, line_no, 0 as pos, null as raw, 'reject' as decision,
+           'line ' || line_no || ': not valid JSON (an OTLP ExportTraceServiceRequest per line expected)' as note,
+           null as run_id
+    from _ot_requests where not valid
+    union all
+    select o.file_no, o.line_no, o.pos, o.span::varchar,
+           case when o.trace_id is null or o.span_id is null then 'reject'
+                when o.start_ns is null then 'reject'
+                when o.role in ('agent', 'model', 'tool') then 'load' else 'skip' end,
+           case when o.trace_id is null or o.span_id is null then 'span ' || coalesce(o.name, '?') || ' has no traceId or spanId'
+                when o.start_ns is null then 'span ' || o.span_id || ': startTimeUnixNano is missing or not a number'
+                when o.role = 'structure' then 'structure, not a step (' || coalesce(o.operation, o.oi_kind, o.name, '?') || ')'
+           end,
+           r.run_id
+    from _ot o left join _ot_runs r using (file_no, record_no));
+
+create or replace temp table _ot_loaded as
+select o.*, r.run_id, r.agent_span
+from _ot o join _ot_runs r using (file_no, record_no)
+where o.trace_id is not null and o.span_id is not null and o.start_ns is not null and o.role in ('agent', 'model', 'tool');
+
+create or replace temp table _ot_steps as
+select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
+       make_timestamp((s.start_ns // 1000)::bigint)::timestamptz as started_at,
+       ((s.end_ns - s.start_ns) // 1000000)::bigint as ms,
+       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
+                         otel_attr(a, 'llm.token_count.prompt')) as bigint) as input_all,
+       coalesce(try_cast(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
+                                  otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
+                                  otel_attr(a, 'llm.token_count.prompt_details.cache_read')) as bigint), 0) as cached,
+       coalesce(try_cast(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
+                                  otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
+                                  otel_attr(a, 'llm.token_count.prompt_details.cache_write')) as bigint), 0) as written,
+       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
+                         otel_attr(a, 'llm.token_count.completion')) as bigint) as output,
+       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.reasoning.output_tokens'),
+                         otel_attr(a, 'llm.token_count.completion_details.reasoning')) as bigint) as reasoning,
+       coalesce(otel_attr(a, 'gen_ai.response.model'), otel_attr(a, 'gen_ai.request.model'),
+                otel_attr(a, 'llm.model_name')) as model,
+       coalesce(otel_attr(a, 'gen_ai.provider.name'), otel_attr(a, 'gen_ai.system'), otel_attr(a, 'llm.provider')) as provider,
+       coalesce(a['gen_ai.response.finish_reasons'] ->> '$.arrayValue.values[0].stringValue',
+                otel_attr(a, 'gen_ai.response.finish_reasons')) as finish_reason,
+       otel_attr(a, 'gen_ai.response.id') as response_id,
+       coalesce(otel_attr(a, 'gen_ai.tool.name'), otel_attr(a, 'tool.name')) as tool_name,
+       coalesce(otel_attr(a, 'gen_ai.tool.call.id'), s.span_id) as call_id,
+       coalesce(otel_attr(a, 'gen_ai.tool.call.arguments'), otel_attr(a, 'input.value')) as arguments,
+       coalesce(otel_attr(a, 'gen_ai.tool.call.result'), otel_attr(a, 'output.value')) as result,
+       -- the output messages are opt-in: without them the step's text is unknown
+       coalesce(otel_attr(a, 'gen_ai.output.messages'), otel_attr(a, 'gen_ai.completion'), otel_attr(a, 'output.value'))
+           as output_value
+from _ot_loaded s
+where s.role in ('model', 'tool');
+
+-- Spans do not say which model call asked for a tool: the latest one before it did.
+create or replace temp table _stage_calls as
+select t.file_no, t.run_id, m.idx as step_idx, 0 as call_position, t.call_id, coalesce(t.tool_name, t.name) as tool_name,
+       case when json_valid(t.arguments) then t.arguments::json else to_json(t.arguments) end as args
+from (select * from _ot_steps where role = 'tool') t
+asof left join (select * from _ot_steps where role = 'model') m
+    on t.file_no = m.file_no and t.run_id = m.run_id and t.start_ns >= m.start_ns;
+
+-- The final answer: the run's last model call, after its last tool (output text is opt-in, so not required).
+create or replace temp table _stage_steps as
+with last_tool as (select file_no, run_id, max(idx) as idx from _ot_steps where role = 'tool' group by all),
+last_model as (select file_no, run_id, max(idx) as idx from _ot_steps where role = 'model' group by all)
+select s.file_no, s.run_id, s.idx::integer as idx, s.role as kind, s.started_at, s.ms, s.record_no::integer as source_line,
+       case when s.errored then coalesce(s.status_message, 'span status ERROR') end as error,
+       case when s.role = 'model' then s.model end as model,
+       case when s.role = 'model' then s.provider end as provider,
+       case when s.role = 'model' then s.response_id end as response_id,
+       case when s.role = 'model' then case when s.input_all >= s.cached + s.written
+            then s.input_all - s.cached - s.written else s.input_all end end as input_uncached,
+       case when s.role = 'model' then s.cached end as cache_read,
+       case when s.role = 'model' then s.written end as cache_write_5m,
+       case when s.role = 'model' then 0 end as cache_write_1h,
+       case when s.role = 'model' then s.output end as output_tokens,
+       case when s.role = 'model' then s.reasoning end as reasoning_tokens,
+       case when s.role = 'model' then s.finish_reason end as finish_reason,
+       case when s.role = 'model' then s.idx = lm.idx and s.idx > coalesce(lt.idx, -1) end as is_final,
+       case when s.role = 'model' then left(s.output_value, 4000) end as output_text,
+       case when s.role = 'model' then sha256(s.output_value) end as output_sha256,
+       case when s.role = 'model' then case when s.input_all >= s.cached + s.written then s.input_all
+            else s.input_all + s.cached + s.written end end as context_tokens,
+       case when s.role = 'tool' then coalesce(s.tool_name, s.name) end as tool_name,
+       case when s.role = 'tool' then s.call_id end as call_id,
+       c.args,
+       case when s.role = 'tool' then case when s.errored then 'error' else 'ok' end end as tool_status,
+       case when s.role = 'tool' then s.result end as result_text
+from _ot_steps s
+left join last_tool lt on lt.file_no = s.file_no and lt.run_id = s.run_id
+left join last_model lm on lm.file_no = s.file_no and lm.run_id = s.run_id
+left join _stage_calls c on s.role = 'tool' and c.file_no = s.file_no and c.run_id = s.run_id and c.call_id = s.call_id;
+
+create or replace temp table _stage_runs as
+with per_run as (
+    select file_no, run_id, any_value(agent_span) as agent_span, min(start_ns) as start_ns,
+           max(end_ns) as end_ns, bool_or(end_ns is null) as unfinished, bool_or(errored) as any_error,
+           arg_min(status_message, start_ns) filter (where errored) as error_message,
+           any_value(service) as service, min(line_no) as line_no,
+           -- no catalogue size is recorded: estimated from gen_ai.tool.definitions (see docs/costs.md)
+           max(ceil(octet_length(encode(otel_attr(a, 'gen_ai.tool.definitions'))) / 4))
+               filter (where role = 'model')::integer as catalogue_tokens
+    from _ot_loaded group by file_no, run_id
+),
+roots as (select o.file_no, o.trace_id || '/' || o.span_id as run_id, o.* exclude (file_no) from _ot o where o.role = 'agent'),
+models as (select file_no, run_id, mode(model) as model from _stage_steps where model is not null group by all)
+select p.file_no, p.run_id, p.line_no::integer as source_line,
+       coalesce(otel_attr(root.a, 'gen_ai.agent.name'), p.service, 'otel') as agent, m.model,
+       make_timestamp((coalesce(root.start_ns, p.start_ns) // 1000)::bigint)::timestamptz as started_at,
+       case when not p.unfinished then make_timestamp((coalesce(root.end_ns, p.end_ns) // 1000)::bigint)::timestamptz
+       end as ended_at,
+       case when coalesce(root.errored, p.any_error) then 'failed' when p.unfinished then 'running'
+            else 'succeeded' end as status,
+       case when coalesce(root.errored, p.any_error) then coalesce(root.status_message, p.error_message) end as stop_reason,
+       p.catalogue_tokens,
+       case when root.trace_id is not null then
+           json_object('conversation_id', otel_attr(root.a, 'gen_ai.conversation.id')) end as labels,
+       (select r2.run_id from _ot_runs r2 join _ot parent on parent.file_no = r2.file_no and parent.record_no = r2.record_no
+        where root.parent_id is not null and parent.file_no = p.file_no and parent.trace_id = root.trace_id
+          and parent.span_id = root.parent_id) as parent_run_id
+from per_run p left join roots root on root.file_no = p.file_no and root.run_id = p.run_id
+left join models m on m.file_no = p.file_no and m.run_id = p.run_id;

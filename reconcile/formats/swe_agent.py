@@ -1,0 +1,46 @@
+"""SWE-agent trajectories (``*.traj``: ``{trajectory, history, info, …}``).
+
+One file is one run (run id = the file name, which SWE-agent makes the instance id). Each
+trajectory entry is one model step (its ``thought``/``response``) asking for one command (its
+``action``, the tool named by the command's first word, arguments ``{"command": …}``) and one
+tool step (its ``observation``). The last entry's ``submit`` is the final answer, not a tool
+call; its output is ``info.submission``. A file with only ``history`` (function-calling
+demonstrations) is read the same way from its assistant ``action`` messages and the tool message
+after each. Records: one per entry.
+
+``info.model_stats`` is the harness ledger (``api_calls`` → steps, ``tokens_sent`` → input
+tokens, ``tokens_received`` → output tokens, ``instance_cost`` → cost); all-zero stats
+(demonstrations) are no ledger. Trajectories record no per-step token usage, no timestamps and
+no tool outcome status (an observation is whatever the command printed): those stay NULL.
+``info.exit_status`` is the raw stop reason, mapped by ``docs/status.md`` (none: ``running``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .base import TranscriptFormat
+
+
+class SweAgent(TranscriptFormat):
+    name = "swe_agent"
+    description = "SWE-agent trajectory (.traj: {trajectory, history, info})"
+    input = "document"
+    shape_sql = "json_type(j, '$.trajectory') = 'ARRAY' or json_type(j, '$.history') = 'ARRAY'"
+    expected = 'a SWE-agent trajectory ({"trajectory": [...], "info": {...}})'
+    facts: ClassVar[dict[str, str]] = {
+        "result_size": "each entry's observation", "ledger": "info.model_stats",
+        "thread": "one conversation per trajectory", "run_status": "info.exit_status",
+    }
+
+    def sniff(self, values: list[object], text: str) -> bool:
+        first = values[0] if values else None
+        if isinstance(first, dict):
+            return isinstance(first.get("trajectory"), list) or (
+                isinstance(first.get("history"), list)
+                and all(isinstance(h, dict) and "role" in h for h in first["history"][:3]))
+        head = text.lstrip()[:2000]
+        return not values and head.startswith("{") and ('"trajectory"' in head or '"environment"' in head)
+
+
+FORMAT = SweAgent()

@@ -1,0 +1,77 @@
+-- Staging for SWE-agent trajectories. Input: _doc(file_no, j), one trajectory per file.
+
+create or replace temp table _swe as
+with trajectory as (
+    select file_no, position as record_no, e as raw, e ->> 'thought' as thought, e ->> 'response' as response,
+           e ->> 'action' as action, e ->> 'observation' as observation,
+           try_cast(e ->> 'execution_time' as double) as seconds
+    from (select file_no, unnest((j -> 'trajectory')::json[]) as e,
+                 generate_subscripts((j -> 'trajectory')::json[], 1) as position from _doc)
+),
+history as (
+    select file_no, n, h, h ->> 'role' as role
+    from (select file_no, unnest((j -> 'history')::json[]) as h, generate_subscripts((j -> 'history')::json[], 1) as n
+          from _doc)
+),
+from_history as (
+    select a.file_no, row_number() over (partition by a.file_no order by a.n) as record_no, a.h as raw,
+           a.h ->> 'thought' as thought, a.h ->> 'content' as response, a.h ->> 'action' as action,
+           (select t.h ->> 'content' from history t where t.file_no = a.file_no and t.n = a.n + 1 and t.role = 'tool')
+               as observation,
+           null::double as seconds
+    from history a where a.role = 'assistant' and a.h ->> 'action' is not null
+)
+select * from trajectory
+union all
+select * from from_history where file_no not in (select file_no from trajectory);
+
+create or replace temp table _stage_records as
+select s.file_no, s.record_no, s.raw::varchar as raw, f.stem as run_id,
+       case when action is null and response is null then 'reject' else 'load' end as decision,
+       case when action is null and response is null
+            then 'trajectory entry ' || record_no || ' has neither "action" nor "response"' end as note
+from _swe s join _files f using (file_no);
+
+create or replace temp table _swe_steps as
+select s.*, f.stem as run_id, row_number() over (partition by s.file_no order by s.record_no) - 1 as entry,
+       s.record_no = max(s.record_no) over (partition by s.file_no) and trim(coalesce(action, '')) like 'submit%' as is_submit,
+       nullif(split_part(trim(coalesce(action, '')), ' ', 1), '') as tool_name,
+       json_object('command', trim(action)) as args
+from _swe s join _stage_records r using (file_no, record_no) join _files f using (file_no)
+where r.decision = 'load';
+
+create or replace temp table _stage_calls as
+select file_no, run_id, entry * 2 as step_idx, 0 as call_position, 'call-' || entry as call_id, tool_name, args
+from _swe_steps where not is_submit and tool_name is not null;
+
+create or replace temp table _stage_steps as
+select file_no, run_id, (entry * 2)::integer as idx, 'model' as kind, record_no::integer as source_line,
+       left(coalesce(response, thought), 4000) as output_text, sha256(coalesce(response, thought)) as output_sha256,
+       is_submit as is_final, case when is_submit then 'submit' else 'action' end as finish_reason
+from _swe_steps
+union all by name
+select s.file_no, s.run_id, (c.step_idx + 1)::integer as idx, 'tool' as kind,
+       round(s.seconds * 1000)::bigint as ms, s.record_no::integer as source_line, c.call_id,
+       coalesce(s.observation, '') as result_text
+from _stage_calls c join _swe_steps s on s.file_no = c.file_no and s.entry * 2 = c.step_idx;
+
+create or replace temp table _stage_runs as
+with info as (select file_no, j -> 'info' as info, j -> 'info' -> 'model_stats' as stats, j ->> 'replay_config' as replay
+              from _doc),
+ledger as (
+    select *, coalesce(try_cast(stats ->> 'api_calls' as bigint), 0) + coalesce(try_cast(stats ->> 'tokens_sent' as bigint), 0)
+              + coalesce(try_cast(stats ->> 'tokens_received' as bigint), 0) > 0 as present
+    from info
+)
+select l.file_no, f.stem as run_id, 'swe-agent' as agent,
+       case when json_valid(replay) then coalesce(replay::json ->> '$.agent.model.name',
+                                                  replay::json ->> '$.agent.model.model_name') end as model,
+       coalesce(canonical_status(info ->> 'exit_status'), case when info ->> 'exit_status' is not null
+                then 'failed' end, 'running') as status,
+       info ->> 'exit_status' as stop_reason, info ->> 'submission' as final_output,
+       case when present then try_cast(stats ->> 'api_calls' as integer) end as ledger_steps,
+       case when present then try_cast(stats ->> 'tokens_sent' as bigint) end as ledger_input_tokens,
+       case when present then try_cast(stats ->> 'tokens_received' as bigint) end as ledger_output_tokens,
+       case when present then round(try_cast(stats ->> 'instance_cost' as decimal(24, 12)) * 1000000)::bigint
+       end as ledger_cost_micros
+from ledger l join _files f using (file_no);

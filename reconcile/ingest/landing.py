@@ -1,0 +1,320 @@
+"""The shared landing: one path from any format's staged tables into the store.
+
+A format's staging SQL (see ``reconcile.formats.base``) leaves ``_stage_records``,
+``_stage_runs``, ``_stage_steps`` and, if it has them, ``_stage_calls`` and ``_stage_tools``.
+Everything after that is the same for every format and lives here, once:
+
+1. the input: lines (validated, typed), documents or text, and the files they came from;
+2. ownership: a run another file already loaded (or an earlier file of the batch) is skipped,
+   every record of it noted "run X was already loaded from F";
+3. canonical arguments, argument hashes and idempotency keys, in one pass over all calls;
+4. tool steps take what their call knows (tool name, arguments, key) and their catalogue entry
+   (side effect); result sizes are estimated from result text (UTF-8 bytes / 4) where the format
+   gives text rather than sizes; a result with no text and no size stays unknown (NULL);
+5. the final answer — where the format does not mark it — is the last main-thread model step
+   with text that asks for no tool and after which no step asks for one;
+6. inserts into ``runs``, ``run_tools``, ``steps``, ``tool_calls``;
+7. accounting (every line or record loaded, skipped or rejected with its reason) and clean-up.
+
+The caller (``reconcile.ingest``) owns the transaction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ..canonical import canonicalize_column, idempotency_key_sql
+from ..errors import BadInput, InternalError
+from .accounting import record_outcomes
+from .result import FileCounts
+from .validate import check_lines, structure_sql
+
+# Staged columns that are not columns of the target table: what the landing consumes.
+STAGING_ONLY = {
+    "_stage_records": {"file_no", "record_no", "decision", "note", "run_id", "raw"},
+    "_stage_runs": {"file_no"},
+    "_stage_steps": {"file_no", "args", "result_text", "main_thread"},
+    "_stage_calls": {"file_no", "args"},
+    "_stage_tools": {"file_no"},
+}
+REQUIRED = {
+    "_stage_records": ("file_no", "record_no", "decision", "note", "run_id"),
+    "_stage_runs": ("file_no", "run_id", "status"),
+    "_stage_steps": ("file_no", "run_id", "idx", "kind"),
+    "_stage_calls": ("file_no", "run_id", "step_idx", "call_position", "call_id", "tool_name", "args"),
+    "_stage_tools": ("file_no", "run_id", "name"),
+}
+_EMPTY = {
+    "_stage_calls": "file_no integer, run_id varchar, step_idx integer, call_position integer, call_id varchar, "
+                    "tool_name varchar, args json",
+    "_stage_tools": "file_no integer, run_id varchar, name varchar, side_effect boolean, allow_repeat boolean, "
+                    "schema_tokens integer",
+}
+TARGET = {"_stage_runs": "runs", "_stage_steps": "steps", "_stage_calls": "tool_calls", "_stage_tools": "run_tools"}
+ESTIMATED_TOKENS = "ceil(octet_length(encode({text})) / 4)::bigint"  # as reconcile.journal.estimate_tokens
+
+
+def land(con: duckdb.DuckDBPyConnection, fmt, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
+    """Stage ``paths`` with ``fmt``'s SQL and land the result; counts by file number."""
+    before = _temp_tables(con) - {"_lines", "_files"}  # those two are this load's input
+    try:
+        _describe_files(con, paths, lines=fmt.input == "lines")
+        _read_input(con, fmt, paths)
+        try:
+            fmt.stage(con)
+        except duckdb.Error as exc:
+            raise InternalError(f"the {fmt.name} staging SQL failed: {exc}") from exc
+        columns = _check_staged(con, fmt)
+        _settle_ownership(con)
+        _land_calls(con)
+        _land_steps(con, columns["_stage_steps"])
+        _land_runs(con, fmt, columns["_stage_runs"])
+        return _account(con, fmt)
+    finally:
+        try:
+            for table in _temp_tables(con) - before:
+                con.execute(f'drop table if exists "{table}"')
+        except duckdb.Error:
+            pass  # the transaction failed: its rollback takes the scratch tables with it
+
+
+def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
+
+
+def _describe_files(con: duckdb.DuckDBPyConnection, paths: list[Path], lines: bool) -> None:
+    """``_files``: each file's number, path and the parts of its path formats name runs by.
+
+    For a line format ``_files`` already exists (``lines.load_lines_many``), with newline_at_end.
+    """
+    con.execute("create or replace temp table _file_names (file_no integer, path varchar, name varchar, stem varchar, "
+                "parent_name varchar, grandparent_name varchar)")
+    con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?)",
+                    [[number, str(path), path.name, path.stem, path.parent.name, path.parent.parent.name]
+                     for number, path in enumerate(paths, 1)])
+    source = "_file_names n join _files f using (file_no)" if lines else "_file_names n"
+    newline = "f.newline_at_end" if lines else "true"
+    con.execute(f"""create or replace temp table _files as
+                    select n.file_no, n.path, {newline} as newline_at_end, n.name, n.stem, n.parent_name,
+                           n.grandparent_name from {source}""")
+
+
+def _read_input(con: duckdb.DuckDBPyConnection, fmt, paths: list[Path]) -> None:
+    if fmt.input == "lines":  # the lines are already in _lines (read before the transaction)
+        check_lines(con, fmt.fields, fmt.extra_line_checks)
+        con.execute(
+            f"""create or replace temp table _parsed as
+            select file_no, line_no, line, json_transform(line, {structure_sql(fmt.fields)}) as j
+            from _checked where reason is null and not blank"""
+        )
+        return
+    con.execute(
+        """create or replace temp table _text as
+        select f.file_no, t.content from read_text(?) t join _files f on f.path = t.filename""",
+        [[str(p) for p in paths]],
+    )
+    if fmt.input == "text":
+        return
+    con.execute(
+        """create or replace temp table _input_rejects as
+        select file_no, left(content, 4096) as raw from _text where not json_valid(content)"""
+    )
+    con.execute("create or replace temp table _doc as select file_no, content::json as j from _text where json_valid(content)")
+    wrong = con.execute(
+        f"""select f.path, case json_type(j) when 'OBJECT' then 'an object with keys ' || array_to_string(json_keys(j)[:6], ', ')
+                                else lower(json_type(j)) end
+            from _doc join _files f using (file_no) where not coalesce({fmt.shape_sql}, false) order by file_no limit 1"""
+    ).fetchall()
+    if wrong:
+        raise BadInput(f"{wrong[0][0]}: expected {fmt.expected}, found {wrong[0][1]}. "
+                       "Check --format, or leave it out to detect it.")
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [row[0] for row in con.execute(f"select column_name from (describe {table})").fetchall()]
+
+
+def _check_staged(con: duckdb.DuckDBPyConnection, fmt) -> dict[str, list[str]]:
+    """Every staged table exists (optional ones empty), with its required columns and no stray one."""
+    present = _temp_tables(con)
+    columns = {}
+    for table, required in REQUIRED.items():
+        if table not in present:
+            if table not in _EMPTY:
+                raise InternalError(f"the {fmt.name} staging SQL did not create {table}")
+            con.execute(f"create temp table {table} ({_EMPTY[table]})")
+        columns[table] = _columns(con, table)
+        missing = [c for c in required if c not in columns[table]]
+        if missing:
+            raise InternalError(f"the {fmt.name} staging SQL left {table} without {', '.join(missing)}")
+        if table in TARGET:
+            allowed = set(_columns(con, TARGET[table])) | STAGING_ONLY[table]
+            stray = [c for c in columns[table] if c not in allowed]
+            if stray:
+                raise InternalError(f"the {fmt.name} staging SQL gave {table} columns {TARGET[table]} does not have: "
+                                    f"{', '.join(stray)}")
+    return columns
+
+
+def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
+    """A run already loaded from another file — or staged by an earlier file of this batch — is skipped."""
+    con.execute(
+        """create or replace temp table _owners as
+        with staged as (select distinct s.file_no, s.run_id, f.path from _stage_runs s join _files f using (file_no))
+        select s.file_no, s.run_id,
+               coalesce((select any_value(r.source_file) from runs r where r.run_id = s.run_id and r.source_file <> s.path),
+                        (select arg_min(e.path, e.file_no) from staged e where e.run_id = s.run_id and e.file_no < s.file_no))
+                   as owner
+        from staged s"""
+    )
+    con.execute("delete from _owners where owner is null")
+    con.execute(
+        """update _stage_records set decision = 'skip', note = 'run ' || o.run_id || ' was already loaded from ' || o.owner
+        from _owners o where _stage_records.file_no = o.file_no and _stage_records.run_id = o.run_id
+          and _stage_records.decision <> 'reject'"""
+    )
+    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
+        con.execute(f"delete from {table} where exists (select 1 from _owners o "
+                    f"where o.file_no = {table}.file_no and o.run_id = {table}.run_id)")
+
+
+def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
+    """Canonical arguments for every call and every tool step that carries its own, then the calls."""
+    con.execute("create or replace temp table _stage_calls as select *, row_number() over () as _cid from _stage_calls")
+    own_args = "args" in _columns(con, "_stage_steps")
+    con.execute("create or replace temp table _stage_steps as select *, row_number() over () as _sid from _stage_steps")
+    con.execute(
+        f"""create or replace temp table _args as
+        select 'c' || _cid as doc, args::json as args from _stage_calls
+        {"union all select 's' || _sid, args::json from _stage_steps where kind = 'tool' and args is not null" if own_args else ""}"""
+    )
+    canonicalize_column(con, "_args", "doc", "args", "_canon")
+    given_key = "c.idempotency_key" if "idempotency_key" in _columns(con, "_stage_calls") else "null"
+    key = idempotency_key_sql("c.run_id", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
+    con.execute(
+        f"""create or replace temp table _landed_calls as
+        select c.run_id, c.step_idx::integer as step_idx, c.call_position::integer as call_position, c.call_id,
+               c.tool_name, k.canonical as args_json, sha256(k.canonical) as args_hash,
+               coalesce({given_key}, {key}) as idempotency_key
+        from _stage_calls c left join _canon k on k.doc = 'c' || c._cid
+        where c.step_idx is not null"""
+    )
+    con.execute("insert into tool_calls by name select * from _landed_calls")
+    tools = set(_columns(con, "_stage_tools"))
+    flags = ", ".join(f"coalesce({c}, false) as {c}" if c in tools else f"false as {c}" for c in ("side_effect", "allow_repeat"))
+    size = ", schema_tokens::integer as schema_tokens" if "schema_tokens" in tools else ""
+    con.execute(f"insert into run_tools by name select run_id, name, {flags}{size} from _stage_tools")
+
+
+def _final_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
+    """``_final(run_id, idx)``: the detected final answer of each run (formats that do not mark one)."""
+    main = "coalesce(s.main_thread, true)" if "main_thread" in staged else "true"
+    text = "s.output_text" if "output_text" in staged else "null"
+    con.execute(
+        f"""create or replace temp table _final as
+        with asks as (select run_id, step_idx, count(*) as calls from _stage_calls group by all),
+        model as (
+            select s.run_id, s.idx, {main} as main, coalesce({text}, '') <> '' as has_text, a.calls is not null as asks
+            from _stage_steps s left join asks a on a.run_id = s.run_id and a.step_idx = s.idx
+            where s.kind = 'model'
+        ),
+        last_ask as (select run_id, max(idx) filter (where main and asks) as idx from model group by run_id)
+        select m.run_id, max(m.idx) as idx
+        from model m join last_ask l using (run_id)
+        where m.main and m.has_text and not m.asks and m.idx > coalesce(l.idx, -1)
+        group by m.run_id"""
+    )
+
+
+def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
+    steps_columns = _columns(con, "steps")
+    has = set(staged)
+    text = "s.result_text" if "result_text" in has else "null::varchar"
+    own = "k.canonical"
+
+    def given(column: str) -> str:
+        return f"s.{column}" if column in has else "null"
+
+    computed = {
+        "tool_name": f"case when s.kind = 'tool' then coalesce({given('tool_name')}, c.tool_name) else {given('tool_name')} end",
+        "args_json": f"case when s.kind = 'tool' then coalesce({own}, c.args_json) end",
+        "args_hash": f"case when s.kind = 'tool' then coalesce(sha256({own}), c.args_hash) end",
+        "idempotency_key": f"case when s.kind = 'tool' then coalesce({given('idempotency_key')}, c.idempotency_key) end",
+        "side_effect": f"case when s.kind = 'tool' then coalesce({given('side_effect')}, t.side_effect) end",
+        "result_tokens": f"case when s.kind = 'tool' then coalesce({given('result_tokens')}, {ESTIMATED_TOKENS.format(text=text)}) end",
+        "result_bytes": f"case when s.kind = 'tool' then coalesce({given('result_bytes')}, octet_length(encode({text}))) end",
+        "result_hash": f"case when s.kind = 'tool' then coalesce({given('result_hash')}, sha256({text})) end",
+        "result_preview": f"case when s.kind = 'tool' then coalesce({given('result_preview')}, left({text}, 1000)) end",
+        "output_sha256": f"case when s.kind = 'model' then coalesce({given('output_sha256')}, sha256({given('output_text')})) end",
+    }
+    final_join = ""
+    if "is_final" not in has:
+        _final_steps(con, staged)
+        computed["is_final"] = "case when s.kind = 'model' then fin.idx is not null end"
+        final_join = "left join _final fin on fin.run_id = s.run_id and fin.idx = s.idx"
+    select = [f"{computed[c]} as {c}" if c in computed else f"s.{c}" for c in steps_columns if c in computed or c in has]
+    con.execute(
+        f"""insert into steps by name
+        select {", ".join(select)}
+        from _stage_steps s
+        left join _canon k on k.doc = 's' || s._sid
+        left join (select * from _landed_calls qualify row_number() over (partition by run_id, call_id order by step_idx) = 1) c
+            on s.kind = 'tool' and c.run_id = s.run_id and c.call_id = s.call_id
+        left join _stage_tools t on s.kind = 'tool' and t.run_id = s.run_id
+            and t.name = coalesce({given('tool_name')}, c.tool_name)
+        {final_join}"""
+    )
+
+
+def _land_runs(con: duckdb.DuckDBPyConnection, fmt, staged: list[str]) -> None:
+    has = set(staged)
+    computed = {
+        "source_format": "$format",
+        "source_file": "f.path",
+        "source_line": "coalesce(s.source_line, 1)" if "source_line" in has else "1",
+        "status_inferred": "s.status_inferred" if "status_inferred" in has else "$inferred",
+    }
+    step_columns = _columns(con, "_stage_steps")
+    if "final_output" not in has and "output_text" in step_columns:
+        computed["final_output"] = ("(select any_value(x.output_text) from _stage_steps x join _final fin "
+                                    "on fin.run_id = x.run_id and fin.idx = x.idx where x.run_id = s.run_id)"
+                                    if "is_final" not in step_columns else
+                                    "(select arg_max(x.output_text, x.idx) from _stage_steps x "
+                                    "where x.run_id = s.run_id and x.is_final)")
+    select = [f"{computed[c]} as {c}" if c in computed else f"s.{c}"
+              for c in _columns(con, "runs") if c in computed or c in has]
+    con.execute(
+        f"""insert into runs by name select {", ".join(select)} from _stage_runs s join _files f using (file_no)""",
+        {"format": fmt.name, "inferred": "run_status" in fmt.inferred},
+    )
+
+
+def _account(con: duckdb.DuckDBPyConnection, fmt) -> dict[int, FileCounts]:
+    if fmt.input == "lines":
+        con.execute("create or replace temp table _outcome as select file_no, record_no as line_no, decision, note "
+                    "from _stage_records")
+        return record_outcomes(con)
+    return account_records(con, invalid_documents=fmt.input == "document")
+
+
+def account_records(con: duckdb.DuckDBPyConnection, invalid_documents: bool = False) -> dict[int, FileCounts]:
+    """Accounting for a record format: ``_stage_records`` (and ``_input_rejects``, files that are not JSON)."""
+    raw = "r.raw" if "raw" in _columns(con, "_stage_records") else "null"
+    rejects = ("select file_no, 1, raw, 'reject', 'not valid JSON: a document format needs the whole file to parse "
+               "(truncated export?)' from _input_rejects") if invalid_documents else ""
+    con.execute(
+        f"""create or replace temp table _landing_records as
+        select r.file_no, r.record_no, {raw}::varchar as raw, r.decision, r.note from _stage_records r
+        {"union all " + rejects if rejects else ""}"""
+    )
+    con.execute(
+        """create or replace temp table _checked as
+        select file_no, record_no as line_no, raw as line, false as blank,
+               case when decision = 'reject' then note end as reason
+        from _landing_records"""
+    )
+    con.execute("create or replace temp table _outcome as select file_no, record_no as line_no, decision, note "
+                "from _landing_records where decision <> 'reject'")
+    return record_outcomes(con)
