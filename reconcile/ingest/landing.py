@@ -155,6 +155,11 @@ def _check_staged(con: duckdb.DuckDBPyConnection, fmt) -> dict[str, list[str]]:
             if stray:
                 raise InternalError(f"the {fmt.name} staging SQL gave {table} columns {TARGET[table]} does not have: "
                                     f"{', '.join(stray)}")
+    # Typed once here, so a staging SQL may write `null as note` and still be updated later.
+    raw = ", raw::varchar as raw" if "raw" in columns["_stage_records"] else ""
+    con.execute(f"""create or replace temp table _stage_records as
+                    select file_no::integer as file_no, record_no::bigint as record_no, decision::varchar as decision,
+                           note::varchar as note, run_id::varchar as run_id{raw} from _stage_records""")
     return columns
 
 

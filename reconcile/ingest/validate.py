@@ -55,7 +55,7 @@ def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> s
     (computed once per line: it is the most used test).
     """
     position = {f.path: i + 1 for i, f in enumerate(fields)}
-    line_type = f"({extracted}[{position['type']}] ->> '$')"
+    line_type = f"({extracted}[{position['type']}] ->> '$')" if "type" in position else "null"  # a format may have no line types
     step_kind = f"({extracted}[{position['kind']}] ->> '$')" if "kind" in position else "null"
     branches = []
     for field in fields:
@@ -66,8 +66,8 @@ def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> s
         shown = f"left({value}::varchar, 80)"
         if field.required_when:
             condition = field.required_when.format(type=line_type, kind=step_kind)
-            branches.append(f"when ({condition}) and not {present} then 'missing field \"{field.path}\" on a ' "
-                            f"|| coalesce({line_type}, '?') || ' line'")
+            where = (f"' on a ' || coalesce({line_type}, '?') || ' line'" if "type" in position else "''")
+            branches.append(f"when ({condition}) and not {present} then 'missing field \"{field.path}\"' || {where}")
         branches.append(f"when {present} and not ({test.format(v=value, t=json_type)}) then 'field \"{field.path}\" is ' "
                         f"|| {shown} || '; expected {expected}'")
         if field.one_of:
