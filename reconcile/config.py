@@ -123,13 +123,14 @@ class Config:
             key, sep, value = pair.partition("=")
             if not sep or not key.strip():
                 raise BadInput(f"--set {pair!r}: expected KEY=VALUE, e.g. --set result_bound_tokens=4000")
-            parts = key.strip().split(".")
-            if len(parts) == 3 and parts[0] in ("format", "agent"):
-                kind, name, setting = parts
+            key = key.strip()
+            kind, _, rest = key.partition(".")
+            name, _, setting = rest.rpartition(".")  # an agent's name may itself contain dots
+            if kind in ("format", "agent") and name and setting:
                 self.scoped.setdefault((kind, name), {})[setting] = Value(
-                    validate_setting(setting, value, f"--set {pair}"), f"--set {key.strip()}")
-            elif len(parts) == 1:
-                self.settings[parts[0]] = Value(validate_setting(parts[0], value, f"--set {pair}"), f"--set {parts[0]}")
+                    validate_setting(setting, value, f"--set {pair}"), f"--set {key}")
+            elif "." not in key:
+                self.settings[key] = Value(validate_setting(key, value, f"--set {pair}"), f"--set {key}")
             else:
                 raise BadInput(f"--set {pair!r}: expected KEY=VALUE, format.NAME.KEY=VALUE or agent.NAME.KEY=VALUE")
         return self

@@ -45,7 +45,7 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("thread", "conversation threads (which model calls continue one conversation)", _declared("thread")),
     Fact("call_ids", "link between a tool result and the call that asked for it", _declared("call_ids")),
     Fact("input_hash", "hash of each model call's input", "coalesce(t.model_steps, 0) = 0 or t.hashed_steps > 0"),
-    Fact("run_status", "outcome of its own (reconcile infers it from the transcript)",
+    Fact("run_status", "outcome of its own: reconcile infers how the run ended from the transcript",
          "not coalesce(r.status_inferred, false)"),
     Fact("journals", "journal of the billed provider (nothing to match the bill against)", "", subject="bucket"),
 ]}

@@ -155,6 +155,7 @@ select
     coalesce(t.models, case when r.model is null then [] else [r.model] end) as models,
     r.provider,
     r.status,
+    coalesce(r.status_inferred, false) as status_inferred,  -- reconcile read the status off the transcript
     r.stop_reason,
     r.predicted_stop_reason,
     r.started_at,

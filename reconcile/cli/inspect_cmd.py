@@ -45,6 +45,9 @@ def show_command(
     if json_out:
         return print_json({"run": run, "steps": steps})
     header = [(label, run.get(key)) for label, key in _HEADER_FIELDS if run.get(key) not in (None, [])]
+    if run.get("status_inferred"):
+        header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
+                  for label, value in header]
     header.append(("steps / tool results", f"{run['steps']} / {run['tool_results']} "
                    f"(ledger: {run['ledger_steps']} / {run['ledger_tool_results']})"))
     header.append(("tokens in / out", f"{run['input_tokens']} / {run['output_tokens']} "

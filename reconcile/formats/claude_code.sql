@@ -128,7 +128,7 @@ alter table _stage_calls drop column asked_at;
 create or replace temp table _stage_runs as
 with last_message as (
     select c.file_no, arg_max(c.type, c.line_no) as type,
-           arg_max(case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR'
+           arg_max_null(case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR'
                             then c.j.message.content ->> '$'
                         when c.type = 'user' then c.j.message.content -> 0 ->> 'text' end, c.line_no) as user_text,
            max(c.ts) as ts
@@ -139,8 +139,9 @@ with last_message as (
 ),
 asks as (select file_no, step_idx from _stage_calls group by all),
 last_model as (
-    select s.file_no, arg_max(s.idx, s.idx) as idx, arg_max(s.output_text, s.idx) as text,
-           arg_max(s.finish_reason, s.idx) as finish_reason
+    -- arg_max_null: the last step's own values, NULL included (arg_max would skip to an earlier one)
+    select s.file_no, max(s.idx) as idx, arg_max_null(s.output_text, s.idx) as text,
+           arg_max_null(s.finish_reason, s.idx) as finish_reason
     from _stage_steps s where s.kind = 'model' and s.main_thread group by s.file_no
 ),
 models as (
@@ -159,6 +160,6 @@ outcome as (
 select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as agent, m.model, 'anthropic' as provider,
        (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
-       case o.status when 'succeeded' then coalesce(o.finish_reason, 'end_turn')
+       case o.status when 'succeeded' then o.finish_reason  -- the API's own stop_reason; often not written
                      when 'cancelled' then 'interrupted by user' end as stop_reason
 from _cc_files f left join outcome o using (file_no) left join models m using (file_no);
