@@ -2,7 +2,7 @@
 -- invariant: a run whose last tool calls repeat one call (stall_repeats times in the last stall_window, by default 3 in 6) or alternate A B A B, ignoring allow-repeat tools, ended as stalled; and a stalled run shows such a pattern (succeeded, cancelled and running runs are not judged)
 -- severity: error
 -- remedy: the harness's loop detection missed a pattern (alternation slips past an identical-result fingerprint) or stopped a run that was not looping; fingerprint tool name plus canonical arguments over a window
--- needs: run_status
+-- needs: run_status, loop_limit
 with calls as (
     select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
            row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back

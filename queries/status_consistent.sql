@@ -1,5 +1,5 @@
 -- name: status_consistent
--- invariant: a succeeded run has a final answer, a run is running exactly when it has no end record, and a failed run names its failing tool or step
+-- invariant: a succeeded run has a final answer, a run is running exactly when it has no end record, and a failed run whose tools record their outcomes names its failing tool or step
 -- severity: error
 -- remedy: the harness reported an outcome its journal does not support; fix the status it writes, or the way it detects success and failure
 -- needs: run_status
@@ -17,6 +17,8 @@ where status = 'running' and (ended_at is not null or stop_reason is not null)
 union all
 select r.run_id, null, format('failed (stop reason {}) without a failing tool or step to name', r.stop_reason)
 from runs r
+join run_facts f using (run_id)
 where r.status = 'failed'
+  and f.tool_status  -- a format that records no tool outcome cannot name a failing tool
   and not exists (select 1 from steps s where s.run_id = r.run_id
                   and ((s.kind = 'tool' and s.tool_status <> 'ok') or s.error is not null))

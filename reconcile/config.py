@@ -33,6 +33,7 @@ own tool-output limits), the built-in default. ``--set KEY=VALUE`` (also ``forma
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import tomllib
@@ -118,7 +119,8 @@ class Config:
                 if check in checks and checks[check].value is False]
 
     def with_overrides(self, pairs: list[str]) -> Config:
-        """``--set KEY=VALUE`` / ``--set format.NAME.KEY=VALUE`` / ``--set agent.NAME.KEY=VALUE``."""
+        """A copy with ``--set KEY=VALUE`` / ``format.NAME.KEY=VALUE`` / ``agent.NAME.KEY=VALUE`` applied."""
+        self = copy.deepcopy(self)  # the caller's configuration is left as it was
         for pair in pairs:
             key, sep, value = pair.partition("=")
             if not sep or not key.strip():

@@ -37,6 +37,8 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
          "r.result_bound_tokens is not null"),
     Fact("limits", "budgets (step, token, wall-clock or spend ceilings)",
          "coalesce(r.max_steps, r.max_tokens, r.max_wall_seconds, r.max_cost_micros) is not null"),
+    Fact("loop_limit", "loop detection (the max_repeats limit of a harness that stops repeating runs)",
+         "r.max_repeats is not null"),
     Fact("ledger", "harness ledger (the harness's own counters)",
          "coalesce(r.ledger_steps, r.ledger_input_tokens, r.ledger_output_tokens, r.ledger_cost_micros, "
          "r.ledger_tool_results) is not null"),

@@ -23,7 +23,7 @@ class Run:
 
     def __init__(self, journal: Journal, run_id: str, **start):
         start.setdefault("limits", {"max_steps": 10, "max_tokens": 100_000, "max_wall_seconds": 600,
-                                    "tool_timeout_seconds": 30, "result_bound_tokens": 2000})
+                                    "tool_timeout_seconds": 30, "result_bound_tokens": 2000, "max_repeats": 3})
         self.run = journal.start_run(run_id, agent="fixture", tools=start.pop("tools", CATALOGUE),
                                      model="claude-sonnet-4-5", **start)
         self.ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "tool_results": 0, "cost_micros": 0}

@@ -140,7 +140,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
 
     config = config or Config()
     if settings:
-        config.with_overrides([f"{k}={v}" for k, v in settings.items()])
+        config = config.with_overrides([f"{k}={v}" for k, v in settings.items()])
     scope = scope or Scope()
     checked_at = datetime.now(timezone.utc)
     set_variables(con, config)
@@ -196,10 +196,10 @@ def _why(fact: str) -> str:
         return (f"'no {what}: the run, the configuration and the format''s documented defaults give none '"
                 "|| '(set result_bound_tokens in reconcile.toml)'")
     if fact == "run_status":
-        return f"'the ' || u.source_format || ' format records no {what}'"
-    return (f"case when coalesce((select recorded from format_facts ff where ff.format = u.source_format "
+        return f"'the ' || source_format || ' format records no {what}'"
+    return (f"case when coalesce((select recorded from format_facts ff where ff.format = source_format "
             f"and ff.fact = '{fact}'), false) then 'these runs recorded no {what}' "
-            f"else 'the ' || u.source_format || ' format records no {what}' end")
+            f"else 'the ' || source_format || ' format records no {what}' end")
 
 
 def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJudged]:
@@ -208,7 +208,7 @@ def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJ
     for fact in check.needs:
         if FACTS[fact].subject != "run":
             continue
-        branches.append(f"select run_id, source_format, {_why(fact).replace('u.source_format', 'source_format')} "
+        branches.append(f"select run_id, source_format, {_why(fact)} "
                         f"as reason, {list(FACTS).index(fact)} as rank from _facts where not {fact}")
     for kind, name, value in config.disabled_for(check.name):
         column = "source_format" if kind == "format" else "agent"

@@ -47,7 +47,7 @@ from _swe_steps where not is_submit and tool_name is not null;
 create or replace temp table _stage_steps as
 select file_no, run_id, (entry * 2)::integer as idx, 'model' as kind, record_no::integer as source_line,
        left(coalesce(response, thought), 4000) as output_text, sha256(coalesce(response, thought)) as output_sha256,
-       is_submit as is_final, case when is_submit then 'submit' else 'action' end as finish_reason
+       is_submit as is_final, case when is_submit then 'submit' end as finish_reason  -- no finish reason is recorded
 from _swe_steps
 union all by name
 select s.file_no, s.run_id, (c.step_idx + 1)::integer as idx, 'tool' as kind,

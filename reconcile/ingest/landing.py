@@ -210,7 +210,8 @@ def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
     tools = set(_columns(con, "_stage_tools"))
     flags = ", ".join(f"coalesce({c}, false) as {c}" if c in tools else f"false as {c}" for c in ("side_effect", "allow_repeat"))
     size = ", schema_tokens::integer as schema_tokens" if "schema_tokens" in tools else ""
-    con.execute(f"insert into run_tools by name select run_id, name, {flags}{size} from _stage_tools")
+    con.execute(f"create or replace temp table _landed_tools as select run_id, name, {flags}{size} from _stage_tools")
+    con.execute("insert into run_tools by name select * from _landed_tools")
 
 
 def _final_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
@@ -267,7 +268,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         left join _canon k on k.doc = 's' || s._sid
         left join (select * from _landed_calls qualify row_number() over (partition by run_id, call_id order by step_idx) = 1) c
             on s.kind = 'tool' and c.run_id = s.run_id and c.call_id = s.call_id
-        left join _stage_tools t on s.kind = 'tool' and t.run_id = s.run_id
+        left join _landed_tools t on s.kind = 'tool' and t.run_id = s.run_id
             and t.name = coalesce({given('tool_name')}, c.tool_name)
         {final_join}"""
     )
