@@ -23,7 +23,7 @@ from .costs import cost_report
 
 class Reconcile:
     def __init__(self, path: str | Path):
-        self.con = store.connect(path)
+        self.con = store.connect(path, create=False)  # a typo in the path is an error, not an empty store
 
     def sql(self, query: str, params: list | None = None) -> pl.DataFrame:
         """Any query over the documented views and tables, as a DataFrame."""

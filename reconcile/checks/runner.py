@@ -39,7 +39,8 @@ class NotJudged:
     reason: str
 
     def text(self) -> str:
-        return f"{self.count} {self.source} {self.unit}{'s' if self.count != 1 else ''}: {self.reason}"
+        reason = self.reason.replace("these runs", "this run") if self.count == 1 else self.reason
+        return f"{self.count} {self.source} {self.unit}{'s' if self.count != 1 else ''}: {reason}"
 
 
 @dataclass

@@ -106,9 +106,6 @@ class TranscriptFormat(Format):
         for statement in self.staging_sql():
             con.execute(statement)
 
-    def records(self, fact: str) -> bool:
-        return fact in self.facts
-
     def policy_facts(self) -> set[str]:
         """Facts a documented default of the format supplies (a result bound from its tool-output limits)."""
         return {"result_bound"} if "result_bound_tokens" in self.policy else set()

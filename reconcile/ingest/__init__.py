@@ -106,11 +106,6 @@ def _forced_format(name: str | None):
     return FORMATS[name]
 
 
-def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, fmt, forced: bool = False) -> FileResult:
-    """Load one file in one transaction (see ``load_files``)."""
-    return load_files(con, [path], fmt, forced)[0]
-
-
 def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt, forced: bool = False) -> list[FileResult]:
     """Load files of one format in one transaction: each file is whole or absent, never half.
 
@@ -192,4 +187,4 @@ def _forget_file(con: duckdb.DuckDBPyConnection, source: str) -> None:
     con.execute("delete from ingested_files where path = $source", {"source": source})
 
 
-__all__ = ["ingest", "ingest_file", "discover", "IngestReport"]
+__all__ = ["ingest", "discover", "IngestReport"]

@@ -45,9 +45,3 @@ def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
         counts[number].notes.append(f"{blank} blank line(s)")
     return counts
 
-
-def owner_elsewhere(con: duckdb.DuckDBPyConnection, run_id: str, source: str) -> str | None:
-    """The other file a run id was already loaded from, if any."""
-    rows = con.execute("select source_file from runs where run_id = ? and source_file <> ? limit 1",
-                       [run_id, source]).fetchall()
-    return rows[0][0] if rows else None
