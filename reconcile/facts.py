@@ -33,6 +33,7 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("timestamps", "start and end times", "r.started_at is not null and (r.ended_at is not null or r.status = 'running')"),
     Fact("tool_status", "outcome status of each tool call", "coalesce(t.tool_steps, 0) = 0 or t.status_steps > 0"),
     Fact("result_size", "size of each tool result", "coalesce(t.tool_steps, 0) = 0 or t.sized_steps > 0"),
+    Fact("bounded", "mark of the tool results the harness cut", "coalesce(t.tool_steps, 0) = 0 or t.marked_steps > 0"),
     Fact("result_bound", "bound on tool results (the largest result let into the context)",
          "r.result_bound_tokens is not null"),
     Fact("limits", "budgets (step, token, wall-clock or spend ceilings)",
@@ -66,6 +67,7 @@ with t as (
            count(*) filter (where s.kind = 'tool') as tool_steps,
            count(*) filter (where s.kind = 'tool' and s.tool_status is not null) as status_steps,
            count(*) filter (where s.kind = 'tool' and s.result_tokens is not null) as sized_steps,
+           count(*) filter (where s.kind = 'tool' and s.bounded is not null) as marked_steps,
            count(*) filter (where s.kind = 'model' and s.context_tokens is not null) as context_steps,
            count(*) filter (where s.kind = 'model' and s.input_hash is not null) as hashed_steps
     from steps s group by s.run_id

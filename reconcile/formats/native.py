@@ -86,6 +86,7 @@ class NativeJournal(TranscriptFormat):
     facts: ClassVar[dict[str, str]] = {
         "usage": "usage on each model step", "timestamps": "ts on every line",
         "tool_status": "status on each tool step", "result_size": "result_tokens / result_bytes",
+        "bounded": "bounded on each tool step",
         "result_bound": "limits.result_bound_tokens", "limits": "limits on run_start", "loop_limit": "limits.max_repeats",
         "ledger": "ledger on run_end", "catalogue": "tools on run_start", "context_size": "context_tokens",
         "thread": "one conversation per run (agent_label names sub-agents)", "call_ids": "call_id on tool steps",
