@@ -13,12 +13,14 @@ with billed as (
     group by all
 ),
 priced as (
-    select j.provider, j.responded_at::date as day, j.model, sum(s.cost_micros) as priced_micros
+    select j.provider, j.responded_at::date as day, j.model, sum(s.cost_micros) as priced_micros,
+           count(*) filter (where s.unpriced) as unpriced
     from journal_usage j join step_view s using (run_id, idx)
     group by all
 ),
 compared as (
-    select b.provider, b.day, b.model, b.billed_usd, coalesce(sum(p.priced_micros), 0) / 1e6 as priced_usd
+    select b.provider, b.day, b.model, b.billed_usd, coalesce(sum(p.priced_micros), 0) / 1e6 as priced_usd,
+           coalesce(sum(p.unpriced), 0) as unpriced
     from billed b
     left join priced p on p.provider = b.provider and p.day = b.day
         and (p.model = b.model or starts_with(b.model, p.model || '-') or starts_with(p.model, b.model || '-'))
@@ -30,5 +32,6 @@ select null as run_id, null as step,
               provider, model, strftime(day, '%Y-%m-%d'), billed_usd, priced_usd, billed_usd - priced_usd) as detail,
        day::timestamptz as at
 from compared
-where abs(billed_usd - priced_usd) > greatest(getvariable('cost_tolerance_usd')::double,
+where unpriced = 0  -- journals we cannot price have an unknown cost, not $0 (models_priced reports them)
+  and abs(billed_usd - priced_usd) > greatest(getvariable('cost_tolerance_usd')::double,
                                               getvariable('cost_tolerance_share')::double * billed_usd)

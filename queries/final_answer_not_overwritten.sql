@@ -7,11 +7,11 @@ with answered as (
     select run_id, min(idx) as answer_step from steps where kind = 'model' and is_final group by run_id
 )
 select r.run_id, a.answer_step as step,
-       format('final answer at step {}, then {} more model step(s), {} tokens and ${:.4f} until stopped by {} ({})',
+       format('final answer at step {}, then {} more model step(s), {} tokens and {} until stopped by {} ({})',
               a.answer_step,
               count(s.idx) filter (where s.kind = 'model'),
               coalesce(sum(s.input_tokens + s.output_tokens) filter (where s.kind = 'model'), 0),
-              coalesce(sum(coalesce(s.cost_micros, s.harness_cost_micros)), 0) / 1e6,
+              coalesce(format('${:.4f}', sum(coalesce(s.cost_micros, s.harness_cost_micros)) / 1e6), 'an unknown cost'),
               r.stop_reason, r.status) as detail
 from run_view r
 join answered a using (run_id)

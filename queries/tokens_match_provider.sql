@@ -4,13 +4,15 @@
 -- remedy: unexplained tokens are calls the journals never recorded (a crashed writer, a run outside the harness, a leaked key); phantom tokens are journal steps the provider never billed (a step written twice, an invented one); a ledger off from the provider's counts miscounts
 -- needs: journals
 select case when len(runs) = 1 then runs[1] end as run_id, null as step,
-       format('{} {} {} bucket {}: provider {} tokens, journals {} (unexplained {}, phantom {}; ${:.4f} / ${:.4f})',
+       format('{} {} {} bucket {}: provider {} tokens, journals {} (unexplained {}, phantom {}; {} / {})',
               provider, coalesce(model, 'all models'), coalesce(bucket_width, 'reported'), strftime(bucket_start, '%Y-%m-%d %H:%M'),
               provider_input_uncached + provider_cache_read + provider_cache_write_5m + provider_cache_write_1h + provider_output_tokens,
               journal_input_uncached + journal_cache_read + journal_cache_write_5m + journal_cache_write_1h + journal_output_tokens,
               unexplained_input_uncached + unexplained_cache_read + unexplained_cache_write_5m + unexplained_cache_write_1h + unexplained_output_tokens,
               phantom_input_uncached + phantom_cache_read + phantom_cache_write_5m + phantom_cache_write_1h + phantom_output_tokens,
-              coalesce(unexplained_micros, 0) / 1e6, coalesce(phantom_micros, 0) / 1e6) as detail,
+              -- a model no price list covers: its dollars are unknown, never $0
+              coalesce(format('${:.4f}', unexplained_micros / 1e6), 'unknown $'),
+              coalesce(format('${:.4f}', phantom_micros / 1e6), 'unknown $')) as detail,
        bucket_start as at
 from usage_reconciliation
 where provider in (select provider from journal_usage)  -- no journal of the provider at all: nothing to match

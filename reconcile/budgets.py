@@ -2,9 +2,10 @@
 
 "Set the ceiling at roughly the 99th percentile of steps taken by runs that succeeded, not at a
 round number." Per group (agent, task class or model): runs, success rate, and the p50 / p95 / p99
-of steps, total tokens, wall seconds and cost over the *succeeded* runs; the recommended ceilings
-(the p99, steps rounded up to a whole step); the ceiling the journals say the harness ran with;
-and flags:
+of steps, total tokens, wall seconds and cost over the *succeeded* runs; the recommended ceilings,
+which count the runs a ceiling cut while they were still making progress and never lower a
+ceiling the evidence cannot clear (``reconcile.ceilings``), each with the succeeded runs it would
+have stopped; the ceiling the journals say the harness ran with; and flags:
 
 - ``no_budget``: the configured step ceiling is above twice the p99 — set high enough to be none;
 - ``too_tight``: at least ``TOO_TIGHT_SHARE`` of the runs were stopped by a budget, and most of
@@ -24,17 +25,16 @@ from typing import Any
 
 import duckdb
 
+from . import ceilings
+from .ceilings import CEILINGS
+from .costs import SOURCES
 from .errors import BadInput
 from .store import records
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
           "model": "coalesce(r.model, '(none)')"}
-METRICS = {"steps": "v.steps", "tokens": "v.total_tokens", "wall_seconds": "v.wall_seconds",
-           "cost_micros": "coalesce(v.cost_micros, v.harness_step_cost_micros)"}
-CEILINGS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
 SMALL_SAMPLE = 100
 TOO_TIGHT_SHARE = 0.05  # of a group's runs stopped by a budget before it can be "too tight"
-PROGRESS_WINDOW = 6  # calls looked at to decide a stopped run was still making progress
 BOOTSTRAP_RESAMPLES = 1000
 
 
@@ -52,61 +52,69 @@ def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, see
     return quantile_cont(estimates, 0.025), quantile_cont(estimates, 0.975)
 
 
-def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None) -> dict[str, Any]:
+def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+                  source: str = "auto") -> dict[str, Any]:
+    """Per group: runs, success rate, and for each ceiling the evidence and the recommendation."""
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
+    if source not in SOURCES:
+        raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
-    quantiles = ", ".join(
-        f"quantile_cont({expr}, [0.5, 0.95, 0.99]) filter (where r.status = 'succeeded') as {name}_q"
-        for name, expr in METRICS.items())
-    configured = ", ".join(f"mode(r.{column}) as configured_{name}" for name, column in CEILINGS.items())
+    ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source})
     groups = records(con, f"""
-        select {GROUPS[by]} as key, count(*) as runs, count(*) filter (where r.status = 'succeeded') as succeeded,
-               count(*) filter (where r.status = 'budget_exceeded') as budget_stopped, {quantiles}, {configured},
-               list(v.steps order by r.run_id) filter (where r.status = 'succeeded') as succeeded_steps
-        from runs r join run_view v using (run_id) where {window} group by 1 order by 1""", params)
-    progressing = dict(con.execute(f"""
-        with stopped as (select r.run_id, {GROUPS[by]} as key from runs r where r.status = 'budget_exceeded' and {window}),
-        last_calls as (
-            select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
-                   row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back
-            from tool_calls q join stopped using (run_id)
-        ),
-        progress as (
-            select run_id, count(*) = count(distinct call_hash) as progressing
-            from last_calls where back <= {PROGRESS_WINDOW} group by run_id
-        )
-        select s.key, count(*) filter (where coalesce(p.progressing, true)) from stopped s left join progress p using (run_id)
-        group by s.key""", params).fetchall())
+        select key, count(*) as runs, count(*) filter (where succeeded) as succeeded,
+               count(*) filter (where status = 'budget_exceeded') as budget_stopped,
+               count(*) filter (where censored) as progressing,
+               list(distinct cut_by order by cut_by) filter (where censored and cut_by is not null) as cut_by,
+               {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
+               list(steps order by run_id) filter (where succeeded) as succeeded_steps
+        from _budget_runs group by 1 order by 1""")
+    found = ceilings.evidence(con)
     kept_going = {}
     for key, run_id in con.execute(f"""
             select {GROUPS[by]}, r.run_id from runs r join run_view v using (run_id)
             where {window} and r.status in ('budget_exceeded', 'timed_out', 'stalled') and v.has_final_answer
             order by 1, 2""", params).fetchall():
         kept_going.setdefault(key, []).append(run_id)
-    return {"by": by, "groups": [_group(row, progressing.get(row["key"], 0), kept_going.get(row["key"], []))
-                                 for row in groups]}
+    report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
+    stops = ceilings.would_stop(con, {(g["key"], m): r["value"] for g in report
+                                      for m, r in g["recommendation"].items() if r["value"] is not None})
+    for g in report:
+        for metric, recommendation in g["recommendation"].items():
+            recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})
+    con.execute("drop table _budget_runs")
+    return {"by": by, "cost_source": source, "groups": report}
 
 
-def _group(row: dict[str, Any], progressing: int, kept_going: list[str]) -> dict[str, Any]:
+def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str, Any]:
     group = {"key": row["key"], "runs": row["runs"], "succeeded": row["succeeded"],
              "success_rate": row["succeeded"] / row["runs"] if row["runs"] else None, "metrics": {},
-             "recommended": {}, "configured": {}, "flags": []}
-    for name in METRICS:
-        q = row[f"{name}_q"] or [None, None, None]
-        group["metrics"][name] = {"p50": q[0], "p95": q[1], "p99": q[2]}
-        if q[2] is not None:
-            group["recommended"][name] = math.ceil(q[2]) if name in ("steps", "tokens", "cost_micros") else q[2]
-        group["configured"][name] = row[f"configured_{name}"]
+             "recommended": {}, "recommendation": {}, "configured": {}, "flags": []}
+    stopped, progressing = row["budget_stopped"], row["progressing"]
+    too_tight = bool(row["runs"] and stopped / row["runs"] >= TOO_TIGHT_SHARE and progressing > stopped / 2)
+    for name in CEILINGS:
+        evidence = found.get((row["key"], name))
+        q = (evidence or {}).get("naive") or [None, None, None]
+        configured = row[f"configured_{name}"]
+        configured = (int(configured) if configured is not None and name != "wall_seconds" else configured)
+        group["metrics"][name] = {"p50": q[0], "p95": q[1], "p99": q[2],
+                                  "censored": (evidence or {}).get("censored", 0),
+                                  "cut_by_ceiling": (evidence or {}).get("cut_by_ceiling", 0)}
+        group["configured"][name] = configured
+        recommendation = ceilings.recommend(name, evidence, configured, too_tight)
+        if recommendation is not None:
+            group["recommendation"][name] = recommendation
+            group["recommended"][name] = recommendation["value"]
     p99_steps, ceiling = group["metrics"]["steps"]["p99"], group["configured"]["steps"]
     if p99_steps is not None and ceiling is not None and ceiling > 2 * p99_steps:
         group["flags"].append({"flag": "no_budget", "detail": f"max_steps {ceiling} is above twice the p99 "
                                                               f"({p99_steps:g}): set high enough to be no budget"})
-    stopped = row["budget_stopped"]
-    if row["runs"] and stopped / row["runs"] >= TOO_TIGHT_SHARE and progressing > stopped / 2:
-        group["flags"].append({"flag": "too_tight", "detail": f"{stopped} of {row['runs']} runs stopped by a budget, "
-                                                              f"{progressing} of them still making progress"})
+    if too_tight:
+        named = ", ".join(CEILINGS[c] for c in row["cut_by"] or []) or "a budget"
+        group["flags"].append({"flag": "too_tight", "ceilings": [CEILINGS[c] for c in row["cut_by"] or []],
+                               "detail": f"{stopped} of {row['runs']} runs stopped by a budget, {progressing} of them "
+                                         f"still making progress (cut by {named})"})
     if kept_going:
         group["flags"].append({"flag": "answered_then_kept_going", "runs": kept_going,
                                "detail": f"{len(kept_going)} run(s) answered, then ran on until a stop"})
@@ -120,25 +128,32 @@ def _group(row: dict[str, Any], progressing: int, kept_going: list[str]) -> dict
 
 
 def emit(report: dict[str, Any], style: str) -> str:
-    """A ready-to-paste limits snippet of the recommended ceilings."""
+    """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment."""
     names = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
     groups = [g for g in report["groups"] if g["recommended"]]
+    header = "recommended ceilings: p99 of succeeded runs, counting runs cut while progressing (reconcile budgets)"
+
+    def note(g, k, mark):
+        return f"  {mark} at least: observe a night before trusting it" if g["recommendation"][k]["at_least"] else ""
+
     if style == "toml":
         blocks = []
         for g in groups:
-            lines = [f'[budgets."{g["key"]}"]'] + [f"{names[k]} = {_number(v)}" for k, v in g["recommended"].items()]
+            lines = [f'[budgets."{g["key"]}"]'] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
+                                                   for k, v in g["recommended"].items()]
             blocks.append("\n".join(lines))
-        return "# recommended ceilings: p99 of succeeded runs (reconcile budgets)\n" + "\n\n".join(blocks) + "\n"
+        return f"# {header}\n" + "\n\n".join(blocks) + "\n"
     if style == "yaml":
-        lines = ["# recommended ceilings: p99 of succeeded runs (reconcile budgets)", "budgets:"]
+        lines = [f"# {header}", "budgets:"]
         for g in groups:
             lines.append(f'  "{g["key"]}":')
-            lines += [f"    {names[k]}: {_number(v)}" for k, v in g["recommended"].items()]
+            lines += [f"    {names[k]}: {_number(v)}{note(g, k, '#')}" for k, v in g["recommended"].items()]
         return "\n".join(lines) + "\n"
     if style == "python":
-        body = ",\n".join(f'    "{g["key"]}": {{' + ", ".join(f'"{names[k]}": {_number(v)}' for k, v in g["recommended"].items())
-                          + "}" for g in groups)
-        return "# recommended ceilings: p99 of succeeded runs (reconcile budgets)\nBUDGETS = {\n" + body + ",\n}\n"
+        body = "\n".join(f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
+                                                              for k, v in g["recommended"].items()) + "    },"
+                         for g in groups)
+        return f"# {header}\nBUDGETS = {{\n" + body + "\n}\n"
     raise BadInput(f"--emit {style!r}: choose toml, yaml or python")
 
 

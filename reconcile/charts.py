@@ -20,15 +20,19 @@ plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "reconcile", "font.
 PALETTE = ["#2f6f9f", "#e08a2c", "#5a9e4b", "#b8474b", "#7b61a8", "#8c8c8c"]
 
 
-def bar_chart(labels: list[str], series: dict[str, list[float]], title: str, unit: str = "$") -> str:
-    """Grouped horizontal bars, one group per label, one bar per series."""
+def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: str, unit: str = "$") -> str:
+    """Grouped horizontal bars, one group per label, one bar per series; an unknown value is written "unknown"."""
     height = max(1.8, 0.38 * len(labels) * max(1, len(series)) + 0.9)
     fig, ax = plt.subplots(figsize=(7.2, height))
     count = len(series)
     width = 0.8 / max(count, 1)
     for i, (name, values) in enumerate(series.items()):
         positions = [k + i * width - 0.4 + width / 2 for k in range(len(labels))]
-        ax.barh(positions, values, height=width, label=name, color=PALETTE[i % len(PALETTE)])
+        ax.barh(positions, [0 if v is None else v for v in values], height=width, label=name,
+                color=PALETTE[i % len(PALETTE)])
+        for position, value in zip(positions, values):
+            if value is None:
+                ax.text(0, position, " unknown", va="center", fontsize=8, color="#555555")
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_title(title, loc="left")

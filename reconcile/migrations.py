@@ -322,6 +322,11 @@ def m008_inferred_status(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("drop table if exists check_settings")
 
 
+def m009_price_lookup(con: duckdb.DuckDBPyConnection) -> None:
+    """The normalised model id a price was found under (a Bedrock, Vertex or routed id reduced), when not the id as written."""
+    con.execute("alter table model_prices add column lookup_model varchar")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -331,6 +336,7 @@ MIGRATIONS: list[Migration] = [
     m006_prices,
     m007_provider_usage,
     m008_inferred_status,
+    m009_price_lookup,
 ]
 
 

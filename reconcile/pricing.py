@@ -216,7 +216,7 @@ def resolve(con: duckdb.DuckDBPyConnection) -> int:
 
 
 _PRICE_COLUMNS = ", ".join([f"{b}_mtok" for b in BUCKETS] + ["tier_start"] + [f"tier_{b}_mtok" for b in BUCKETS])
-NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null"
+NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null, null"
 
 
 def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date,
@@ -230,6 +230,7 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
             where source <> ? and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
             order by length(model) desc, effective_from desc nulls last limit 1""",
         [SNAPSHOT, provider, model]).fetchall()
+    lookup = None
     if override:
         where = ("source <> '" + SNAPSHOT + "' and provider = " + _quote(override[0][0]) + " and model = "
                  + _quote(override[0][1]))
@@ -238,28 +239,62 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
         if matched is None:
             return NO_PRICE
         where = f"source = '{SNAPSHOT}' and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
+        lookup = matched[2]
     row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from {table} "
                       f"where {where} and {in_period} order by effective_from desc nulls last limit 1").fetchall()
     if not row:
         return NO_PRICE
-    return ", ".join(_literal(v) for v in row[0])
+    return ", ".join(_literal(v) for v in [*row[0], lookup])
 
 
-# Vertex AI names a model by its resource path: projects/P/locations/L/publishers/google/models/gemini-2.5-flash
-_RESOURCE_PATH = re.compile(r"^projects/[^/]+/locations/[^/]+/publishers/[^/]+/models/([^/@]+)")
+# Model ids as harnesses write them, reduced to what a price list knows (tried in order; the first
+# that genai-prices matches wins, and the lookup is recorded in model_prices.lookup_model):
+_RESOURCE_PATH = re.compile(r"^projects/[^/]+/locations/[^/]+/publishers/([^/]+)/models/([^/@]+)")  # Vertex AI
+_BEDROCK = re.compile(r"^(?:(?:us|eu|apac|global|regional)\.)?(anthropic|meta|amazon|mistral|cohere|ai21|deepseek)"
+                      r"\.(.+?)(?:-v\d+(?::\d+)?)?$")  # us.anthropic.claude-3-5-sonnet-20240620-v1:0
+_ROUTERS = {"bedrock": "aws", "vertex_ai": "google", "vertex": "google", "gemini": "google", "models": None,
+            "azure": "azure", "openai": "openai", "anthropic": "anthropic", "google": "google",
+            "openrouter": "openrouter", "deepseek": "deepseek", "mistral": "mistral", "groq": "groq",
+            "together": "together", "fireworks": "fireworks", "x-ai": "x-ai", "xai": "x-ai"}
 
 
-def _genai_match(provider: str | None, model: str) -> tuple[str, str] | None:
+def model_candidates(provider: str | None, model: str) -> list[tuple[str | None, str]]:
+    """(provider hint, model id) pairs to look a model up by: as written, then normalised forms."""
+    found = [(provider, model)]
+    resource = _RESOURCE_PATH.match(model)
+    if resource:
+        found.append((resource.group(1), resource.group(2)))
+    rest, hint = model, provider
+    while "/" in rest:  # routing prefixes: openrouter/anthropic/claude-3.5-sonnet, vertex_ai/gemini-2.5-pro
+        prefix, rest = rest.split("/", 1)
+        hint = _ROUTERS.get(prefix.lower(), hint)
+        found.append((hint, rest))
+    for hint, name in list(found):
+        bedrock = _BEDROCK.match(name)
+        if bedrock:
+            found += [("aws", name), (bedrock.group(1), bedrock.group(2))]
+    for hint, name in list(found):
+        bare = re.sub(r"@.*$", "", name)  # Vertex's claude-3-5-sonnet@20240620
+        bare = re.sub(r"-0\d\d$", "", bare)  # gemini-2.5-flash-001
+        if bare != name:
+            found.append((hint, bare))
+    unique = []
+    for pair in found:
+        if pair not in unique:
+            unique.append(pair)
+    return unique
+
+
+def _genai_match(provider: str | None, model: str) -> tuple[str, str, str | None] | None:
+    """(provider id, model id, the normalised id it was found under, when not the id as written)."""
     from genai_prices import data_snapshot
 
     snapshot = data_snapshot.get_snapshot()
-    resource = _RESOURCE_PATH.match(model)
-    names = [model, resource.group(1)] if resource else [model]
-    for name in names:
-        for provider_id in ([provider, None] if provider else [None]):
+    for hint, name in model_candidates(provider, model):
+        for provider_id in ([hint, None] if hint else [None]):
             try:
                 found_provider, found_model = snapshot.find_provider_model(name, None, provider_id, None)
-                return found_provider.id, found_model.id
+                return found_provider.id, found_model.id, (name if name != model else None)
             except (LookupError, ValueError):
                 continue
     return None

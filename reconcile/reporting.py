@@ -23,8 +23,9 @@ from .budgets import budget_report, stop_reason_rates
 from .charts import bar_chart
 from .checks import CheckReport, load_checks, run_checks, write_junit
 from .errors import NoRuns
-from .costs import cost_report
+from .costs import SOURCE_TEXT, cost_report, costliest_runs
 from .ingest import IngestReport, ingest
+from .money import described, usd
 from .redact import redact
 from .resources import reports_dir
 from .store import records
@@ -36,18 +37,17 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=True,
                              finalize=lambda value: value if isinstance(value, Markup) else redact(value),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["usd"] = _usd
+    env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)
+    env.filters["cost"] = described  # a figure with what it leaves out: "unknown", "$x + unpriced (…)"
     env.filters["pct"] = lambda share: "—" if share is None else f"{share:.1%}"
     env.filters["num"] = lambda value: "—" if value is None else f"{value:,.0f}" if isinstance(value, (int, float)) else value
     env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
     return env
 
 
-def _usd(micros: int | None) -> str:
-    if micros is None:
-        return "—"
-    dollars = round(micros / 1_000_000, 4)
-    return f"{'-' if dollars < 0 else ''}${abs(dollars):,.4f}"
+def _dollars(groups: list[dict[str, Any]], key: str) -> list[float | None]:
+    """Chart values in dollars; an unknown figure stays None (drawn as "unknown", never as a $0 bar)."""
+    return [None if g[key] is None else g[key] / 1e6 for g in groups]
 
 
 def render(template: str, context: dict[str, Any]) -> str:
@@ -59,29 +59,27 @@ def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = None,
-                    until: datetime | None = None) -> dict[str, Any]:
-    by = {name: cost_report(con, name, since, until) for name in ("day", "model", "agent", "task_class")}
+                    until: datetime | None = None, source: str = "auto") -> dict[str, Any]:
+    by = {name: cost_report(con, name, since, until, source) for name in ("day", "model", "agent", "task_class")}
     total = by["day"]["total"]
     charts = {
         "per_day": bar_chart([g["key"] for g in by["day"]["groups"]],
-                             {"spend": [g["cost_micros"] / 1e6 for g in by["day"]["groups"]]}, "Spend per day"),
+                             {"spend": _dollars(by["day"]["groups"], "cost_micros")}, "Spend per day"),
         "by_model": bar_chart([g["key"] for g in by["model"]["groups"]],
-                              {"cost": [g["cost_micros"] / 1e6 for g in by["model"]["groups"]],
-                               "without cache": [g["uncached_cost_micros"] / 1e6 for g in by["model"]["groups"]]},
+                              {"cost": _dollars(by["model"]["groups"], "cost_micros"),
+                               "without cache": _dollars(by["model"]["groups"], "uncached_cost_micros")},
                               "By model: cost, and what it would be without the cache"),
         "by_agent": bar_chart([g["key"] for g in by["agent"]["groups"]],
-                              {"spend": [g["cost_micros"] / 1e6 for g in by["agent"]["groups"]],
-                               "catalogue tax": [g["catalogue_tax_micros"] / 1e6 for g in by["agent"]["groups"]]},
+                              {"spend": _dollars(by["agent"]["groups"], "cost_micros"),
+                               "catalogue tax": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
                               "By agent: spend and catalogue tax"),
     }
-    costliest = records(con, """select run_id, agent, task_class, status, steps, cost_micros from run_view
-                                where cost_micros is not null and ($since is null or started_at >= $since)
-                                  and ($until is null or started_at < $until)
-                                order by cost_micros desc, run_id limit 10""", {"since": since, "until": until})
+    costliest = costliest_runs(con, since, until, source)
     usage = usage_report(con, "day") if _has_usage(con) else None
     period = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
                          "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
-    return {"generated_at": _now(), "period": period, "total": total, "by": by, "charts": charts,
+    return {"generated_at": _now(), "period": period, "total": total, "by": by, "charts": charts, "source": source,
+            "source_text": SOURCE_TEXT[source],
             "costliest": costliest, "usage": usage, "prices": by["day"]["prices"],
             "per_task": by["day"]["cost_per_completed_task"], "waste": by["day"]["spend_on_failed_stalled_budget_stopped"],
             "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
@@ -112,9 +110,9 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None) -> Path:
+def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None, source: str = "auto") -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render("finance.html.j2", finance_context(con, since, until)), encoding="utf-8")
+    out.write_text(render("finance.html.j2", finance_context(con, since, until, source)), encoding="utf-8")
     return out
 
 
@@ -134,7 +132,7 @@ class MorningResult:
 
 
 def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
-            checks_dir: list[Path] | None = None) -> MorningResult:
+            checks_dir: list[Path] | None = None, source: str = "auto") -> MorningResult:
     """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports.
 
     A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
@@ -149,7 +147,7 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
         checks = run_checks(con, checks_to_run, config=config)
         out.mkdir(parents=True, exist_ok=True)
-        files = {"finance": write_finance(con, out / "finance.html"),
+        files = {"finance": write_finance(con, out / "finance.html", source=source),
                  "morning": write_morning(con, out / "morning.html", checks, config),
                  "findings": out / "findings.json", "junit": out / "findings.xml"}
         files["findings"].write_text(json.dumps(checks.to_json(), indent=2, default=str) + "\n", encoding="utf-8")

@@ -6,7 +6,14 @@ bucket: *explained* (both agree), *unexplained* (the provider counted more: call
 journalled) and *phantom* (the journals counted more: duplicated or invented steps). Journal calls
 inside a reported window that no provider row accounts for are phantom rows of their own.
 Coverage is the share of the provider's tokens — and dollars, at base prices — the journals
-explain. The ledger column is the harness's own counters, for the runs started in the group.
+explain.
+
+Every column is allocated call by call, so each grouping adds up to the ungrouped total: the
+provider and journal columns follow the row each call matched; the ledger column (the harness's
+own counters, kept per run) is split across a run's rows in proportion to the tokens of its calls
+there, in whole tokens (largest remainder), so a run's ledger is counted once, in full. Dollars of
+a model no price list covers are unknown: a group with such a row says so (``unpriced_rows``)
+and its dollar sums leave that row out rather than count it as $0.
 """
 
 from __future__ import annotations
@@ -26,13 +33,38 @@ GROUPS = {
     "workspace": "coalesce(workspace_id, '(not grouped by workspace)')",
     "project": "coalesce(project_id, '(not grouped by project)')",
 }
-_LEDGER_KEYS = {"day": "strftime(r.started_at, '%Y-%m-%d')", "hour": "strftime(date_trunc('hour', r.started_at), '%Y-%m-%d %H:00')",
-                "model": "r.model", "api_key": "r.api_key_id", "workspace": "r.workspace_id", "project": "r.project_id"}
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")
 
 
 def _tokens(prefix: str) -> str:
     return " + ".join(f"{prefix}_{b}" for b in BUCKETS)
+
+
+def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, int]:
+    """Each run's ledger tokens (input + output) allocated to the groups its journal calls fell in."""
+    rows = con.execute(f"""
+        with calls as (select {key} as key, unnest(run_tokens) as c from usage_reconciliation where run_tokens is not null),
+        per as (select key, c.run_id as run_id, sum(c.tokens)::hugeint as tokens from calls group by all),
+        ledger as (select run_id, (coalesce(ledger_input_tokens, 0) + coalesce(ledger_output_tokens, 0))::hugeint as ledger
+                   from runs where coalesce(ledger_input_tokens, ledger_output_tokens) is not null),
+        shares as (
+            select p.key, p.run_id, l.ledger, sum(p.tokens) over (partition by p.run_id) as run_tokens, p.tokens,
+                   count(*) over (partition by p.run_id) as groups
+            from per p join ledger l using (run_id)
+        ),
+        floored as (
+            select *, case when run_tokens > 0 then ledger * tokens // run_tokens else ledger // groups end as base,
+                      case when run_tokens > 0 then ledger * tokens % run_tokens else ledger % groups end as rest
+            from shares
+        ),
+        ranked as (
+            select *, ledger - sum(base) over (partition by run_id) as left_over,
+                   row_number() over (partition by run_id order by rest desc, key) as rank
+            from floored
+        )
+        select key, sum(base + case when rank <= left_over then 1 else 0 end)::bigint
+        from ranked group by key""").fetchall()
+    return {k: v for k, v in rows}
 
 
 def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day") -> dict[str, Any]:
@@ -45,22 +77,17 @@ def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day") -> dict[str, A
         sum({_tokens('explained')})::bigint as explained_tokens, sum({_tokens('unexplained')})::bigint as unexplained_tokens,
         sum({_tokens('phantom')})::bigint as phantom_tokens, sum(provider_micros)::bigint as provider_micros,
         sum(explained_micros)::bigint as explained_micros, sum(unexplained_micros)::bigint as unexplained_micros,
-        sum(phantom_micros)::bigint as phantom_micros, {per_bucket}"""
+        sum(phantom_micros)::bigint as phantom_micros,
+        count(*) filter (where provider_micros is null and {_tokens('provider')} + {_tokens('journal')} > 0) as unpriced_rows,
+        {per_bucket}"""
     groups = records(con, f"select {GROUPS[by]} as key, {measures} from usage_reconciliation group by 1 order by 1")
     total = records(con, f"select 'total' as key, {measures} from usage_reconciliation")[0]
-    ledger = dict(con.execute(
-        f"""select {_LEDGER_KEYS[by]} as key, sum(coalesce(r.ledger_input_tokens, 0) + coalesce(r.ledger_output_tokens, 0))
-            from runs r where r.provider in (select distinct provider from usage_buckets) group by 1""").fetchall())
+    ledger = _ledger_by_call(con, GROUPS[by])
     for row in [*groups, total]:
-        if row is total:
-            row["ledger_tokens"] = sum(v for v in ledger.values() if v)
-        else:  # a run's model may be the undated name of the provider's dated one (claude-haiku-4-5[-20251001])
-            matches = [v for k, v in ledger.items() if k is not None and v is not None
-                       and (k == row["key"] or (by == "model" and str(row["key"]).startswith(f"{k}-")))]
-            row["ledger_tokens"] = sum(matches) if matches else None
+        row["ledger_tokens"] = (sum(ledger.values()) if ledger else None) if row is total else ledger.get(row["key"])
         row["coverage_tokens"] = row["explained_tokens"] / row["provider_tokens"] if row["provider_tokens"] else None
         row["coverage_usd"] = (row["explained_micros"] / row["provider_micros"]
-                               if row["provider_micros"] else None)
+                               if row["provider_micros"] and not row["unpriced_rows"] else None)
     phantom_runs = [r["run"] for r in records(con, """select distinct unnest(runs) as run from usage_reconciliation
                                                       where runs is not null order by 1""")]
     billed = records(con, """select provider, strftime(bucket_start, '%Y-%m-%d') as day, sum(amount_usd) as billed_usd

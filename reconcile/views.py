@@ -25,10 +25,13 @@ def _priced(prefix: str) -> str:
     return " + ".join(f"coalesce({tokens}, 0) * mp.{prefix}{bucket}_mtok" for bucket, tokens in _BUCKET_TOKENS.items())
 
 
-STEP_COST = f"""case when s.kind = 'model' and mp.matched_model is not null then
+# A step with no usage recorded has an unknown cost, not a zero one.
+_HAS_USAGE = "coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is not null"
+
+STEP_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
         round(case when {_INPUT} > mp.tier_start then {_priced("tier_")} else {_priced("")} end)::bigint
     end"""
-UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null then
+UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
         round(case when {_INPUT} > mp.tier_start
                    then {_INPUT} * mp.tier_uncached_mtok + coalesce(s.output_tokens, 0) * mp.tier_output_mtok
                    else {_INPUT} * mp.uncached_mtok + coalesce(s.output_tokens, 0) * mp.output_mtok end)::bigint
@@ -48,7 +51,7 @@ def _catalogue_priced(prefix: str) -> str:
             f" + {_CAT_W1H} * mp.{prefix}cache_write_1h_mtok + {_CAT_REST} * mp.{prefix}uncached_mtok")
 
 
-CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null then
+CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
         round(case when {_INPUT} > mp.tier_start then {_catalogue_priced("tier_")} else {_catalogue_priced("")} end)::bigint
     end"""
 
@@ -105,6 +108,7 @@ select
     case when s.kind = 'model' then {_CATALOGUE} end as catalogue_tokens,
     {CATALOGUE_TAX} as catalogue_tax_micros,    -- what the tool schemas cost on this call
     mp.matched_model as priced_as,
+    mp.lookup_model as priced_from,            -- the normalised id the price was found under, if not the model as written
     mp.source as price_source,
     mp.source_version as price_version,
     coalesce(s.model, r.model) as price_model,
@@ -207,6 +211,36 @@ from runs r
 left join step_totals t using (run_id)
 """
 
+# One row a run: what it cost by our prices, by its harness's own record, and what is unknown. A
+# run is "complete" by our prices when every model call carries usage and every one is priced
+# (a run with no model call cost nothing); the harness's figure is its ledger, else the sum of
+# its steps' own costs. ``reconcile cost --cost-source`` chooses between them.
+RUN_COSTS = """
+create or replace view run_costs as
+with s as (
+    select run_id,
+           count(*) filter (where kind = 'model') as model_steps,
+           count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                                              output_tokens) is not null) as usage_steps,
+           count(*) filter (where unpriced) as unpriced_steps,
+           coalesce(sum(input_tokens + coalesce(output_tokens, 0)) filter (where unpriced), 0)::bigint as unpriced_tokens,
+           sum(cost_micros)::bigint as priced_micros,
+           sum(harness_cost_micros)::bigint as harness_step_micros
+    from step_view group by run_id
+)
+select r.run_id,
+       coalesce(s.model_steps, 0) as model_steps,
+       coalesce(s.model_steps, 0) = coalesce(s.usage_steps, 0) and coalesce(s.unpriced_steps, 0) = 0 as ours_complete,
+       case when coalesce(s.model_steps, 0) = 0 then 0 else s.priced_micros end as ours_micros,
+       coalesce(s.unpriced_steps, 0) as unpriced_steps,
+       coalesce(s.unpriced_tokens, 0) as unpriced_tokens,
+       coalesce(s.model_steps, 0) - coalesce(s.usage_steps, 0) as calls_without_usage,
+       coalesce(r.ledger_cost_micros, s.harness_step_micros) as harness_micros,
+       case when r.ledger_cost_micros is not null then 'ledger' when s.harness_step_micros is not null then 'steps' end
+           as harness_basis
+from runs r left join s using (run_id)
+"""
+
 _BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")
 _PRICE_OF = {"input_uncached": "uncached_mtok", "cache_read": "cache_read_mtok", "cache_write_5m": "cache_write_5m_mtok",
              "cache_write_1h": "cache_write_1h_mtok", "output_tokens": "output_mtok"}
@@ -246,14 +280,16 @@ with matched as (
 ),
 per_row as (
     select usage_row, count(*) as journal_calls, mode(model) as journal_model,
-           {", ".join(f"sum({b})::bigint as journal_{b}" for b in _BUCKETS)}
+           {", ".join(f"sum({b})::bigint as journal_{b}" for b in _BUCKETS)},
+           list({{'run_id': run_id, 'tokens': {" + ".join(_BUCKETS)}}}) as run_tokens
     from matched group by usage_row
 ),
 windows as (select distinct provider, bucket_start, bucket_end from provider_usage),
 unmatched as (  -- journal calls inside a window the provider reported on, that no provider row accounts for
     select w.provider, w.bucket_start, w.bucket_end, j.model, j.api_key_id, j.workspace_id, j.project_id,
            count(*) as journal_calls, {", ".join(f"sum(j.{b})::bigint as journal_{b}" for b in _BUCKETS)},
-           list(distinct j.run_id order by j.run_id) as runs
+           list(distinct j.run_id order by j.run_id) as runs,
+           list({{'run_id': j.run_id, 'tokens': {" + ".join("j." + b for b in _BUCKETS)}}}) as run_tokens
     from journal_usage j join windows w
       on j.provider = w.provider and j.responded_at >= w.bucket_start and j.responded_at < w.bucket_end
     where not exists (select 1 from matched m where m.run_id = j.run_id and m.idx = j.idx)
@@ -263,11 +299,12 @@ side_by_side as (
     select u.provider, u.bucket_start, u.bucket_end, u.bucket_width, coalesce(u.model, r.journal_model) as model,
            u.model is not null as model_reported, u.api_key_id, u.workspace_id, u.project_id, u.usage_row,
            coalesce(r.journal_calls, 0) as journal_calls, null::varchar[] as runs,
+           r.run_tokens,  -- each journal call's run and tokens: lets the ledger be allocated call by call
            {", ".join(f"u.{b} as provider_{b}, coalesce(r.journal_{b}, 0) as journal_{b}" for b in _BUCKETS)}
     from provider_usage u left join per_row r using (usage_row)
     union all
     select provider, bucket_start, bucket_end, null, model, false, api_key_id, workspace_id, project_id, null,
-           journal_calls, runs, {", ".join(f"0, journal_{b}" for b in _BUCKETS)}
+           journal_calls, runs, run_tokens, {", ".join(f"0, journal_{b}" for b in _BUCKETS)}
     from unmatched
 )
 select b.*,
@@ -282,7 +319,7 @@ left join model_prices mp on mp.provider is not distinct from b.provider and mp.
     and mp.day = b.bucket_start::date
 """
 
-ALL_VIEWS = [STEP_VIEW, RUN_VIEW, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION, RUN_FACTS_VIEW]
+ALL_VIEWS = [STEP_VIEW, RUN_VIEW, RUN_COSTS, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION, RUN_FACTS_VIEW]
 
 
 def _format_facts() -> list[list]:

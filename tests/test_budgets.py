@@ -24,36 +24,76 @@ def test_quantile_cont_is_linear_interpolation_between_ranks():
     assert bootstrap_p99([float(v) for v in values]) == bootstrap_p99([float(v) for v in values])  # seeded
 
 
-@pytest.fixture
-def small(tmp_path, db_path):
-    """Five succeeded runs of 1, 2, 3, 4 and 10 model steps, and one stopped by the step budget."""
-    path = tmp_path / "small.jsonl"
+def night(path, succeeded_steps, cut=0, ceiling=30, repeating=False):
+    """Succeeded runs of the given step counts, and ``cut`` runs stopped by max_steps at the ceiling.
+
+    A cut run calls a different tool each step (still making progress) unless ``repeating``.
+    """
     with Journal(path, clock=StepClock()) as journal:
-        for number, steps in enumerate([1, 2, 3, 4, 10]):
-            run = journal.start_run(f"ok{number}", agent="small", limits={"max_steps": 30})
+        for number, steps in enumerate(succeeded_steps):
+            run = journal.start_run(f"ok{number}", agent="small", limits={"max_steps": ceiling})
             for turn in range(steps):
                 run.model_step(usage={"input_uncached": 100, "output": 10}, final=turn == steps - 1,
                                text="done" if turn == steps - 1 else None)
             run.end("model_finished")
-        run = journal.start_run("stopped", agent="small", limits={"max_steps": 30})
-        for _ in range(3):
-            run.model_step(usage={"input_uncached": 100, "output": 10})
-        run.end("max_steps")
-    with store.connect(db_path) as con:
-        ingest(con, [path])
-    return db_path
+        for number in range(cut):
+            run = journal.start_run(f"cut{number}", agent="small", limits={"max_steps": ceiling},
+                                    tools=[{"name": "read"}])
+            for turn in range(ceiling):
+                step = run.model_step(usage={"input_uncached": 100, "output": 10},
+                                      tool_calls=[("read", {"page": 1 if repeating else turn})])
+                run.tool_step(step.calls[0], result="text")
+            run.end("max_steps")
+    return path
 
 
-def test_percentiles_and_recommendation_match_a_hand_computation(cli, small):
-    group = cli("budgets", "--json", "--db", small).json()["groups"][0]
+def budgets_of(cli, tmp_path, *args, **kwargs):
+    db = tmp_path / "b.duckdb"
+    with store.connect(db) as con:
+        ingest(con, [night(tmp_path / "night.jsonl", *args, **kwargs)])
+    return cli("budgets", "--json", "--db", db).json()["groups"][0]
+
+
+def test_percentiles_and_recommendation_match_a_hand_computation(cli, tmp_path):
+    group = budgets_of(cli, tmp_path, [1, 2, 3, 4, 10])
     steps = group["metrics"]["steps"]
     assert (steps["p50"], round(steps["p95"], 6), round(steps["p99"], 6)) == (3.0, 8.8, 9.76)
     assert group["recommended"]["steps"] == 10 and group["configured"]["steps"] == 30
+    assert group["recommendation"]["steps"]["at_least"] is False
     tokens = group["metrics"]["tokens"]  # 110 tokens a step
     assert round(tokens["p99"], 6) == round(9.76 * 110, 6)
     flags = {f["flag"]: f for f in group["flags"]}
     assert "no_budget" in flags and flags["small_sample"]["succeeded_runs"] == 5
-    assert "too_tight" in flags  # 1 of 6 runs stopped (above 5 %), and it was not repeating itself
+
+
+def test_a_censored_sample_makes_the_recommendation_a_lower_bound(cli, tmp_path):
+    # 20 succeeded runs of up to 8 steps; 4 more were cut at the 10-step ceiling while still making progress
+    group = budgets_of(cli, tmp_path, [1 + n % 8 for n in range(20)], cut=4, ceiling=10)
+    assert group["metrics"]["steps"]["p99"] < 10  # the naive p99, over the succeeded runs only
+    recommendation = group["recommendation"]["steps"]
+    assert recommendation["at_least"] is True and recommendation["value"] == 11  # never below, never equal
+    assert "raise to at least 11 and observe a night" in recommendation["basis"]
+    assert group["metrics"]["steps"]["censored"] == 4 and group["metrics"]["steps"]["cut_by_ceiling"] == 4
+    assert {f["flag"] for f in group["flags"]} >= {"too_tight"}
+    cost = group["recommendation"]["tokens"]  # no token ceiling: the bound is what the cut runs used, at least
+    assert cost["at_least"] and cost["value"] >= 10 * 110
+    out = cli("budgets", "--db", tmp_path / "b.duckdb").out
+    assert "at least 11" in out and "max_tokens" in out and "max_wall_seconds" in out  # cost: unknown, no row
+
+
+def test_a_run_that_repeats_itself_is_not_censored(cli, tmp_path):
+    group = budgets_of(cli, tmp_path, [1 + n % 8 for n in range(20)], cut=4, ceiling=10, repeating=True)
+    assert group["metrics"]["steps"]["censored"] == 0 and not group["recommendation"]["steps"]["at_least"]
+
+
+def test_few_cut_runs_give_a_robust_p99_and_every_recommendation_names_what_it_would_stop(cli, tmp_path):
+    succeeded = [1 + n % 10 for n in range(299)] + [25]  # one long success above the p99
+    group = budgets_of(cli, tmp_path, succeeded, cut=1, ceiling=30)
+    steps, recommendation = group["metrics"]["steps"], group["recommendation"]["steps"]
+    assert steps["censored"] == 1 and not recommendation["at_least"]
+    assert recommendation["value"] >= math.ceil(steps["p99"])  # the cut run counted as needing more than any
+    assert "counting the 1 run(s) cut while still making progress" in recommendation["basis"]
+    assert recommendation["would_stop"] == {"count": 1, "runs": ["ok299"]}
 
 
 
@@ -62,7 +102,14 @@ def test_on_the_sample_night_max_steps_is_the_ceiling_of_the_exact_p99(cli, nigh
     rows = cli("sql", "select agent, ceil(quantile_cont(steps, 0.99)) as p99 from run_view "
                       "where status = 'succeeded' group by agent", "--json", "--db", night_db).json()
     expected = {row["agent"]: row["p99"] for row in rows}  # the one SQL query over run_view
-    assert {g["key"]: g["recommended"]["steps"] for g in report["groups"]} == expected
+    recommended = {g["key"]: g["recommendation"]["steps"] for g in report["groups"]}
+    assert recommended["coder"]["value"] == expected["coder"] and not recommended["coder"]["at_least"]
+    assert recommended["coder"]["would_stop"]["count"] >= 1  # the 18-step success the p99 leaves out
+    # researcher is too tight: 10 runs cut at 14 steps while still progressing — never lower it
+    assert recommended["researcher"]["at_least"] and recommended["researcher"]["value"] == 15 > expected["researcher"]
+    researcher = next(g for g in report["groups"] if g["key"] == "researcher")
+    assert all(researcher["recommendation"][m]["value"] >= researcher["configured"][m]
+               for m in ("steps", "tokens", "wall_seconds", "cost_micros"))
     flags = {g["key"]: {f["flag"]: f for f in g["flags"]} for g in report["groups"]}
     assert "no_budget" in flags["coder"]  # max_steps 60 against a p99 of about 15
     assert "too_tight" in flags["researcher"]  # 12 of 80 stopped at 14 steps, most still progressing

@@ -48,7 +48,10 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
     report = result.json()
     groups = {g["key"]: g for g in report["groups"]}
     assert set(groups) == {"claude-haiku-4-5", "claude-sonnet-4-5", "gpt-5-mini", "acme-distill-7b"}
-    assert groups["acme-distill-7b"]["unpriced_steps"] > 0 and groups["acme-distill-7b"]["cost_micros"] == 0
+    # auto: no price list has acme-distill-7b, so its run takes the harness's own record, and says so
+    acme = groups["acme-distill-7b"]
+    assert acme["harness_sourced_runs"] == 1 and acme["cost_micros"] == acme["harness_sourced_micros"] > 0
+    assert acme["priced_micros"] is None and acme["cost_source"] == "auto"
     assert report["total"]["cost_micros"] == sum(g["cost_micros"] for g in report["groups"])
     sonnet = groups["claude-sonnet-4-5"]
     assert sonnet["savings_micros"] == sonnet["uncached_cost_micros"] - sonnet["cost_micros"] > 0
@@ -60,9 +63,35 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
     coder = next(t for t in tasks if t["agent"] == "coder" and t["task_class"] == "fix_bug")
     assert coder["cost_per_completed_task_micros"] == round(coder["cost_micros"] / coder["success_rate"])
     inhouse = next(t for t in tasks if t["model"] == "acme-distill-7b")
-    assert inhouse["cost_per_completed_task_micros"] is None  # unknown, never $0
+    assert inhouse["harness_sourced_runs"] == 1 and inhouse["cost_per_completed_task_micros"] == acme["cost_micros"]
     warned = cli("cost", "--db", night_db).out
     assert "warning: no price for acme-distill-7b" in warned and "reconcile prices add FILE" in warned
+
+
+def test_unknown_money_is_never_zero(cli, night_db):
+    ours = cli("cost", "--by", "model", "--cost-source", "ours", "--json", "--db", night_db).json()
+    acme = next(g for g in ours["groups"] if g["key"] == "acme-distill-7b")
+    assert acme["cost_micros"] is None and acme["unpriced_steps"] == 9 and acme["unpriced_tokens"] > 0
+    assert ours["total"]["cost_micros"] > 0 and not ours["total"]["cost_complete"]
+    text = cli("cost", "--by", "model", "--cost-source", "ours", "--db", night_db).out
+    row = next(line for line in text.splitlines() if "acme-distill-7b" in line and "│" in line)
+    assert "unknown" in row and "$0.0000" not in row
+    total = next(line for line in text.splitlines() if line.startswith("│ total"))
+    assert "+ unpriced" in total
+    tasks = {t["model"]: t for t in ours["cost_per_completed_task"]}
+    assert tasks["acme-distill-7b"]["cost_micros"] is None and tasks["acme-distill-7b"]["cost_per_completed_task_micros"] is None
+
+
+def test_real_swe_agent_runs_take_the_harness_s_own_cost(cli, db_path):
+    cli("ingest", ROOT / "tests" / "fixtures" / "realdata" / "swe-agent", "--db", db_path)
+    auto = {g["key"]: g for g in cli("cost", "--by", "run", "--json", "--db", db_path).json()["groups"]}
+    recorded = sorted(round(g["cost_micros"] / 1e6, 2) for g in auto.values()
+                      if g["harness_sourced_runs"] and g["cost_micros"])
+    assert recorded == [0.02, 0.54, 1.27]  # info.model_stats.instance_cost, as SWE-agent recorded it
+    ours = {g["key"]: g for g in cli("cost", "--by", "run", "--cost-source", "ours", "--json", "--db", db_path).json()["groups"]}
+    assert all(g["cost_micros"] is None and g["calls_without_usage"] for g in ours.values())  # no usage: unknown
+    text = cli("cost", "--by", "run", "--cost-source", "ours", "--db", db_path).out
+    assert "$0.0000" not in text and "unknown (" in text
 
 
 def test_cost_by_every_grouping_and_window(cli, night_db):

@@ -122,3 +122,26 @@ def test_an_unknown_model_is_never_zero(con, tmp_path):
         run.end("model_finished")
     ingest(con, [path])
     assert con.execute("select cost_micros, unpriced_steps from run_view").fetchall() == [(None, 1)]
+
+
+@pytest.mark.parametrize("written, priced_as, via", [
+    ("us.anthropic.claude-3-5-sonnet-20240620-v1:0", "regional.anthropic.claude-3-5-sonnet-20240620-v1:0", None),
+    ("bedrock/anthropic.claude-3-haiku-20240307-v1:0", "regional.anthropic.claude-3-haiku-20240307-v1:0",
+     "anthropic.claude-3-haiku-20240307-v1:0"),
+    ("projects/p1/locations/europe-central2/publishers/google/models/gemini-2.5-flash", "gemini-2.5-flash",
+     "gemini-2.5-flash"),
+    ("vertex_ai/gemini-2.5-pro", "gemini-2.5-pro", "gemini-2.5-pro"),
+    ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5"),
+    ("gemini-2.5-flash-001", "gemini-2.5-flash", "gemini-2.5-flash"),
+    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", None),  # genai-prices matches the dated id as written
+])
+def test_model_ids_are_normalised_before_pricing_and_the_lookup_is_recorded(tmp_path, written, priced_as, via):
+    path = tmp_path / "j.jsonl"
+    with Journal(path, clock=StepClock()) as journal:
+        run = journal.start_run("r", agent="a", model=written)
+        run.model_step(usage={"input_uncached": 1000, "output": 100}, final=True, text="done")
+        run.end("model_finished")
+    con = store.connect(tmp_path / "s.duckdb")
+    ingest(con, [path])
+    assert con.execute("select priced_as, priced_from, cost_micros > 0, unpriced from step_view").fetchall() == [
+        (priced_as, via, True, False)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 from conftest import SAMPLE_RUNS
 from reconcile.errors import ExitCode
@@ -56,3 +58,18 @@ def test_reingesting_an_overlapping_export_changes_no_total(cli, night_db, tmp_p
     assert cli("usage", "--json", "--db", copy).json()["total"] == before
     replaced = cli("sql", "select count(*) as n from usage_replacements", "--json", "--db", copy).json()[0]["n"]
     assert replaced > 0
+
+
+@pytest.mark.parametrize("by", ["day", "hour", "model", "api_key", "workspace", "project"])
+def test_every_grouping_adds_up_to_the_ungrouped_total(cli, night_db, by):
+    report = cli("usage", "--by", by, "--json", "--db", night_db).json()
+    ungrouped = cli("usage", "--json", "--db", night_db).json()["total"]
+    for column in ("provider_tokens", "journal_tokens", "ledger_tokens", "explained_tokens", "unexplained_tokens",
+                   "phantom_tokens", "provider_micros", "explained_micros", "unexplained_micros", "phantom_micros"):
+        assert sum(g[column] or 0 for g in report["groups"]) == report["total"][column] == ungrouped[column], column
+
+
+def test_the_ledger_is_allocated_call_by_call(cli, night_db):
+    by_workspace = {g["key"]: g for g in cli("usage", "--by", "workspace", "--json", "--db", night_db).json()["groups"]}
+    nightly = by_workspace["wrkspc_nightly"]  # anthropic's rows only: the ledger follows those runs' calls
+    assert nightly["ledger_tokens"] <= nightly["journal_tokens"] * 1.05 < nightly["provider_tokens"] * 1.1

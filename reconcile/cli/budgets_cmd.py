@@ -12,7 +12,7 @@ from ..checks import parse_moment
 from ..errors import BadInput, ExitCode
 from ..status import STATUSES
 from . import app
-from .options import ConfigOption, DbOption, JsonOption, configured
+from .options import ConfigOption, CostSourceOption, DbOption, JsonOption, configured
 from .render import console, print_json, table
 
 
@@ -45,6 +45,7 @@ def budgets_command(
     until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
     emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
     alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
+    cost_source: CostSourceOption = "auto",
     json_out: JsonOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
@@ -56,7 +57,7 @@ def budgets_command(
     start, end = parse_moment(since), parse_moment(until, end_of_day=True)
     config, path = configured(config_file, db)
     with store.connect(path, read_only=True) as con:
-        report = budget_report(con, by, start, end)
+        report = budget_report(con, by, start, end, cost_source)
         rates = stop_reason_rates(con, by, start, end)
         percentiles = latency_and_size(con, config)
     alerts = _alerts(alert_rate or [], rates)
@@ -74,20 +75,44 @@ def _fmt(value, digits: int = 1) -> str:
     return "" if value is None else f"{value:,.{digits}f}"
 
 
+_UNITS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
+
+
+def _ceiling(name: str, value) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.1f}" if name == "wall_seconds" else f"{value:,.0f}"
+
+
+def _quantile(name: str, value) -> str:
+    return "" if value is None else f"{value:,.1f}" if name in ("steps", "wall_seconds") else f"{value:,.0f}"
+
+
 def _print(report, rates, percentiles, alerts) -> None:
     rows = []
     for g in report["groups"]:
-        steps = g["metrics"]["steps"]
-        rows.append([g["key"], g["runs"], f"{g['success_rate']:.1%}", _fmt(steps["p50"]), _fmt(steps["p95"]),
-                     _fmt(steps["p99"]), g["recommended"].get("steps", ""), g["configured"]["steps"] or "",
-                     _fmt(g["metrics"]["tokens"]["p99"], 0), _fmt(g["metrics"]["wall_seconds"]["p99"]),
-                     "; ".join(f["flag"] for f in g["flags"])])
-    columns = [report["by"], "runs", "success", "p50 steps", "p95 steps", "p99 steps", "recommended max_steps",
-               "configured", "p99 tokens", "p99 wall s", "flags"]
-    console.print(table(columns, rows, title="Ceilings from the succeeded runs (exact quantiles)",
-                        right={"runs", "success", "p50 steps", "p95 steps", "p99 steps", "recommended max_steps",
-                               "configured", "p99 tokens", "p99 wall s"}))
+        for name, column in _UNITS.items():
+            metric, recommendation = g["metrics"][name], g["recommendation"].get(name)
+            if recommendation is None and metric["p99"] is None:
+                continue
+            stops = (recommendation or {}).get("would_stop", {"count": 0, "runs": []})
+            shown = (("at least " if recommendation["at_least"] else "") + _ceiling(name, recommendation["value"])
+                     if recommendation else "")
+            rows.append([g["key"], column, g["runs"], f"{g['success_rate']:.1%}", _quantile(name, metric["p50"]),
+                         _quantile(name, metric["p95"]), _quantile(name, metric["p99"]), metric["censored"] or "",
+                         _ceiling(name, g["configured"][name]), shown,
+                         (f"{stops['count']}: " + ", ".join(stops["runs"][:5]) + (" …" if stops["count"] > 5 else ""))
+                         if stops["count"] else "none"])
+    columns = [report["by"], "ceiling", "runs", "success", "p50", "p95", "p99", "cut while progressing", "configured",
+               "recommended", "succeeded runs it would stop"]
+    console.print(table(columns, rows, title="Ceilings from the succeeded runs (exact quantiles; runs cut while "
+                                             "still progressing counted as needing at least what they used)",
+                        right={"runs", "success", "p50", "p95", "p99", "cut while progressing", "configured",
+                               "recommended"}))
     for g in report["groups"]:
+        for name, recommendation in g["recommendation"].items():
+            if recommendation["at_least"]:
+                console.print(f"  {g['key']} {_UNITS[name]}: {recommendation['basis']}", markup=False)
         for flag in g["flags"]:
             console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}", markup=False)
     latest = {}

@@ -11,12 +11,13 @@ import typer
 
 from .. import pricing, store
 from ..checks import parse_moment
-from ..costs import cost_report
+from ..costs import SOURCE_TEXT, cost_report
 from ..errors import BadInput
+from ..money import described, usd
 from ..projection import Inputs, fit, markdown, projection_table
 from ..reprice import reprice
 from . import app
-from .options import ConfigOption, DbOption, JsonOption, configured
+from .options import ConfigOption, CostSourceOption, DbOption, JsonOption, configured
 from .render import console, print_json, table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
@@ -26,13 +27,17 @@ app.add_typer(prices_app, name="prices")
 
 
 def _usd(micros: int | None, signed: bool = False) -> str:
-    if micros is None:
-        return ""
-    return f"{'+' if signed and micros > 0 else '-' if micros < 0 else ''}${abs(micros) / 1_000_000:,.4f}"
+    return usd(micros, signed=signed, unknown="")
 
 
 def _pct(share: float | None) -> str:
     return "" if share is None else f"{share:.1%}"
+
+
+def _from_harness(group: dict) -> str:
+    if not group["harness_sourced_runs"]:
+        return ""
+    return f"{usd(group['harness_sourced_micros'])} ({group['harness_sourced_runs']} run(s))"
 
 
 @cost_app.callback(invoke_without_command=True)
@@ -41,6 +46,7 @@ def cost_command(
     by: Annotated[str, typer.Option("--by", help="Group by day, agent, model, task_class or run.")] = "model",
     since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    cost_source: CostSourceOption = "auto",
     json_out: JsonOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
@@ -52,29 +58,32 @@ def cost_command(
     if ctx.invoked_subcommand is not None:
         return
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
-        report = cost_report(con, by, parse_moment(since), parse_moment(until, end_of_day=True))
+        report = cost_report(con, by, parse_moment(since), parse_moment(until, end_of_day=True), cost_source)
     if json_out:
         return print_json(report)
-    rows = [[g["key"], g["runs"], g["model_calls"], _usd(g["cost_micros"]), _usd(g["uncached_cost_micros"]),
-             _usd(g["savings_micros"]), _pct(g["cache_hit_rate"]), f"{g['catalogue_tax_tokens']:,}",
-             _usd(g["catalogue_tax_micros"]), _pct(g["catalogue_tax_share"]), _usd(g["harness_difference_micros"], signed=True),
-             g["unpriced_steps"] or ""] for g in [*report["groups"], report["total"]]]
-    columns = [by, "runs", "calls", "cost", "uncached", "saved by cache", "hit rate", "catalogue tok", "catalogue tax",
-               "tax share", "harness − priced", "unpriced"]
-    console.print(table(columns, rows, right=set(columns[1:])))
+    rows = [[g["key"], g["runs"], g["model_calls"], described(g), _from_harness(g), _usd(g["priced_micros"]),
+             _usd(g["uncached_cost_micros"]), _usd(g["savings_micros"]), _pct(g["cache_hit_rate"]),
+             f"{g['catalogue_tax_tokens']:,}", _usd(g["catalogue_tax_micros"]), _pct(g["catalogue_tax_share"]),
+             _usd(g["harness_difference_micros"], signed=True)] for g in [*report["groups"], report["total"]]]
+    columns = [by, "runs", "calls", "cost", "of it, harness-reported", "ours", "uncached", "saved by cache",
+               "hit rate", "catalogue tok", "catalogue tax", "tax share", "harness − ours"]
+    console.print(table(columns, rows, right=set(columns[1:]), title=f"Cost (source: {SOURCE_TEXT[cost_source]})"))
     tasks = [[r["agent"], r["task_class"], r["model"], r["limits"], r["runs"], _pct(r["success_rate"]),
-              _usd(r["cost_micros"]) if not r["unpriced_steps"] else "unknown",
-              _usd(r["cost_per_completed_task_micros"]) or "unknown"] for r in report["cost_per_completed_task"]]
+              usd(r["cost_micros"]), usd(r["cost_per_completed_task_micros"])] for r in report["cost_per_completed_task"]]
     console.print(table(["agent", "task class", "model", "limits", "runs", "success", "cost", "per completed task"],
                         tasks, title="Cost per completed task (total cost / success rate)",
                         right={"runs", "success", "cost", "per completed task"}))
     waste = report["spend_on_failed_stalled_budget_stopped"]
-    console.print(f"Spend on failed, stalled and budget- or time-stopped runs: {_usd(waste['cost_micros'])} "
-                  f"({_pct(waste['share'])} of all spend)", markup=False)
+    if not waste["runs"]:
+        console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)", markup=False)
+    else:
+        console.print(f"Spend on failed, stalled and budget- or time-stopped runs ({waste['runs']}): "
+                      f"{usd(waste['cost_micros'])}{'' if waste['complete'] else ' + unpriced'} "
+                      f"({_pct(waste['share']) or 'unknown share'} of all known spend)", markup=False)
     unpriced = sorted({m for g in report["groups"] for m in g["unpriced_models"]})
     if unpriced:
-        console.print(f"warning: no price for {', '.join(unpriced)}: their steps are left out of the cost (never "
-                      "counted as $0). Add a price: reconcile prices add FILE (see docs/costs.md).", markup=False)
+        console.print(f"warning: no price for {', '.join(unpriced)}: their calls' cost is unknown (never counted as "
+                      "$0). Add a price: reconcile prices add FILE (see docs/costs.md).", markup=False)
     sources = ", ".join(f"{s['source']} {s['source_version']}" for s in report["prices"])
     console.print(f"Prices: {sources or 'none'}", markup=False)
     return None
@@ -188,10 +197,13 @@ def usage_command(
         report = usage_report(con, by)
     if json_out:
         return print_json(report)
+    def money(group, key):  # a row whose model has no price leaves the dollars unknown, never $0
+        return usd(group[key]) + (" + unpriced" if group["unpriced_rows"] and group[key] is not None else "")
+
     rows = [[g["key"], f"{g['provider_tokens'] or 0:,}", f"{g['journal_tokens'] or 0:,}",
              "" if g["ledger_tokens"] is None else f"{g['ledger_tokens']:,}", _pct(g["coverage_tokens"]),
-             f"{g['unexplained_tokens'] or 0:,}", _usd(g["unexplained_micros"]), f"{g['phantom_tokens'] or 0:,}",
-             _usd(g["phantom_micros"]), _pct(g["coverage_usd"])] for g in [*report["groups"], report["total"]]]
+             f"{g['unexplained_tokens'] or 0:,}", money(g, "unexplained_micros"), f"{g['phantom_tokens'] or 0:,}",
+             money(g, "phantom_micros"), _pct(g["coverage_usd"])] for g in [*report["groups"], report["total"]]]
     columns = [by, "provider tokens", "journal tokens", "ledger tokens", "coverage", "unexplained tokens",
                "unexplained $", "phantom tokens", "phantom $", "coverage $"]
     console.print(table(columns, rows, right=set(columns[1:])))

@@ -29,6 +29,9 @@ SetOption = Annotated[
 ChecksDirOption = Annotated[
     list[Path] | None, typer.Option("--checks-dir", help="A folder of your own .sql checks (repeatable).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+CostSourceOption = Annotated[str, typer.Option(
+    "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
+                          "every call could be priced, else the harness's.")]
 
 DEFAULT_DB_PATH = None
 

@@ -13,7 +13,7 @@ from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
 from .check_cmd import print_report
-from .options import ChecksDirOption, ConfigOption, DbOption, SetOption, configured
+from .options import ChecksDirOption, ConfigOption, CostSourceOption, DbOption, SetOption, configured
 from .render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
@@ -26,6 +26,7 @@ def finance_command(
     out: OutFile = Path("finance.html"),
     since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    cost_source: CostSourceOption = "auto",
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -37,7 +38,7 @@ def finance_command(
     start, end = parse_moment(since), parse_moment(until, end_of_day=True)
     with store.connect(path, read_only=True) as con:
         store.require_runs(con, str(path), start, end)
-        written = write_finance(con, out, start, end)
+        written = write_finance(con, out, start, end, cost_source)
     console.print(f"wrote {written}", markup=False)
 
 
@@ -66,6 +67,7 @@ def morning_command(
     usage: Annotated[list[Path] | None, typer.Option("--usage", help="A provider usage or cost export (repeatable).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write the reports, findings.json and findings.xml.")] = Path("reconcile-morning"),
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
+    cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
     config_file: ConfigOption = None,
@@ -78,7 +80,7 @@ def morning_command(
     Example: reconcile morning sample_runs/ --out morning/
     """
     config, path = configured(config_file, db, setting)
-    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir)
+    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source)
     totals = result.ingested.totals
     console.print(f"ingested {totals['files']} file(s) ({totals['unchanged']} unchanged): {totals['loaded']} loaded, "
                   f"{totals['rejected']} rejected", markup=False)

@@ -1,0 +1,181 @@
+"""Ceilings from evidence, censoring-aware: what ``reconcile budgets`` recommends, and why.
+
+For each group and each ceiling (steps, tokens, wall seconds, cost):
+
+- the exact p50 / p95 / p99 over the **succeeded** runs (DuckDB's ``quantile_cont``);
+- the runs a budget or time limit stopped **while still making progress**: no final answer yet,
+  no call repeated among their last ``PROGRESS_WINDOW`` tool calls, no tool among them hung past
+  its timeout. They did not fail: they were cut, and would have needed at least what they had
+  used — right-censored observations, in every measure (a run cut by its step ceiling would also
+  have spent more). Leaving them out biases the p99 low: that is how a too-tight ceiling
+  recommends itself lower still;
+- with *n* = succeeded + cut runs and *k* cut ones, the p99 sits at position (n − 1) · 0.99 of
+  the sorted sample. If k is no more than the places above that position, the p99 is bounded
+  even if every cut run would have needed more than any succeeded one: it is computed with them
+  placed at the top (robust, not a guess). If k is larger, the data cannot place the p99: the
+  recommendation is a **lower bound** — "raise to at least N and observe a night" (N at least
+  the ceiling plus one when the ceiling itself cut progressing runs), or "keep the ceiling and
+  observe a night" when the bound is below it. It never lowers the ceiling on a bound, and a
+  ceiling that cut progressing runs of a group flagged ``too_tight`` is never recommended lower;
+- beside every recommended value, the succeeded runs it would have stopped (count and ids).
+
+Which ceiling stopped a run is read from its raw stop reason (``CEILING_REASONS``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+
+from .costs import CHOSEN
+
+PROGRESS_WINDOW = 6  # calls looked at to decide a stopped run was still making progress
+METRIC_SQL = {"steps": "v.steps", "tokens": "v.total_tokens", "wall_seconds": "v.wall_seconds",
+              "cost_micros": "c.cost_micros"}
+CEILINGS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
+CEILING_REASONS = {  # the raw stop reasons (lower-cased, whole) that name each ceiling; see docs/status.md
+    "steps": r"max_steps|max_turns|max_iterations|step limit \(\d+\)|turn limit \(\d+\)",
+    "tokens": r"max_prompt_tokens|max_completion_tokens|max_tokens|token limit \(\d+\)|exit_context|submitted \(exit_context\)",
+    "cost_micros": r"max_cost(_micros)?|cost limit \(\$?[0-9.]+\)|exit_cost|submitted \(exit_cost\)",
+    "wall_seconds": r"max_wall_seconds|time limit \([0-9.]+ ?s\)|timeout|timed out|exit_total_execution_time"
+                    r"|submitted \(exit_total_execution_time\)",
+}
+SHOWN_IDS = 20  # ids listed per recommendation in JSON (the count is always complete)
+
+
+def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, params: dict) -> None:
+    """``_budget_runs``: one row per run in the window — its group, whether it succeeded or was cut
+    while progressing (and by which ceiling), and its steps, tokens, wall seconds and cost."""
+    cut_by = "case " + " ".join(f"when regexp_full_match(lower(trim(r.stop_reason)), '{pattern}') then '{name}'"
+                                for name, pattern in CEILING_REASONS.items()) + " end"
+    con.execute(
+        f"""create or replace temp table _budget_runs as
+        with {CHOSEN},
+        stopped as (select r.run_id from runs r where r.status in ('budget_exceeded', 'timed_out') and {window}),
+        last_calls as (
+            select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
+                   row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back
+            from tool_calls q join stopped using (run_id)
+        ),
+        progress as (select run_id, count(*) = count(distinct call_hash) as progressing
+                     from last_calls where back <= {PROGRESS_WINDOW} group by run_id),
+        hung as (  -- a tool that timed out, or ran past its timeout, among the run's last steps: stuck, not progressing
+            select distinct s.run_id from stopped x
+            join (select *, row_number() over (partition by run_id order by idx desc) as back from steps where kind = 'tool') s
+                using (run_id)
+            join runs r using (run_id)
+            where s.back <= {PROGRESS_WINDOW}
+              and (s.tool_status = 'timeout' or s.ms > 1000 * r.tool_timeout_seconds)
+        )
+        select {group_sql} as key, r.run_id, r.status, r.status = 'succeeded' as succeeded,
+               r.status in ('budget_exceeded', 'timed_out') and coalesce(p.progressing, true)
+                   and not v.has_final_answer and h.run_id is null as censored,
+               {cut_by} as cut_by,
+               {", ".join(f"{sql}::double as {name}" for name, sql in METRIC_SQL.items())},
+               {", ".join(f"r.{column}::double as configured_{name}" for name, column in CEILINGS.items())}
+        from runs r join run_view v using (run_id) join chosen c using (run_id)
+        left join progress p using (run_id)
+        left join hung h using (run_id)
+        where {window}""",
+        params,
+    )
+
+
+def evidence(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (group, ceiling): the naive quantiles, the cut runs, and the p99 counting them (robust, or a lower bound)."""
+    rows = con.execute(
+        f"""with long as (
+            unpivot _budget_runs on {", ".join(METRIC_SQL)} into name metric value value
+        ),
+        sample as (select * from long where (succeeded or censored) and value is not null),
+        sizes as (
+            select key, metric, count(*) as n, count(*) filter (where censored) as k,
+                   (count(*) - 1) * 0.99 as position,
+                   quantile_cont(value, [0.5, 0.95, 0.99]) filter (where succeeded) as naive,
+                   quantile_cont(value, 0.99) as observed_p99,
+                   count(*) filter (where censored and cut_by = metric) as cut_by_ceiling
+            from sample group by all
+        ),
+        uncensored as (select key, metric, value, row_number() over (partition by key, metric order by value) - 1 as rank
+                       from sample where succeeded)
+        select z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99,
+               -- the cut runs placed above every succeeded run: the p99 still falls among succeeded ones
+               case when z.k > 0 and z.k <= z.n - 1 - ceil(z.position) then
+                   max(u.value) filter (where u.rank = floor(z.position))
+                   + (z.position - floor(z.position))
+                     * (max(u.value) filter (where u.rank = ceil(z.position)) - max(u.value) filter (where u.rank = floor(z.position)))
+               end as robust_p99
+        from sizes z left join uncensored u using (key, metric)
+        group by z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.n, z.position"""
+    ).fetchall()
+    return {(key, metric): {"naive": naive, "censored": k, "cut_by_ceiling": cut, "observed_p99": observed,
+                            "robust_p99": robust}
+            for key, metric, naive, k, cut, observed, robust in rows}
+
+
+def recommend(metric: str, found: dict[str, Any] | None, configured: float | None, too_tight: bool) -> dict[str, Any] | None:
+    """The recommended ceiling for one measure, with the basis for it (see the module doc)."""
+    if not found or (found["naive"] is None and not found["censored"]):
+        return None
+    p99, censored = (found["naive"] or [None, None, None])[2], found["censored"]
+    if not censored:
+        result = {"value": _round_up(metric, p99), "at_least": False, "basis": "the p99 of the succeeded runs"}
+    elif found["robust_p99"] is not None:
+        result = {"value": _round_up(metric, found["robust_p99"]), "at_least": False,
+                  "basis": f"the p99 counting the {censored} run(s) cut while still making progress as needing more "
+                           "than any succeeded run"}
+    else:
+        bound = _round_up(metric, found["observed_p99"])
+        if found["cut_by_ceiling"] and configured is not None:
+            bound = max(bound, _next(metric, configured))
+        if configured is not None and bound <= configured:
+            result = {"value": _as_number(metric, configured), "at_least": True, "lower_bound": bound,
+                      "basis": f"{censored} run(s) were cut while still making progress, too many to place the p99: "
+                               f"it is at least {_shown(metric, bound)}, and nothing shows a lower ceiling is safe — "
+                               f"keep {_shown(metric, configured)} and observe a night"}
+        else:
+            result = {"value": bound, "at_least": True, "lower_bound": bound,
+                      "basis": f"{censored} run(s) were cut while still making progress ({found['cut_by_ceiling']} "
+                               "by this ceiling), too many to place the p99: it is above what was observed — raise "
+                               f"to at least {_shown(metric, bound)} and observe a night"}
+    if too_tight and found["cut_by_ceiling"] and configured is not None and result["value"] <= configured:
+        result.update(value=_next(metric, configured), at_least=True,
+                      basis=f"this ceiling is too tight ({found['cut_by_ceiling']} progressing run(s) cut): raise to "
+                            f"at least {_shown(metric, _next(metric, configured))} and observe a night")
+    return result
+
+
+def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str], float]) -> dict[tuple[str, str], dict]:
+    """For each (group, ceiling) recommendation, the succeeded runs that needed more than it."""
+    if not recommended:
+        return {}
+    con.execute("create or replace temp table _recommended (key varchar, metric varchar, value double)")
+    con.executemany("insert into _recommended values (?, ?, ?)", [[k, m, v] for (k, m), v in recommended.items()])
+    rows = con.execute(
+        f"""with long as (unpivot _budget_runs on {", ".join(METRIC_SQL)} into name metric value value)
+        select l.key, l.metric, count(*), list(l.run_id order by l.value desc, l.run_id)[:{SHOWN_IDS}]
+        from long l join _recommended r on r.key = l.key and r.metric = l.metric
+        where l.succeeded and l.value > r.value group by all"""
+    ).fetchall()
+    con.execute("drop table _recommended")
+    return {(key, metric): {"count": count, "runs": runs} for key, metric, count, runs in rows}
+
+
+def _round_up(metric: str, value: float | None):
+    if value is None:
+        return None
+    return math.ceil(value * 10 - 1e-9) / 10 if metric == "wall_seconds" else math.ceil(value - 1e-9)
+
+
+def _next(metric: str, configured: float):
+    return _as_number(metric, configured) + 1
+
+
+def _as_number(metric: str, value: float):
+    return float(value) if metric == "wall_seconds" else int(value)
+
+
+def _shown(metric: str, value: float) -> str:
+    return f"{value:,.1f} s" if metric == "wall_seconds" else f"{int(value):,}" + (" µ$" if metric == "cost_micros" else "")
