@@ -1,5 +1,5 @@
 -- name: no_stuck_side_effects
--- invariant: every side-effecting call that started has a recorded outcome
+-- invariant: every side-effecting call that was asked for or recorded as started has a recorded outcome
 -- severity: error
 -- remedy: this is the reconciler's work list: find out in the outside world whether each call happened (its idempotency key helps), then record the outcome or undo it
 -- needs: catalogue, call_ids
@@ -13,3 +13,8 @@ union all
 select run_id, idx, format('{} (call {}) changes the world and its step records no status', tool_name, call_id)
 from steps
 where kind = 'tool' and side_effect and tool_status is null
+union all
+select run_id, idx, format('{} (call {}, idempotency key {}) started at step {} and has no recorded outcome: find out '
+                           'whether it happened', tool_name, call_id, left(coalesce(idempotency_key, '-'), 12), idx)
+from steps
+where kind = 'tool' and side_effect and tool_status = 'started'  -- in flight when the journal stopped

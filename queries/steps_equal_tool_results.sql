@@ -6,20 +6,23 @@
 with asked as (
     select run_id, count(*) as calls from tool_calls group by run_id
 ),
+results as (  -- a call recorded as started but never completed has no result
+    select * from steps where kind = 'tool' and tool_status is distinct from 'started'
+),
 answered as (
-    select run_id, count(*) as results from steps where kind = 'tool' group by run_id
+    select run_id, count(*) as results from results group by run_id
 ),
 first_unanswered as (
     select q.run_id, min(q.step_idx) as step
     from tool_calls q
-    left join steps s on s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id
+    left join results s on s.run_id = q.run_id and s.call_id = q.call_id
     where s.call_id is null
     group by q.run_id
 ),
 first_extra as (
     select run_id, min(idx) as step
     from (select run_id, idx, call_id, row_number() over (partition by run_id, call_id order by idx) as nth
-          from steps where kind = 'tool')
+          from results)
     where nth > 1 or call_id is null
     group by run_id
 )

@@ -6,7 +6,8 @@
 select q.run_id, q.step_idx as step,
        format('call {} to {} asked for at step {} has no result', q.call_id, q.tool_name, q.step_idx) as detail
 from tool_calls q
-where not exists (select 1 from steps s where s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id)
+where not exists (select 1 from steps s where s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id
+                  and s.tool_status is distinct from 'started')  -- started, never completed: no result
 union all
 select s.run_id, s.idx, format('result of {} answers call {}, which no model step asked for', s.tool_name, coalesce(s.call_id, '(none)'))
 from steps s
@@ -15,7 +16,7 @@ where s.kind = 'tool'
 union all
 select run_id, idx, format('second result for call {} ({}); the first is at step {}', call_id, tool_name, first_idx)
 from (select run_id, idx, call_id, tool_name, min(idx) over (partition by run_id, call_id) as first_idx
-      from steps where kind = 'tool' and call_id is not null)
+      from steps where kind = 'tool' and call_id is not null and tool_status is distinct from 'started')
 where idx > first_idx
 union all
 select run_id, max(step_idx), format('call id {} was asked for {} times', call_id, count(*))

@@ -31,7 +31,8 @@ FORMAT_VERSION = 1
 TEXT_PREVIEW_CHARS = 4000
 RESULT_PREVIEW_CHARS = 1000
 USAGE_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
-TOOL_STATUSES = ("ok", "error", "timeout", "unknown_tool", "invalid_args")
+TOOL_STATUSES = ("ok", "error", "timeout", "unknown_tool", "invalid_args", "started")
+OUTCOMES = TOOL_STATUSES[:-1]  # "started" is not an outcome: the call is in flight
 EVENTS = ("compaction", "retry", "fallback", "cancel", "wrap_up")
 
 Clock = Callable[[], datetime]
@@ -122,11 +123,15 @@ class RunJournal:
         self.tools = tools
         self.next_idx = 0
 
-    def _step(self, kind: str, ms: float | None, ts: datetime | None, extra: dict[str, Any]) -> int:
-        idx = self.next_idx
-        self.next_idx += 1
+    def _step(self, kind: str, ms: float | None, ts: datetime | None, extra: dict[str, Any],
+              idx: int | None = None) -> int:
+        if idx is None:
+            idx = self.next_idx
+            self.next_idx += 1
         record = {"v": FORMAT_VERSION, "type": "step", "run_id": self.run_id, "idx": idx, "kind": kind,
-                  "ts": _timestamp(ts or self.journal.clock()), "ms": None if ms is None else int(round(ms))}
+                  "ts": _timestamp(ts or self.journal.clock())}
+        if ms is not None:  # a started record has no duration yet
+            record["ms"] = int(round(ms))
         record.update({k: v for k, v in extra.items() if v is not None})
         self.journal.write(record)
         return idx
@@ -159,16 +164,29 @@ class RunJournal:
         self._step("model", ms, ts, extra)
         return ModelStep(idx, calls)
 
+    def tool_started(self, call: ToolCall, *, ts: datetime | None = None, **fields: Any) -> int:
+        """Write that a tool call is about to run — keyed, before its side effect — and return its step index.
+
+        The protocol for a call that changes the world: persist this record, call the outside world,
+        then record the outcome with ``tool_step(call, started=idx, …)``. If the process dies in
+        between, the journal shows the call in flight (status ``started``, no outcome): the work list
+        of ``no_stuck_side_effects``, with the idempotency key to look it up by.
+        """
+        return self._step("tool", None, ts, {**self._call_fields(call), "status": "started", **fields})
+
+    def _call_fields(self, call: ToolCall) -> dict[str, Any]:
+        return {"call_id": call.call_id, "tool": call.name, "args_hash": call.args_hash,
+                "idempotency_key": call.idempotency_key,
+                "side_effect": bool(self.tools.get(call.name, {}).get("side_effect", False))}
+
     def tool_step(self, call: ToolCall, *, status: str = "ok", result: str | None = None, ms: float | None = None,
                   result_tokens: int | None = None, bounded: bool = False, error: str | None = None,
-                  ts: datetime | None = None, **fields: Any) -> int:
-        """Write the outcome of a tool call."""
-        if status not in TOOL_STATUSES:
-            raise ValueError(f"tool status {status!r} is not one of {TOOL_STATUSES}")
-        extra: dict[str, Any] = {"call_id": call.call_id, "tool": call.name, "args_hash": call.args_hash,
-                                 "idempotency_key": call.idempotency_key, "status": status,
-                                 "side_effect": bool(self.tools.get(call.name, {}).get("side_effect", False)),
-                                 "bounded": bounded, "error": error}
+                  ts: datetime | None = None, started: int | None = None, **fields: Any) -> int:
+        """Write the outcome of a tool call; ``started``: the index ``tool_started`` returned, which this completes."""
+        if status not in OUTCOMES:
+            raise ValueError(f"tool status {status!r} is not an outcome; use one of {OUTCOMES} "
+                             "(a call about to run is recorded with tool_started)")
+        extra: dict[str, Any] = {**self._call_fields(call), "status": status, "bounded": bounded, "error": error}
         if result is not None:
             extra["result_bytes"] = len(result.encode("utf-8"))
             extra["result_tokens"] = result_tokens if result_tokens is not None else estimate_tokens(result)
@@ -177,7 +195,7 @@ class RunJournal:
         elif result_tokens is not None:
             extra["result_tokens"] = result_tokens
         extra.update(fields)
-        return self._step("tool", ms, ts, extra)
+        return self._step("tool", ms, ts, extra, idx=started)
 
     def event(self, event: str, *, ms: float | None = 0, ts: datetime | None = None, **fields: Any) -> int:
         """Write an event step; ``fields``: tokens_before, tokens_after, detail."""

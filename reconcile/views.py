@@ -129,7 +129,7 @@ with step_totals as (
     select
         run_id,
         count(*) filter (where kind = 'model') as model_steps,
-        count(*) filter (where kind = 'tool') as tool_results,
+        count(*) filter (where kind = 'tool' and tool_status is distinct from 'started') as tool_results,  -- in flight: no result yet
         count(*) filter (where kind = 'event') as events,
         count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
                                                            output_tokens) is not null) as usage_steps,

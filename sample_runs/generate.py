@@ -145,6 +145,11 @@ def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
     inhouse = researcher[15]  # a run on a model no public price list has
     inhouse.model, inhouse.provider = "acme-distill-7b", "acme"
 
+    slipped = coder[20]  # repeats one search whose results differ each time; the detector compares results
+    slipped.plan.answer_at = None
+    slipped.plan.pattern, slipped.plan.pattern_from = [("search", {"query": "symbol_3", "limit": 10})], 2
+    slipped.faults.fingerprint_results = True
+
     silent = triage[30]
     silent.plan.answer_at, silent.plan.empty_answer = 4, True
     silent.faults.empty_answer_is_success = True
@@ -164,12 +169,14 @@ EXPECTED = {
     "oscillation": (["stalled_runs_detected"], False),
     "timeout_not_enforced": (["budgets_enforced"], False),
     "unknown_tool_call": (["known_tools_only"], True),
-    "crash_in_side_effect": (["no_stuck_side_effects", "steps_equal_tool_results", "tool_calls_paired"], True),
+    "crash_in_side_effect": (["steps_equal_tool_results", "tool_calls_paired"], True),
+    "stuck_in_flight": (["no_stuck_side_effects"], True),
     "retry_same_input": (["retries_mutate_context"], True),
     "trust_tool_status": (["tool_errors_flagged"], True),
     "no_result_bound": (["tool_results_bounded"], True),
     "silent_truncation": (["no_silent_truncation"], True),
     "empty_answer_is_success": (["status_consistent"], False),
+    "fingerprint_results": (["loop_stopped_at_limit", "stalled_runs_detected"], ("loop_stopped_at_limit",)),
     "prediction_missed": (["stop_reason_as_expected"], False),
     "unpriced_model": (["models_priced"], True),
     "journal_final_twice": (["ledger_matches_transcript", "steps_equal_tool_results", "tokens_match_provider"], False),
@@ -189,8 +196,10 @@ DESCRIPTIONS = {
                             "by far more than one tool timeout.",
     "unknown_tool_call": "The model called `delete_branch`, a tool not in its catalogue (the harness answered "
                          "unknown_tool and did not run it).",
-    "crash_in_side_effect": "The harness process died while `write_file` (a side effect) ran: no outcome and no "
-                            "run_end were journalled, so nobody knows whether the write happened.",
+    "crash_in_side_effect": "The harness process died while `write_file` (a side effect) ran: the model step at this "
+                            "index asked for a call whose outcome and run_end were never journalled.",
+    "stuck_in_flight": "The `write_file` call at this step was journalled as started (keyed, before it ran) and "
+                       "never completed: the process died in between, so nobody knows whether the write happened.",
     "retry_same_input": "The model's output at the step before was unusable; the harness retried with exactly the "
                         "same input instead of telling the model what was wrong, paying twice for the same failure.",
     "trust_tool_status": "`search` answered an HTTP 503 error body; the harness recorded it as status ok.",
@@ -199,6 +208,9 @@ DESCRIPTIONS = {
                          "compaction event.",
     "empty_answer_is_success": "The model's last turn said nothing; the harness ended the run as model_finished, so it "
                                "is marked succeeded without a final answer.",
+    "fingerprint_results": "The model called the same `search` again and again; its results differed each time and the "
+                           "harness's loop detector compared results, so it never fired: the run went past its "
+                           "max_repeats of 3 (this step is the 4th identical call) until the step budget stopped it.",
     "prediction_missed": "A scripted scenario predicted model_finished; the run ran out of steps (max_steps).",
     "journal_final_twice": "The harness journalled its final answer's model step twice (a retried write); the "
                            "provider billed the call once and the ledger counted it once.",
@@ -274,8 +286,9 @@ def generate(out: Path) -> list[dict]:
                 if spec.model == "acme-distill-7b":
                     incidents.append(("unpriced_model", 0))
                 for fault, idx in incidents:
-                    checks, with_step = EXPECTED[fault]
-                    planted += [{"check": c, "run_id": spec.run_id, "step": idx if with_step else None,
+                    checks, with_step = EXPECTED[fault]  # with_step: True, False, or the checks that name it
+                    planted += [{"check": c, "run_id": spec.run_id,
+                                 "step": idx if (with_step is True or (with_step and c in with_step)) else None,
                                  "fault": fault} for c in checks]
     planted += _unjournalled_run(specs, provider, out)
     planted += _phantom_bucket(specs, night)

@@ -11,8 +11,8 @@ whole night of runs generates in seconds, and writes native journals through
    retried once with the error added to the context;
 3. run each requested tool under a timeout (a tool not in the catalogue gets ``unknown_tool``),
    treat an HTTP error body as an error, bound large results before they enter the context, and
-   fingerprint (tool, args, result): the same fingerprint ``max_repeats`` times in a row stops
-   the run as ``identical_tool_results``;
+   fingerprint each call (tool, canonical arguments): the same call ``max_repeats`` times in a row
+   stops the run as ``identical_tool_results`` (tools marked allow_repeat excepted);
 4. compact the context when it grows too large, and say so with an event.
 
 ``Faults`` switches on the bugs real harnesses have; ``generate.py`` uses them to plant the
@@ -67,6 +67,7 @@ class Faults:
     no_result_bound: bool = False  # lets a huge tool result into the context whole
     silent_truncation: bool = False  # trims the context without recording a compaction
     empty_answer_is_success: bool = False  # ends 'model_finished' when the model said nothing
+    fingerprint_results: bool = False  # loop detection compares results too: a repeated call whose result changes slips by
     journal_final_twice: bool = False  # writes the final answer's step twice (a retried write); billed once
 
 
@@ -118,6 +119,7 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
     ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "cost_micros": 0, "tool_results": 0}
     tokens_used = 0
     last_fingerprint, repeats = None, 0
+    last_call, call_repeats = None, 0  # the same call in a row, whatever its results
     turn = 0
     while True:
         elapsed = (clock.now - spec.start).total_seconds()
@@ -178,8 +180,12 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
             incidents.append(("ignore_final_answer", step.idx))
             plan.answer_at = None
         for position, call in enumerate(step.calls):
+            # A call that changes the world is journalled before it runs (keyed), and completed after.
+            started = run.tool_started(call) if call.name in known and TOOLS[call.name][0] else None
             if plan.crash_in_tool_at == asked_turn:
                 incidents.append(("crash_in_side_effect", step.idx))
+                if started is not None:
+                    incidents.append(("stuck_in_flight", started))
                 return  # the process died while the tool ran: no outcome, no run_end
             result = _run_tool(call, rng, limits, faults, plan, workspace, known, outage=plan.outage_at == asked_turn)
             text = result["result"]
@@ -197,23 +203,29 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
                 incidents.append(("drop_tool_result", step.idx))
             else:
                 run.tool_step(call, status=result["status"], result=text, ms=result["ms"], bounded=bounded,
-                              result_tokens=tokens if text else None, error=result["error"])
+                              result_tokens=tokens if text else None, error=result["error"], started=started)
                 ledger["tool_results"] += 1
             context += tokens + 30
             if result["status"] == "error" and faults.retry_side_effects and TOOLS[call.name][0]:
                 faults.retry_side_effects = False  # the harness retries the write with the same key
+                again = run.tool_started(call)
                 retry = _run_tool(call, rng, limits, faults, plan, workspace, known, outage=False)
                 clock.advance(retry["ms"])
-                incidents.append(("retry_side_effects", run.next_idx))
-                run.tool_step(call, status="ok", result="wrote 1 file", ms=retry["ms"], result_tokens=4)
+                incidents.append(("retry_side_effects", again))
+                run.tool_step(call, status="ok", result="wrote 1 file", ms=retry["ms"], result_tokens=4, started=again)
                 ledger["tool_results"] += 1
                 continue
             if result["status"] == "error" and plan.fatal_tool_at is not None:
                 return run.end("tool_error", final_output=f"gave up: {call.name} failed: {result['error']}",
                                ledger=ledger)
-            fingerprint = (call.name, call.args_hash, sha256_text(text or ""))
+            # the loop detector fingerprints the call itself (tool + canonical arguments)
+            fingerprint = (call.name, call.args_hash) + ((sha256_text(text or ""),) if faults.fingerprint_results else ())
             repeats = repeats + 1 if fingerprint == last_fingerprint else 1
             last_fingerprint = fingerprint
+            call_repeats = call_repeats + 1 if (call.name, call.args_hash) == last_call else 1
+            last_call = (call.name, call.args_hash)
+            if call_repeats == limits.max_repeats + 1 and faults.fingerprint_results:
+                incidents.append(("fingerprint_results", step.idx))  # one call past the limit, and on it went
             if repeats >= limits.max_repeats and not TOOLS.get(call.name, (False, False))[1]:
                 return run.end("identical_tool_results", ledger=ledger)
         if context > spec.compact_above:

@@ -137,7 +137,21 @@ def planted_side_effects_once(j):
 def planted_no_stuck_side_effects(j):
     run = Run(j, "stuck")
     asked, _ = run.model([("write_file", {"path": "a", "text": "x"})])
-    return [("stuck", asked)]  # the process died: no result, no run_end
+    in_flight = Run(j, "in_flight")
+    _, calls = in_flight.model([("write_file", {"path": "b", "text": "x"})])
+    started = in_flight.run.tool_started(calls[0])  # keyed, persisted; then the process died
+    return [("stuck", asked), ("in_flight", started)]  # no result, no run_end
+
+
+def planted_loop_stopped_at_limit(j):
+    run = Run(j, "kept_looping")  # max_repeats 3
+    steps = []
+    for _ in range(5):
+        idx, calls = run.model([("search", {"query": "same"})])
+        run.tool(calls[0], result=f"results at {idx}")  # results change, the call does not
+        steps.append(idx)
+    run.end("max_steps")
+    return [("kept_looping", steps[3])]  # the 4th identical call is one past the limit
 
 
 def planted_stalled_runs_detected(j):
@@ -329,9 +343,24 @@ def clean_side_effects(j):
     run = Run(j, "written_once")
     _, calls = run.model([("write_file", {"path": "a", "text": "x"}), ("write_file", {"path": "b", "text": "x"})])
     run.tool(calls[0])
-    run.tool(calls[1])
+    started = run.run.tool_started(calls[1])  # the protocol: started, then completed with its outcome
+    run.tool(calls[1], started=started)
     run.model(final=True)
     run.end()
+
+
+def clean_loops(j):
+    stopped = Run(j, "stopped_at_limit")  # three identical calls, then the detector stops the run
+    for _ in range(3):
+        _, calls = stopped.model([("search", {"query": "same"})])
+        stopped.tool(calls[0])
+    stopped.end("identical_tool_results")
+    polling = Run(j, "polling")  # a tool meant to repeat
+    for _ in range(5):
+        _, calls = polling.model([("run_tests", {})])
+        polling.tool(calls[0])
+    polling.model(final=True)
+    polling.end()
 
 
 def clean_retry(j):
@@ -377,7 +406,7 @@ def clean_statuses(j):
 PLANTED = {name.removeprefix("planted_"): fn for name, fn in globals().items() if name.startswith("planted_")}
 CLEAN = {name: clean_default for name in PLANTED} | {
     "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
-    "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry,
+    "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry, "loop_stopped_at_limit": clean_loops,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "tool_errors_flagged": clean_tool_results,
     "stop_reason_as_expected": clean_statuses,

@@ -20,7 +20,8 @@ REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answ
             "tool_calls_paired", "known_tools_only", "side_effects_once", "no_stuck_side_effects",
             "stalled_runs_detected", "budgets_enforced", "stop_reason_as_expected", "retries_mutate_context",
             "tool_errors_flagged", "tool_results_bounded", "no_silent_truncation", "status_consistent",
-            "models_priced", "cost_per_request_stable", "tokens_match_provider", "costs_match_provider"]
+            "models_priced", "cost_per_request_stable", "tokens_match_provider", "costs_match_provider",
+            "loop_stopped_at_limit"]
 NOT_ON_ONE_NIGHT = {"cost_per_request_stable"}  # week over week: cannot fire on a single night
 
 

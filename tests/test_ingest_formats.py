@@ -115,6 +115,17 @@ def test_openhands_usage_pairing_and_finish(everything):
     assert con.execute("select status, stop_reason from runs where run_id = 'basic'").fetchall() == [("succeeded", "finish")]
 
 
+def test_openhands_llm_metrics_are_the_harness_s_cost(tmp_path, con):
+    events = json.loads((REAL / "openhands" / "basic.json").read_text())
+    for n, event in enumerate(events):  # as newer streams record it: a running total on events
+        event["llm_metrics"] = {"accumulated_cost": 0.01 * (n + 1), "costs": []}
+    (tmp_path / "metered.json").write_text(json.dumps(events))
+    ingest(con, [tmp_path / "metered.json"])
+    assert con.execute("select ledger_cost_micros from runs").fetchall() == [(round(0.01 * len(events) * 1e6),)]
+    costs = con.execute("select ours_micros, harness_micros, harness_basis from run_costs").fetchall()
+    assert costs[0][1:] == (round(0.01 * len(events) * 1e6), "ledger")
+
+
 def test_otel_runs_usage_and_attribute_names(everything):
     con, _ = everything
     runs = dict(con.execute("select run_id, status from runs where source_format = 'otel'").fetchall())

@@ -112,9 +112,9 @@ def test_garbage_in_the_middle_and_a_truncated_last_line(con, tmp_path):
     ('{"v":1,"type":"step","run_id":"a","idx":-1,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"ok"}',
      'field "idx" is -1; expected a non-negative integer'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"fine"}',
-     'field "status" is "fine"; expected one of ok, error, timeout, unknown_tool, invalid_args, succeeded, failed, cancelled, budget_exceeded, timed_out, stalled, running'),
+     'field "status" is "fine"; expected one of ok, error, timeout, unknown_tool, invalid_args, started, succeeded, failed, cancelled, budget_exceeded, timed_out, stalled, running'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"stalled"}',
-     'field "status" is stalled on a tool step; expected one of ok, error, timeout, unknown_tool, invalid_args'),
+     'field "status" is stalled on a tool step; expected one of ok, error, timeout, unknown_tool, invalid_args, started'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"dream","ts":"2026-11-28T23:00:00Z"}',
      'field "kind" is "dream"; expected one of model, tool, event'),
     ('{"v":2,"type":"step","run_id":"a"}', "journal version 2 is not supported; this reconcile reads v1"),
@@ -189,3 +189,48 @@ def test_a_failure_mid_file_leaves_nothing_behind(con, tmp_path, monkeypatch):
         ingest(con, [path])
     assert counts(con) == (0, 0, 0, 0)
     assert con.execute("select count(*) from ingested_files").fetchall() == [(0,)]
+
+
+def test_a_process_killed_between_started_and_outcome_leaves_one_stuck_side_effect(tmp_path, con):
+    """The writer's protocol, for real: a child process writes the started record, then dies (SIGKILL)."""
+    import subprocess
+    import sys
+
+    from reconcile.checks import load_checks, run_checks, select_checks
+
+    journal = tmp_path / "killed.jsonl"
+    script = f"""
+import os, signal
+from reconcile.journal import Journal
+with Journal({str(journal)!r}) as j:
+    run = j.start_run("killed", agent="a", tools=[{{"name": "write_file", "side_effect": True}}])
+    step = run.model_step(usage={{"input_uncached": 10, "output": 5}}, tool_calls=[("write_file", {{"path": "x"}})])
+    run.tool_started(step.calls[0])
+    os.kill(os.getpid(), signal.SIGKILL)  # dies while the tool would run: no outcome, no run_end
+"""
+    died = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert died.returncode == -9
+    assert ingest(con, [journal]).totals["rejected"] == 0
+    report = run_checks(con, select_checks(load_checks(), ["no_stuck_side_effects"]), record=False)
+    assert [(f.run_id, f.step) for f in report.findings] == [("killed", 1)]
+    assert "started at step 1 and has no recorded outcome" in report.findings[0].detail
+    assert con.execute("select tool_status, result_tokens from steps where kind = 'tool'").fetchall() == [("started", None)]
+
+
+def test_a_started_record_completed_by_its_outcome_is_one_step(tmp_path, con):
+    from reconcile.journal import Journal
+
+    path = tmp_path / "j.jsonl"
+    with Journal(path) as journal:
+        run = journal.start_run("r", agent="a", tools=[{"name": "write_file", "side_effect": True}])
+        step = run.model_step(usage={"input_uncached": 10, "output": 5}, tool_calls=[("write_file", {"path": "x"})])
+        started = run.tool_started(step.calls[0])
+        assert run.tool_step(step.calls[0], started=started, result="wrote") == started
+        run.model_step(usage={"input_uncached": 10, "output": 5}, final=True, text="done")
+        run.end("model_finished")
+    result = ingest(con, [path]).files[0]
+    assert (result.lines, result.loaded, result.skipped) == (6, 5, 1)
+    assert result.notes == ["in-flight record of a tool step, completed by its outcome"]
+    assert con.execute("select idx, tool_status from steps where kind = 'tool'").fetchall() == [(1, "ok")]
+    with pytest.raises(ValueError, match="is not an outcome"):
+        run.tool_step(step.calls[0], status="started")

@@ -4,6 +4,7 @@
 -- What the typed field checks cannot say: allowed values that depend on the line's kind.
 create or replace temp table _native as
 select file_no, line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
+    coalesce(j.kind = 'tool' and j.status = 'started', false) as in_flight, j.call_id as call_id,
     case
         when j.kind = 'tool' and j.status not in ({{ tool_statuses }})
             then 'field "status" is ' || j.status || ' on a tool step; expected one of {{ tool_statuses_text }}'
@@ -19,24 +20,33 @@ select file_no, line_no, line, j, j.type as type, j.run_id as run_id, j.idx::int
 from _parsed;
 
 -- Repeated keys (type, run, step index) are rare: find them by aggregation, compare only their lines.
+-- A tool step recorded "started" and then with its outcome (same index, same call) is one step: the
+-- outcome is kept and the in-flight record skipped. Otherwise the first line is kept, an identical
+-- repeat skipped, a different one rejected.
+create or replace temp table _native_keys as
+select file_no, type, run_id, coalesce(idx, -1) as idx, min(line_no) as first_line,
+       min(line_no) filter (where not in_flight) as outcome_line, count(distinct call_id) <= 1 as one_call
+from _native where reason is null group by all having count(*) > 1;
+
 create or replace temp table _native_repeats as
-select p.file_no, p.line_no, k.first_line, p.line = f.line as same_text
-from (select file_no, type, run_id, coalesce(idx, -1) as idx, min(line_no) as first_line
-      from _native where reason is null group by all having count(*) > 1) k
+select p.file_no, p.line_no, coalesce(k.outcome_line, k.first_line) as first_line, p.line = f.line as same_text,
+       p.in_flight and k.outcome_line is not null and k.one_call as completed
+from _native_keys k
 join _native p on p.reason is null and p.file_no = k.file_no and p.type = k.type and p.run_id = k.run_id
-              and coalesce(p.idx, -1) = k.idx and p.line_no <> k.first_line
-join _native f on f.file_no = k.file_no and f.line_no = k.first_line;
+              and coalesce(p.idx, -1) = k.idx and p.line_no <> coalesce(k.outcome_line, k.first_line)
+join _native f on f.file_no = k.file_no and f.line_no = coalesce(k.outcome_line, k.first_line);
 
 create or replace temp table _native_decided as
 with started as (select distinct file_no, run_id from _native where reason is null and type = 'run_start')
 select g.file_no, g.line_no, g.type, g.run_id, g.idx, g.j,
     case
-        when r.same_text then 'skip'
+        when r.completed or r.same_text then 'skip'
         when r.line_no is not null then 'reject'
         when s.run_id is null then 'reject'
         else 'load'
     end as decision,
     case
+        when r.completed then 'in-flight record of a tool step, completed by its outcome'  -- one note for them all
         when r.same_text then 'exact repeat of line ' || r.first_line
         when r.line_no is not null then 'conflicts with line ' || r.first_line || ' (same ' || g.type
             || coalesce(' ' || g.idx, '') || ' of run ' || g.run_id || ', different content)'

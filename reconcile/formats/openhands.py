@@ -11,7 +11,8 @@ One file is one run (run id = the file name). Records: one per event.
   a tool step; an ``error`` observation has status ``error``.
 - User messages and other events (state changes, system events) are skipped (counted).
 
-Usage is LiteLLM's: ``prompt_tokens`` includes cache reads and cache writes, so uncached input
+``llm_metrics.accumulated_cost`` (the harness's running total, when recorded) is the run's
+ledger cost. Usage is LiteLLM's: ``prompt_tokens`` includes cache reads and cache writes, so uncached input
 is ``prompt_tokens`` − ``cache_read_input_tokens`` (or ``prompt_tokens_details.cached_tokens``)
 − ``cache_creation_input_tokens``. Timestamps without an offset are read as UTC. Status is
 inferred: ``succeeded`` with a ``finish`` action, ``failed`` when the agent state turned to
@@ -36,6 +37,7 @@ class OpenHands(TranscriptFormat):
         "tool_status": "error observations", "result_size": "each observation's content",
         "context_size": "prompt_tokens of each response", "thread": "one conversation per stream",
         "call_ids": "tool_call_id and cause", "run_status": "inferred from finish and agent state",
+        "ledger": "llm_metrics.accumulated_cost (its cost only), when the stream records it",
     }
     inferred = frozenset({"run_status"})
 

@@ -11,7 +11,8 @@ from (select file_no, position as record_no, raw,
              json_transform(raw, '{"id": "BIGINT", "timestamp": "VARCHAR", "source": "VARCHAR", "action": "VARCHAR",
                                    "observation": "VARCHAR", "cause": "BIGINT", "message": "VARCHAR", "content": "VARCHAR",
                                    "args": "JSON", "extras": "JSON", "tool_call_metadata": {"function_name": "VARCHAR",
-                                   "tool_call_id": "VARCHAR", "model_response": "JSON"}}') as e
+                                   "tool_call_id": "VARCHAR", "model_response": "JSON"},
+                                   "llm_metrics": {"accumulated_cost": "DOUBLE"}}') as e
       from (select file_no, unnest(j::json[]) as raw, generate_subscripts(j::json[], 1) as position from _doc))
 join _files f using (file_no);
 
@@ -96,12 +97,15 @@ create or replace temp table _stage_runs as
 with outcome as (
     select file_no, any_value(run_id) as run_id, bool_or(e.action = 'finish') as finished,
            bool_or(e.observation = 'agent_state_changed' and e.extras ->> 'agent_state' = 'error') as errored,
-           min(ts) as first_ts, max(ts) as last_ts
+           min(ts) as first_ts, max(ts) as last_ts,
+           -- the harness's own running total of what its LLM calls cost, when the stream records it
+           max(e.llm_metrics.accumulated_cost) as accumulated_cost
     from _oh group by file_no
 ),
 models as (select file_no, mode(model) as model from _stage_steps where model is not null group by file_no)
 select o.file_no, o.run_id, 'openhands' as agent, m.model,
        first_ts as started_at, case when finished or errored then last_ts end as ended_at,
        case when finished then 'succeeded' when errored then 'failed' else 'running' end as status,
-       case when finished then 'finish' when errored then 'error' end as stop_reason
+       case when finished then 'finish' when errored then 'error' end as stop_reason,
+       round(o.accumulated_cost * 1000000)::bigint as ledger_cost_micros
 from outcome o left join models m using (file_no);
