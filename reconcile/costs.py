@@ -30,7 +30,8 @@ SOURCES = ("auto", "ours", "harness")
 SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
                "ours": "reconcile's prices of every call", "harness": "the harness's own record"}
 GROUPS = {  # (key over a step and its run, key over a run alone)
-    "day": ("strftime(coalesce(r.started_at, s.started_at), '%Y-%m-%d')", "strftime(r.started_at, '%Y-%m-%d')"),
+    "day": ("coalesce(strftime(coalesce(r.started_at, s.started_at), '%Y-%m-%d'), '(no date)')",
+            "coalesce(strftime(r.started_at, '%Y-%m-%d'), '(no date)')"),
     "agent": ("coalesce(r.agent, '(none)')", "coalesce(r.agent, '(none)')"),
     "model": ("coalesce(s.price_model, '(none)')", "coalesce(r.model, '(none)')"),
     "task_class": ("coalesce(r.task_class, '(none)')", "coalesce(r.task_class, '(none)')"),
@@ -153,7 +154,9 @@ def costliest_runs(con: duckdb.DuckDBPyConnection, since=None, until=None, sourc
     return records(con, f"""
         with {CHOSEN}
         select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
-               c.harness_basis, c.unpriced_tokens, c.calls_without_usage
+               c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
+               case when c.source = 'ours' then c.unpriced_tokens else 0 end as unpriced_tokens,
+               case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage
         from runs r join run_view v using (run_id) join chosen c using (run_id)
         where c.cost_micros is not null and {WINDOW}
         order by c.cost_micros desc, r.run_id limit {int(limit)}""", {"since": since, "until": until, "source": source})

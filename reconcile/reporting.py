@@ -89,9 +89,11 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     failing = [r for r in checks.results if r.failures]
     partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
-    runs = {row["run_id"]: row for row in records(con, """select run_id, agent, task_class, status, stop_reason, steps,
-                                                                   total_tokens, cost_micros, wall_seconds
-                                                            from run_view where run_id in (select unnest(?))""", [run_ids])}
+    runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
+                                                                   v.steps, v.total_tokens, v.cost_micros, v.wall_seconds,
+                                                                   c.unpriced_tokens, c.calls_without_usage
+                                                            from run_view v join run_costs c using (run_id)
+                                                            where v.run_id in (select unnest(?))""", [run_ids])}
     steps = {}
     for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
