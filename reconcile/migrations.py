@@ -327,6 +327,11 @@ def m009_price_lookup(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table model_prices add column lookup_model varchar")
 
 
+def m010_ingest_deferrals(con: duckdb.DuckDBPyConnection) -> None:
+    """Which file skipped which run because another file owned it: what to reload when that owner goes."""
+    con.execute("create table ingest_deferrals (path varchar not null, run_id varchar not null, owner varchar not null)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -337,6 +342,7 @@ MIGRATIONS: list[Migration] = [
     m007_provider_usage,
     m008_inferred_status,
     m009_price_lookup,
+    m010_ingest_deferrals,
 ]
 
 

@@ -42,7 +42,7 @@ def ingest_command(
         print_json(report.to_json())
     else:
         _print_report(report, rejects)
-    if strict and report.totals["rejected"]:
+    if strict and (report.totals["rejected"] or report.totals["unreadable"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 
@@ -59,6 +59,8 @@ def _print_report(report, rejects) -> None:
     if rows:
         console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
     for f in report.files:
+        if f.status == "unreadable":
+            continue
         for note in f.notes[:2]:
             console.print(f"  {_shown(f.path)}: skipped: {note}", markup=False)
         if len(f.notes) > 2:
@@ -66,6 +68,11 @@ def _print_report(report, rejects) -> None:
                           markup=False)
     for p in report.passed_over:
         console.print(f"passed over {_shown(p.path)}: {p.reason}", markup=False)
+    for f in report.files:
+        if f.status == "unreadable":
+            console.print(f"could not read {_shown(f.path)}: {f.notes[0]}", markup=False)
+    for path in report.forgotten:
+        console.print(f"forgotten {_shown(path)}: no longer there, so its runs went with it", markup=False)
     for path, line, reason in rejects:
         console.print(f"rejected {_shown(path)}:{line}: {reason}", markup=False)
     t = report.totals

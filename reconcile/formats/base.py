@@ -35,7 +35,6 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from importlib import resources
-from pathlib import Path
 from typing import ClassVar
 
 import duckdb
@@ -58,8 +57,12 @@ class Format(ABC):
         """Whether a file's head (its first JSON values, and its text) looks like this format."""
 
     @abstractmethod
-    def load(self, con: duckdb.DuckDBPyConnection, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
-        """Load ``paths`` inside the caller's transaction; counts by file number (1, 2, …)."""
+    def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
+        """Load ``sources`` (``ingest.files.Source``: path, alias, facts) inside the caller's transaction.
+
+        Readers are given ``source.alias``, never the user's file name (a name is data, not a pattern).
+        Returns the counts by file number (1, 2, …).
+        """
 
 
 class TranscriptFormat(Format):
@@ -74,10 +77,10 @@ class TranscriptFormat(Format):
     inferred: ClassVar[frozenset[str]] = frozenset()  # of those, the ones reconcile infers
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
 
-    def load(self, con: duckdb.DuckDBPyConnection, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
+    def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
         from ..ingest.landing import land
 
-        return land(con, self, paths, forced)
+        return land(con, self, sources, forced)
 
     def staging_sql(self) -> list[str]:
         """The staging statements: ``<module>.sql`` beside the format's module, in file order."""

@@ -106,17 +106,24 @@ _COST_SQL = {
 }
 
 
-def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: str) -> None:
-    """Create ``_pr(record_no, r JSON)``: every result, with its bucket's bounds as ``_start``/``_end``."""
-    head = path.read_bytes()[:1].strip() or b"{"
+def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: str) -> bool:
+    """Create ``_pr(record_no, r JSON)``: every result, with its bucket's bounds as ``_start``/``_end``.
+
+    Returns False for a JSON export that does not parse (a truncated download): one rejected record.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()[:1] or b"{"
     if head not in (b"{", b"["):
         con.execute(
             f"""create or replace temp table _pr as
             select row_number() over () as record_no,
                    json_merge_patch(to_json(t), json_object('_start', t.{start}, '_end', t.{end})) as r
             from read_csv(?, all_varchar = true, header = true) t""", [str(path)])
-        return
-    con.execute("create or replace temp table _doc as select content::json as j from read_text(?)", [str(path)])
+        return True
+    con.execute("create or replace temp table _doc as select content from read_text(?)", [str(path)])
+    if not con.execute("select json_valid(content) from _doc").fetchall()[0][0]:
+        return False
+    con.execute("create or replace temp table _doc as select content::json as j from _doc")
     con.execute(
         f"""create or replace temp table _pr as
         with items as (
@@ -136,13 +143,19 @@ def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: s
                json_merge_patch(r, json_object('_start', b -> '{start}', '_end', b -> '{end}')) as r
         from results"""
     )
+    return True
 
 
 def load_provider_export(kind: str):
     provider, table, start, end = KINDS[kind]
 
     def load(con: duckdb.DuckDBPyConnection, path: Path, source: str):
-        _read_records(con, path, start, end)
+        if not _read_records(con, path, start, end):
+            con.execute("""create or replace temp table _stage_records as
+                           select 1 as file_no, 1 as record_no, left(content, 4096) as raw, 'reject' as decision,
+                                  'not valid JSON: the export needs the whole file to parse (a truncated download?)' as note
+                           from _doc""")
+            return _finish(con, source)
         body = _USAGE_SQL[kind] if table == "usage" else _COST_SQL[kind]
         when_start, when_end = _when("_start"), _when("_end")
         con.execute(
@@ -158,15 +171,17 @@ def load_provider_export(kind: str):
         con.execute(
             f"""create or replace temp table _stage_records as
             select 1 as file_no, record_no, raw,
-                   case when bucket_start is null or bucket_end is null or missing is not null then 'reject'
-                        when record_no < max(record_no) over (partition by {key}) then 'skip' else 'load' end as decision,
+                   -- the last *valid* copy of a bucket wins: a broken duplicate never displaces a good row
+                   case when not valid then 'reject'
+                        when record_no < max(case when valid then record_no end) over (partition by {key}) then 'skip'
+                        else 'load' end as decision,
                    case when bucket_start is null or bucket_end is null
                             then 'result ' || record_no || ': the bucket has no valid {start} / {end}'
                         when missing is not null then 'result ' || record_no || ': ' || missing
-                        when record_no < max(record_no) over (partition by {key})
+                        when record_no < max(case when valid then record_no end) over (partition by {key})
                             then 'the same bucket and dimensions again later in the file (overlapping pages)' end as note,
                    {key} as bucket_key
-            from _pn"""
+            from (select *, bucket_start is not null and bucket_end is not null and missing is null as valid from _pn)"""
         )
         target = "usage_buckets" if table == "usage" else "billed_costs"
         stored_key = key.replace("bucket_start, bucket_end", "t.bucket_start, t.bucket_end").replace(
@@ -194,13 +209,17 @@ def load_provider_export(kind: str):
             select '{provider}' as provider, bucket_start, bucket_end, {select},
                    $source as source_file, record_no::integer as source_record, now() as loaded_at
             from _pn join _stage_records using (record_no) where decision = 'load'""", {"source": source})
-        con.execute("create or replace temp table _files as select 1 as file_no, ? as path", [source])
-        counts = account_records(con)[1]
-        for scratch in ("_doc", "_pr", "_pn", "_stage_records", "_landing_records", "_checked", "_outcome", "_files"):
-            con.execute(f"drop table if exists {scratch}")
-        return counts
+        return _finish(con, source)
 
     return load
+
+
+def _finish(con: duckdb.DuckDBPyConnection, source: str) -> FileCounts:
+    con.execute("create or replace temp table _files as select 1 as file_no, ? as path", [source])
+    counts = account_records(con)[1]
+    for scratch in ("_doc", "_pr", "_pn", "_stage_records", "_landing_records", "_checked", "_outcome", "_files"):
+        con.execute(f"drop table if exists {scratch}")
+    return counts
 
 
 # Keys, not values: a cost report's token_type *value* can be "uncached_input_tokens".
@@ -239,8 +258,8 @@ class UsageExport(Format):
         header = {column.strip().strip('"') for column in head.splitlines()[0].split(",")} if head else set()
         return _CSV_COLUMNS[self.kind] <= header and (self.kind != "anthropic_costs" or "uncached_input_tokens" not in header)
 
-    def load(self, con: duckdb.DuckDBPyConnection, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
-        return {number: self._load(con, path, str(path)) for number, path in enumerate(paths, 1)}
+    def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
+        return {number: self._load(con, Path(s.alias), str(s.path)) for number, s in enumerate(sources, 1)}
 
 
 OPENAI_USAGE, OPENAI_COSTS, ANTHROPIC_USAGE, ANTHROPIC_COSTS = (UsageExport(kind) for kind in KINDS)

@@ -1,9 +1,16 @@
-"""Ingest files into the canonical store: discover, detect, load each file in one transaction."""
+"""Ingest files into the canonical store: discover, detect, load each file in one transaction.
+
+Files are loaded in path order, so that a run kept in several files belongs to the first of them
+(``bookkeeping``), and the store after any sequence of ingests equals a fresh ingest of the files
+as they are now: an unchanged file (same SHA-256, same format) is left alone, a changed one
+replaces its earlier rows, a file that is gone from a folder being ingested is forgotten, and a
+file whose runs another file outranked or gave up is loaded again.
+"""
 
 from __future__ import annotations
 
-import glob
-import hashlib
+import heapq
+import os
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,46 +18,14 @@ from pathlib import Path
 import duckdb
 
 from ..errors import BadInput, InternalError, UnknownFormat
-from .lines import load_lines_many
 from ..pricing import resolve as resolve_prices
+from .bookkeeping import forget_file, recorded
+from .discovery import discover, vanished
+from .files import Aliases, Source, inspect
+from .lines import load_lines_many
 from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
-
-_SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
-
-
-def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
-    """Expand files, folders (recursively) and globs into ``(file, named_explicitly)`` pairs."""
-    found: dict[Path, bool] = {}
-    for raw in paths:
-        text = str(raw)
-        path = Path(text).expanduser()
-        if path.is_file():
-            found[path.resolve()] = True
-        elif path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and not _SKIP_DIRS.intersection(child.relative_to(path).parts):
-                    found.setdefault(child.resolve(), False)
-        elif any(ch in text for ch in "*?["):
-            matches = sorted(glob.glob(str(Path(text).expanduser()), recursive=True))
-            if not matches:
-                raise BadInput(f"No file matches {text!r}. Check the pattern, or quote it so the shell leaves it alone.")
-            for match in matches:
-                for child, _ in discover([match]):
-                    found.setdefault(child, False)
-        else:
-            raise BadInput(f"No such file or folder: {text}. Give a journal file, a folder or a glob.")
-    return sorted(found.items())
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
 
 BATCH_FILES = 400  # files of a batch-capable format loaded per statement set and transaction
 BATCH_BYTES = 256 * 1024 * 1024
@@ -59,41 +34,70 @@ BATCH_BYTES = 256 * 1024 * 1024
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are."""
-    from ..formats import FORMATS
-    from ..formats.detect import detect
-
     forced = _forced_format(format)
     report = IngestReport()
-    found_files = discover(paths)
-    pending: dict[str, list[Path]] = {}  # files of each batch-capable format, loaded together
-    pending_bytes: dict[str, int] = {}
-    for position, (path, explicit) in enumerate(found_files):
-        fmt, found = (forced, "") if forced else detect(path)
-        if fmt is None:
-            if explicit:
-                known = ", ".join(FORMATS)
-                raise UnknownFormat(
-                    f"{path}: not a format reconcile reads (found {found}). Known formats: {known}. "
-                    f"Use --format NAME to force one."
-                )
-            report.passed_over.append(PassedOver(str(path), f"not a recognised format: {found}"))
+    found, folders = discover(paths, report.passed_over)
+    queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
+    for path, explicit in found:
+        heapq.heappush(queue, (str(path), explicit, False))
+    for path in vanished(con, folders):
+        _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)))
+        report.forgotten.append(path)
+    done = 0
+    while queue:
+        group, fmt = _next_group(queue, forced, report)
+        if not group:
             continue
         if progress:
-            progress(path, position, len(found_files))
-        if not fmt.batch:
-            report.files += load_files(con, [path], fmt, forced is not None)
-            continue
-        pending.setdefault(fmt.name, []).append(path)
-        pending_bytes[fmt.name] = pending_bytes.get(fmt.name, 0) + path.stat().st_size
-        if len(pending[fmt.name]) >= BATCH_FILES or pending_bytes[fmt.name] >= BATCH_BYTES:
-            report.files += load_files(con, pending.pop(fmt.name), fmt, forced is not None)
-            pending_bytes.pop(fmt.name)
-    for name, batch in pending.items():
-        report.files += load_files(con, batch, FORMATS[name], forced is not None)
+            progress(Path(group[0][0]), done, done + len(queue) + len(group))
+        done += len(group)
+        results, reloads = load_files(con, group, fmt, forced is not None)
+        report.files += results
+        _requeue(queue, reloads)
     report.files.sort(key=lambda f: f.path)
     if any(f.loaded for f in report.files):
         resolve_prices(con)  # new models or days: price them once, here, not in every query
     return report
+
+
+def _requeue(queue: list, paths: Iterable[str]) -> None:
+    for path in paths:
+        if os.path.exists(path):
+            heapq.heappush(queue, (path, False, True))
+
+
+def _next_group(queue: list, forced, report: IngestReport) -> tuple[list[tuple[Path, bool]], object]:
+    """The next file in path order and, for a format that batches, the next ones of the same format."""
+    from ..formats import FORMATS
+    from ..formats.detect import detect
+
+    path, explicit, reload = heapq.heappop(queue)
+    while queue and queue[0][0] == path:  # queued twice (found, and to reload): once is enough
+        reload = heapq.heappop(queue)[2] or reload
+    fmt, found = (forced, "") if forced else detect(Path(path))
+    if fmt is None:
+        if explicit:
+            raise UnknownFormat(f"{path}: not a format reconcile reads (found {found}). Known formats: "
+                                f"{', '.join(FORMATS)}. Use --format NAME to force one.")
+        report.passed_over.append(PassedOver(path, f"not a recognised format: {found}"))
+        return [], None
+    group = [(Path(path), reload)]
+    size = _size(path)
+    while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
+        following, _, again = queue[0]
+        if forced is None and detect(Path(following))[0] is not fmt:
+            break
+        heapq.heappop(queue)
+        group.append((Path(following), again))
+        size += _size(following)
+    return group, fmt
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _forced_format(name: str | None):
@@ -106,85 +110,105 @@ def _forced_format(name: str | None):
     return FORMATS[name]
 
 
-def load_files(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt, forced: bool = False) -> list[FileResult]:
+def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], fmt,
+               forced: bool = False) -> tuple[list[FileResult], list[str]]:
     """Load files of one format in one transaction: each file is whole or absent, never half.
 
-    Unchanged files (same SHA-256 as when last ingested) are left alone; a changed file replaces
-    its earlier rows. With a format the user forced, a file none of whose lines is of that
-    format is an error (nothing is loaded), not a file full of rejects. Several files of a
-    format that can batch go through one transaction; if such a batch fails, its files are
-    retried one by one so the failure is pinned on one file.
+    An unchanged file (same SHA-256 and format as when last ingested) is left alone unless it
+    must be reloaded; a changed one replaces its earlier rows; a file that cannot be read is
+    reported, not loaded. With a format the user forced, a file none of whose lines is of that
+    format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
+    the failure is pinned on one file. Returns the results and the files to load again.
     """
     results, todo = [], []
-    for path in paths:
-        source, sha = str(path), file_sha256(path)
-        previous = con.execute("select sha256 from ingested_files where path = ?", [source]).fetchall()
-        if previous and previous[0][0] == sha:
-            results.append(FileResult(source, fmt.name, "unchanged", 0, 0, 0, 0))
+    for path, reload in group:
+        source = inspect(path)
+        if source.error:
+            results.append(FileResult(str(path), fmt.name, "unreadable", 0, 0, 0, 0, [source.error]))
+            continue
+        previous = recorded(con, str(path))
+        if previous == (source.sha256, fmt.name) and not reload:
+            results.append(FileResult(str(path), fmt.name, "unchanged", 0, 0, 0, 0))
         else:
-            todo.append((path, sha, bool(previous)))
+            todo.append((source, previous is not None))
     if not todo:
-        return results
+        return results, []
     if len(todo) > 1:
         try:
-            return results + _load_transaction(con, todo, fmt, forced)
+            loaded, reloads = _load_transaction(con, todo, fmt, forced)
+            return results + loaded, reloads
         except (InternalError, UnknownFormat):
             pass  # one of them is bad: find out which, file by file
+    reloads = []
     for item in todo:
-        results += _load_transaction(con, [item], fmt, forced)
-    return results
+        loaded, again = _load_transaction(con, [item], fmt, forced)
+        results += loaded
+        reloads += again
+    return results, reloads
 
 
-def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Path, str, bool]], fmt,
-                      forced: bool) -> list[FileResult]:
-    paths = [path for path, _, _ in todo]
-    if getattr(fmt, "input", None) == "lines":
-        # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
-        load_lines_many(con, paths)
+def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, bool]], fmt,
+                      forced: bool) -> tuple[list[FileResult], list[str]]:
+    sources = [source for source, _ in todo]
+    with Aliases(sources):
+        if getattr(fmt, "input", None) == "lines":
+            # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
+            load_lines_many(con, sources)
+        con.execute("create or replace temp table _takeovers (path varchar)")
+        con.execute("begin")
+        try:
+            reloads = []
+            for source, replaced in todo:
+                if replaced:
+                    reloads += forget_file(con, str(source.path))
+            counts = fmt.load(con, sources, forced)
+            reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
+            results = [_record(con, source, replaced, counts[number], fmt, forced)
+                       for number, (source, replaced) in enumerate(todo, 1)]
+            con.execute("commit")
+        except duckdb.Error as exc:
+            con.execute("rollback")
+            where = sources[0].path if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].path}"
+            raise InternalError(f"Loading {where} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
+        except BaseException:
+            con.execute("rollback")
+            raise
+        finally:
+            for table in ("_takeovers", "_lines", "_files"):
+                try:
+                    con.execute(f"drop table if exists {table}")
+                except duckdb.Error:
+                    pass
+    loaded = {str(source.path) for source in sources}
+    return results, [path for path in dict.fromkeys(reloads) if path not in loaded]
+
+
+def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, counts, fmt, forced: bool) -> FileResult:
+    """Check one file's accounting and write its record (only now: a file's record means it loaded)."""
+    path = str(source.path)
+    if forced and counts.lines and not counts.loaded:
+        first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
+        why = (f"line {first[0][0]}: {first[0][1]}" if first
+               else f"every line was skipped: {counts.notes[0]}" if counts.notes else "every line was skipped")
+        raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {counts.lines} "
+                            f"lines is one ({why}). Leave --format out to detect the format.")
+    if counts.loaded + counts.rejected + counts.skipped != counts.lines:
+        raise InternalError(f"{path}: accounting does not add up ({counts}); nothing was loaded")
+    con.execute("insert into ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [path, source.sha256, fmt.name, source.size, counts.lines, counts.loaded, counts.rejected,
+                 counts.skipped, datetime.now(timezone.utc)])
+    return FileResult(path, fmt.name, "replaced" if replaced else "loaded", counts.lines, counts.loaded,
+                      counts.rejected, counts.skipped, counts.notes)
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object]) -> None:
     con.execute("begin")
     try:
-        for path, _, replaced in todo:
-            if replaced:
-                _forget_file(con, str(path))
-        counts = fmt.load(con, paths, forced)
-        results = []
-        for number, (path, sha, replaced) in enumerate(todo, 1):
-            source, file_counts = str(path), counts[number]
-            if forced and file_counts.rejected and not file_counts.loaded:
-                first = con.execute("select reason from rejects where path = ? order by line limit 1",
-                                    [source]).fetchall()
-                raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its "
-                                    f"{file_counts.lines} lines is one (line 1: {first[0][0] if first else '?'}). "
-                                    "Leave --format out to detect the format.")
-            if file_counts.loaded + file_counts.rejected + file_counts.skipped != file_counts.lines:
-                raise InternalError(f"{source}: accounting does not add up ({file_counts}); nothing was loaded")
-            con.execute(
-                "insert into ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [source, sha, fmt.name, path.stat().st_size, file_counts.lines, file_counts.loaded,
-                 file_counts.rejected, file_counts.skipped, datetime.now(timezone.utc)],
-            )
-            results.append(FileResult(source, fmt.name, "replaced" if replaced else "loaded", file_counts.lines,
-                                      file_counts.loaded, file_counts.rejected, file_counts.skipped, file_counts.notes))
+        work()
         con.execute("commit")
-    except duckdb.Error as exc:
-        con.execute("rollback")
-        where = paths[0] if len(paths) == 1 else f"a batch of {len(paths)} files from {paths[0]}"
-        raise InternalError(f"Loading {where} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
     except BaseException:
         con.execute("rollback")
         raise
-    return results
-
-
-def _forget_file(con: duckdb.DuckDBPyConnection, source: str) -> None:
-    owned = "select run_id from runs where source_file = $source"
-    for table in ("steps", "tool_calls", "run_tools"):
-        con.execute(f"delete from {table} where run_id in ({owned})", {"source": source})
-    con.execute("delete from runs where source_file = $source", {"source": source})
-    con.execute("delete from rejects where path = $source", {"source": source})
-    con.execute("delete from usage_buckets where source_file = $source", {"source": source})
-    con.execute("delete from billed_costs where source_file = $source", {"source": source})
-    con.execute("delete from ingested_files where path = $source", {"source": source})
 
 
 __all__ = ["ingest", "discover", "IngestReport"]

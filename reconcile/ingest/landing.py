@@ -21,13 +21,12 @@ The caller (``reconcile.ingest``) owns the transaction.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..errors import BadInput, InternalError
 from .accounting import record_outcomes
+from .bookkeeping import forget_file
 from .result import FileCounts
 from .validate import check_lines, structure_sql
 
@@ -56,12 +55,12 @@ TARGET = {"_stage_runs": "runs", "_stage_steps": "steps", "_stage_calls": "tool_
 ESTIMATED_TOKENS = "ceil(octet_length(encode({text})) / 4)::bigint"  # as reconcile.journal.estimate_tokens
 
 
-def land(con: duckdb.DuckDBPyConnection, fmt, paths: list[Path], forced: bool) -> dict[int, FileCounts]:
-    """Stage ``paths`` with ``fmt``'s SQL and land the result; counts by file number."""
+def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> dict[int, FileCounts]:
+    """Stage ``sources`` (``files.Source``) with ``fmt``'s SQL and land the result; counts by file number."""
     before = _temp_tables(con) - {"_lines", "_files"}  # those two are this load's input
     try:
-        _describe_files(con, paths, lines=fmt.input == "lines")
-        _read_input(con, fmt, paths)
+        _describe_files(con, sources, lines=fmt.input == "lines")
+        _read_input(con, fmt)
         try:
             fmt.stage(con)
         except duckdb.Error as exc:
@@ -84,24 +83,22 @@ def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
 
 
-def _describe_files(con: duckdb.DuckDBPyConnection, paths: list[Path], lines: bool) -> None:
-    """``_files``: each file's number, path and the parts of its path formats name runs by.
+def _describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -> None:
+    """``_files``: each file's number, path, alias and the parts of its path formats name runs by.
 
     For a line format ``_files`` already exists (``lines.load_lines_many``), with newline_at_end.
     """
-    con.execute("create or replace temp table _file_names (file_no integer, path varchar, name varchar, stem varchar, "
-                "parent_name varchar, grandparent_name varchar)")
-    con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?)",
-                    [[number, str(path), path.name, path.stem, path.parent.name, path.parent.parent.name]
-                     for number, path in enumerate(paths, 1)])
-    source = "_file_names n join _files f using (file_no)" if lines else "_file_names n"
-    newline = "f.newline_at_end" if lines else "true"
-    con.execute(f"""create or replace temp table _files as
-                    select n.file_no, n.path, {newline} as newline_at_end, n.name, n.stem, n.parent_name,
-                           n.grandparent_name from {source}""")
+    con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
+                "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
+    con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [[number, str(s.path), s.alias, s.path.name, s.path.stem, s.path.parent.name,
+                      s.path.parent.parent.name, s.newline_at_end] for number, s in enumerate(sources, 1)])
+    con.execute("""create or replace temp table _files as
+                   select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name
+                   from _file_names""")
 
 
-def _read_input(con: duckdb.DuckDBPyConnection, fmt, paths: list[Path]) -> None:
+def _read_input(con: duckdb.DuckDBPyConnection, fmt) -> None:
     if fmt.input == "lines":  # the lines are already in _lines (read before the transaction)
         check_lines(con, fmt.fields, fmt.extra_line_checks)
         con.execute(
@@ -110,10 +107,11 @@ def _read_input(con: duckdb.DuckDBPyConnection, fmt, paths: list[Path]) -> None:
             from _checked where reason is null and not blank"""
         )
         return
-    con.execute(
+    aliases = [row[0] for row in con.execute("select alias from _files order by file_no").fetchall()]
+    con.execute(  # the aliases, never the user's names: a name is data, not a pattern (files.Aliases)
         """create or replace temp table _text as
-        select f.file_no, t.content from read_text(?) t join _files f on f.path = t.filename""",
-        [[str(p) for p in paths]],
+        select f.file_no, t.content from read_text(?) t join _files f on f.alias = t.filename""",
+        [aliases],
     )
     if fmt.input == "text":
         return
@@ -164,16 +162,30 @@ def _check_staged(con: duckdb.DuckDBPyConnection, fmt) -> dict[str, list[str]]:
 
 
 def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
-    """A run already loaded from another file — or staged by an earlier file of this batch — is skipped."""
+    """A run kept in several files belongs to the first of them in path order (as a fresh ingest would have it).
+
+    Here: a run an earlier file of this batch staged, or a stored file earlier in order loaded, is
+    skipped ("already loaded from …") and the deferral recorded; a run a stored file *later* in
+    order loaded is taken over — that file is forgotten (``_takeovers``) and loaded again after.
+    """
     con.execute(
         """create or replace temp table _owners as
-        with staged as (select distinct s.file_no, s.run_id, f.path from _stage_runs s join _files f using (file_no))
-        select s.file_no, s.run_id,
-               coalesce((select any_value(r.source_file) from runs r where r.run_id = s.run_id and r.source_file <> s.path),
-                        (select arg_min(e.path, e.file_no) from staged e where e.run_id = s.run_id and e.file_no < s.file_no))
-                   as owner
-        from staged s"""
+        with staged as (select distinct s.file_no, s.run_id, f.path from _stage_runs s join _files f using (file_no)),
+        claimed as (
+            select s.file_no, s.run_id, s.path,
+                   (select min(r.source_file) from runs r where r.run_id = s.run_id and r.source_file <> s.path) as stored,
+                   (select arg_min(e.path, e.file_no) from staged e where e.run_id = s.run_id and e.file_no < s.file_no)
+                       as earlier
+            from staged s
+        )
+        select file_no, run_id, path, coalesce(earlier, case when stored < path then stored end) as owner,
+               case when earlier is null and stored > path then stored end as outranked
+        from claimed"""
     )
+    for (outranked,) in con.execute("select distinct outranked from _owners where outranked is not null").fetchall():
+        forget_file(con, outranked)  # its runs are this file's now; it is loaded again after
+        con.execute("insert into _takeovers values (?)", [outranked])
+    con.execute("insert into ingest_deferrals select path, run_id, owner from _owners where owner is not null")
     con.execute("delete from _owners where owner is null")
     con.execute(
         """update _stage_records set decision = 'skip', note = 'run ' || o.run_id || ' was already loaded from ' || o.owner

@@ -1,11 +1,13 @@
-"""Reading a file as numbered lines into a temp table, in bulk.
+"""Reading files as numbered lines into a temp table, in bulk.
 
 The fast path is DuckDB's CSV reader with a delimiter that never occurs in JSON text, which
-keeps file order and yields blank lines as NULL rows, so ``row_number()`` is the line number.
-Files DuckDB refuses whole (invalid UTF-8, a line over 64 MB) take a slower path that decodes
-in Python and marks the bad lines, so one bad byte costs one line, not the file. Many files can
-be read in one pass (``load_lines_many``), which is what makes a folder of thousands of small
-transcripts fast.
+keeps file order and yields blank lines as NULL rows, so ``row_number()`` is the line number. It
+reads the files' aliases (``files.Aliases``), never their own names. Its result is held to the
+line count ``files.inspect`` took from the bytes: a file it would split differently (a raw
+``\\r`` inside a line), a file DuckDB refuses whole (invalid UTF-8, a line over 64 MB) or one whose
+count disagrees takes the exact path, which splits the bytes on ``\\n`` and marks the lines that
+are not UTF-8 — so one bad byte costs one line, not the file. Many files are read in one pass
+(``load_lines_many``), which is what makes a folder of thousands of small transcripts fast.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from .files import GZIP_MAGIC, Source
+
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RAW_KEEP_CHARS = 4096  # how much of a rejected line the rejects table keeps
 
@@ -23,48 +27,52 @@ _READ_OPTIONS = (f"columns={{'line': 'VARCHAR'}}, delim=chr(1), quote='', escape
                  f"auto_detect=false, strict_mode=false, max_line_size={MAX_LINE_BYTES}")
 
 
-def load_lines_many(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> None:
-    """Read files as numbered lines in one pass.
+def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> None:
+    """Read files as numbered lines: ``_lines(file_no, line_no, line, read_error)`` and ``_files``.
 
-    Creates ``_lines(file_no, line_no, line, read_error)`` and ``_files(file_no, path,
-    newline_at_end)``, file numbers starting at 1 in the order given. A multi-file read keeps
-    each file's rows contiguous and in order, so a global row number gives each file's line
-    numbers. When DuckDB refuses the batch (a file with invalid UTF-8), files are read one by one.
+    ``_files(file_no, path, alias, newline_at_end)`` numbers the files from 1 in the order given.
     """
-    con.execute("create or replace temp table _files (file_no integer, path varchar, newline_at_end boolean)")
-    con.executemany("insert into _files values (?, ?, ?)",
-                    [[n, str(p), ends_with_newline(p)] for n, p in enumerate(paths, 1)])
-    try:
-        con.execute(
-            f"""create or replace temp table _lines as
-            select f.file_no, (r.g - min(r.g) over (partition by r.filename) + 1)::bigint as line_no, r.line,
-                   cast(null as varchar) as read_error
-            from (select filename, row_number() over () as g, line
-                  from read_csv(?, {_READ_OPTIONS}, filename=true)) r
-            join _files f on f.path = r.filename""",
-            [[str(p) for p in paths]],
-        )
-    except duckdb.InvalidInputException:
-        con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, read_error varchar)")
-        for number, path in enumerate(paths, 1):
-            _load_one(con, number, path)
+    con.execute("create or replace temp table _files (file_no integer, path varchar, alias varchar, newline_at_end boolean)")
+    con.executemany("insert into _files values (?, ?, ?, ?)",
+                    [[n, str(s.path), s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
+    con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, read_error varchar)")
+    fast = [s for s in sources if not s.raw_cr]
+    if fast:
+        try:
+            con.execute(
+                f"""insert into _lines
+                select f.file_no, (r.g - min(r.g) over (partition by r.filename) + 1)::bigint, r.line, null
+                from (select filename, row_number() over () as g, line
+                      from read_csv(?, {_READ_OPTIONS}, filename=true)) r
+                join _files f on f.alias = r.filename""",
+                [[s.alias for s in fast]],
+            )
+        except duckdb.InvalidInputException:
+            con.execute("delete from _lines")
+            for source in fast:  # one by one: only the file DuckDB refuses takes the exact path
+                number = sources.index(source) + 1
+                try:
+                    con.execute(f"""insert into _lines select ? as file_no, row_number() over () as line_no, line, null
+                                    from read_csv(?, {_READ_OPTIONS})""", [number, source.alias])
+                except duckdb.InvalidInputException:
+                    con.execute("delete from _lines where file_no = ?", [number])
+    counted = dict(con.execute("select file_no, count(*) from _lines group by file_no").fetchall())
+    for number, source in enumerate(sources, 1):
+        if counted.get(number, 0) != source.lines:  # a raw CR, a refused file, or any disagreement
+            con.execute("delete from _lines where file_no = ?", [number])
+            _load_lines_exactly(con, number, source)
 
 
-def _load_one(con: duckdb.DuckDBPyConnection, number: int, path: Path) -> None:
-    try:
-        con.execute(f"""insert into _lines select ? as file_no, row_number() over () as line_no, line, null
-                        from read_csv(?, {_READ_OPTIONS})""", [number, str(path)])
-    except duckdb.InvalidInputException:
-        _load_lines_slowly(con, number, path)
-
-
-def _load_lines_slowly(con: duckdb.DuckDBPyConnection, number: int, path: Path) -> None:
-    data = gzip.open(path).read() if _is_gzip(path) else path.read_bytes()
+def _load_lines_exactly(con: duckdb.DuckDBPyConnection, number: int, source: Source) -> None:
+    with open(source.path, "rb") as handle:
+        data = handle.read()
+    if data[:2] == GZIP_MAGIC:
+        data = gzip.decompress(data)
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()
     lines, errors = [], []
-    for raw in raw_lines:  # the rare path only: a file DuckDB's reader refused whole
+    for raw in raw_lines:  # the rare path only: a file the fast reader would not split exactly
         raw = raw.removesuffix(b"\r")
         try:
             lines.append(raw.decode("utf-8") or None)
@@ -80,31 +88,14 @@ def _load_lines_slowly(con: duckdb.DuckDBPyConnection, number: int, path: Path) 
     con.unregister("_slow_lines")
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        return handle.read(2) == b"\x1f\x8b"
-
-
-def ends_with_newline(path: Path) -> bool:
-    """Whether the file's last byte is a newline (a missing one means the writer stopped mid-line)."""
-    if _is_gzip(path):
-        with gzip.open(path) as handle:
-            last = b""
-            while chunk := handle.read(1 << 20):
-                last = chunk[-1:]
-            return last in (b"", b"\n")
-    with open(path, "rb") as handle:
-        handle.seek(0, 2)
-        if handle.tell() == 0:
-            return True
-        handle.seek(-1, 2)
-        return handle.read(1) == b"\n"
-
-
 def read_head(path: Path, size: int = 65536) -> bytes:
-    """The first ``size`` bytes of a file, decompressed if it is gzip."""
-    if _is_gzip(path):
+    """The first ``size`` bytes of a file, decompressed if it is gzip (a broken stream: what could be read)."""
+    with open(path, "rb") as handle:
+        head = handle.read(size)
+    if head[:2] != GZIP_MAGIC:
+        return head
+    try:
         with gzip.open(path) as handle:
             return handle.read(size)
-    with open(path, "rb") as handle:
-        return handle.read(size)
+    except (OSError, EOFError):
+        return b""

@@ -20,7 +20,7 @@ class FileCounts:
 class FileResult:
     path: str
     format: str
-    status: str  # loaded | replaced | unchanged
+    status: str  # loaded | replaced | unchanged | unreadable (notes[0] says why)
     lines: int
     loaded: int
     rejected: int
@@ -38,6 +38,7 @@ class PassedOver:
 class IngestReport:
     files: list[FileResult] = field(default_factory=list)
     passed_over: list[PassedOver] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)  # files gone from a folder being ingested: their rows went too
 
     @property
     def totals(self) -> dict[str, int]:
@@ -45,9 +46,11 @@ class IngestReport:
         totals = {key: sum(getattr(f, key) for f in self.files) for key in keys}
         totals["files"] = len(self.files)
         totals["unchanged"] = sum(f.status == "unchanged" for f in self.files)
+        totals["unreadable"] = sum(f.status == "unreadable" for f in self.files)
         totals["passed_over"] = len(self.passed_over)
+        totals["forgotten"] = len(self.forgotten)
         return totals
 
     def to_json(self) -> dict:
         return {"files": [asdict(f) for f in self.files], "passed_over": [asdict(p) for p in self.passed_over],
-                "totals": self.totals}
+                "forgotten": self.forgotten, "totals": self.totals}

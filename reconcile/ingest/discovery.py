@@ -1,0 +1,82 @@
+"""Finding the files to ingest: files, folders (recursively) and globs; and the ones that are gone.
+
+A folder is walked without following links to folders (a link loop cannot trap the walk); a
+folder that cannot be read, and a link that leads nowhere, are passed over with the reason. A
+file once ingested from under a folder being ingested again, that is no longer there, is gone:
+its runs go with it, as a fresh ingest of the folder would have it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+
+from ..errors import BadInput
+from .result import PassedOver
+
+SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
+GLOB_CHARACTERS = "*?["
+
+
+def discover(paths: Iterable[str | Path], passed_over: list[PassedOver]) -> tuple[list[tuple[Path, bool]], list[Path]]:
+    """``(file, named_explicitly)`` pairs in path order, and the folders walked."""
+    found: dict[Path, bool] = {}
+    folders: list[Path] = []
+    for raw in paths:
+        text = str(raw)
+        path = Path(text).expanduser()
+        if path.is_file():
+            found[path.resolve()] = True
+        elif path.is_dir():
+            folders.append(path.resolve())
+            for child in _walk(path, passed_over):
+                found.setdefault(child, False)
+        elif os.path.islink(path):
+            raise BadInput(f"{text} is a symbolic link that leads nowhere (a broken link or a loop). "
+                           "Give the file it should point to.")
+        elif any(ch in text for ch in GLOB_CHARACTERS):
+            matches = sorted(glob.glob(str(path), recursive=True))
+            if not matches:
+                raise BadInput(f"No file matches {text!r}. Check the pattern, or quote it so the shell leaves it alone.")
+            for match in matches:
+                matched = Path(match)
+                if matched.is_file():
+                    found.setdefault(matched.resolve(), False)
+                elif matched.is_dir():
+                    folders.append(matched.resolve())
+                    for child in _walk(matched, passed_over):
+                        found.setdefault(child, False)
+        else:
+            raise BadInput(f"No such file or folder: {text}. Give a journal file, a folder or a glob.")
+    return sorted(found.items()), folders
+
+
+def _walk(top: Path, passed_over: list[PassedOver]) -> list[Path]:
+    files = []
+
+    def unreadable(error: OSError) -> None:
+        passed_over.append(PassedOver(str(error.filename), f"cannot read the folder: {error.strerror}"))
+
+    for folder, subfolders, names in os.walk(top, onerror=unreadable, followlinks=False):
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIP_DIRS)
+        for name in sorted(names):
+            child = Path(folder) / name
+            if child.is_file():
+                files.append(child.resolve())
+            elif os.path.islink(child):
+                passed_over.append(PassedOver(str(child), "a symbolic link that leads nowhere (broken, or a loop)"))
+    return files
+
+
+def vanished(con: duckdb.DuckDBPyConnection, folders: list[Path]) -> list[str]:
+    """Files ingested from under ``folders`` that are no longer there."""
+    gone = []
+    for folder in folders:
+        prefix = str(folder).rstrip(os.sep) + os.sep
+        rows = con.execute("select path from ingested_files where starts_with(path, ?) order by path", [prefix]).fetchall()
+        gone += [path for (path,) in rows if not os.path.exists(path)]
+    return gone

@@ -1,0 +1,134 @@
+"""The one place that decides how an input file is opened — and what is known about it first.
+
+- **Paths are data.** DuckDB's readers expand ``*``, ``?`` and ``[…]`` in a file name, so a user's
+  file is never handed to them by its own name: each file of a load gets a private alias (a
+  symbolic link with a plain name, in a directory only this load uses), and the readers see only
+  aliases. ``bracket[ab].jsonl`` and ``sess*.jsonl`` are read as themselves, never as patterns.
+- **One pass over the bytes** gives the file's SHA-256, its size, whether it is gzip (by its magic
+  bytes, not its name), how many lines it has — split on ``\\n`` only, as JSON Lines defines them (a
+  ``\\r\\n`` ending is one line; a raw ``\\r`` inside a line is not a line break) — and whether it
+  holds a raw ``\\r``, which DuckDB's line reader would take for a line break: such a file is read
+  by the exact path instead. A file that cannot be read (no permission, a truncated or broken gzip
+  stream) is not loaded and says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class Source:
+    """An input file, as the readers will see it."""
+
+    path: Path  # the user's file
+    sha256: str = ""
+    size: int = 0
+    gzip: bool = False
+    lines: int = 0  # split on "\n"; a last line without one counts
+    raw_cr: bool = False  # a "\r" not followed by "\n": the fast line reader would split there
+    newline_at_end: bool = True
+    error: str | None = None  # why the file cannot be read, if it cannot
+    alias: str = ""  # the name the readers are given
+
+
+def inspect(path: Path) -> Source:
+    """Hash, size and line facts of ``path`` in one pass (decompressing gzip); never raises for a bad file."""
+    source = Source(path)
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+            source.gzip = head == GZIP_MAGIC
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if source.gzip else None
+            counter = _LineCounter()
+            pending = head
+            while True:
+                digest.update(pending)
+                source.size += len(pending)
+                if inflate is not None:
+                    data = inflate.decompress(pending)
+                    while inflate.unused_data:  # concatenated gzip members, as gzip(1) writes them
+                        rest = inflate.unused_data
+                        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                        data += inflate.decompress(rest)
+                    counter.feed(data)
+                else:
+                    counter.feed(pending)
+                pending = handle.read(CHUNK)
+                if not pending:
+                    break
+            if inflate is not None:
+                counter.feed(inflate.flush())
+                if not inflate.eof:
+                    raise EOFError("the gzip stream ends early (a truncated or partly written file)")
+    except PermissionError:
+        source.error = "permission denied: reconcile cannot read the file (check its permissions)"
+        return source
+    except zlib.error as exc:
+        source.error = f"not a valid gzip stream ({exc}): the file starts like gzip but is not one"
+        return source
+    except EOFError as exc:
+        source.error = str(exc)
+        return source
+    except OSError as exc:
+        source.error = f"cannot be read: {exc.strerror or exc}"
+        return source
+    source.sha256 = digest.hexdigest()
+    source.lines, source.raw_cr, source.newline_at_end = counter.result()
+    return source
+
+
+class _LineCounter:
+    """Counts "\n" line breaks, and notices a raw "\r" (one not followed by "\n"), across chunk boundaries."""
+
+    def __init__(self):
+        self.newlines = 0
+        self.raw_cr = False
+        self.pending_cr = False  # the previous chunk ended with "\r": it is raw unless this one starts with "\n"
+        self.last = b""
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self.newlines += data.count(b"\n")
+        if self.pending_cr and data[:1] != b"\n":
+            self.raw_cr = True
+        inner = data.count(b"\r") - data.count(b"\r\n") - (1 if data.endswith(b"\r") else 0)
+        self.raw_cr = self.raw_cr or inner > 0
+        self.pending_cr = data.endswith(b"\r")
+        self.last = data[-1:]
+
+    def result(self) -> tuple[int, bool, bool]:
+        at_end = self.last in (b"", b"\n")
+        return self.newlines + (0 if at_end else 1), self.raw_cr or self.pending_cr, at_end
+
+
+class Aliases:
+    """Plain-named links to the files of one load, in a directory nobody else uses."""
+
+    def __init__(self, sources: list[Source]):
+        self.sources = sources
+        self.folder: str | None = None
+
+    def __enter__(self) -> list[Source]:
+        self.folder = tempfile.mkdtemp(prefix="reconcile-")
+        for number, source in enumerate(self.sources, 1):
+            alias = os.path.join(self.folder, f"f{number}{'.gz' if source.gzip else '.txt'}")
+            os.symlink(os.path.abspath(source.path), alias)
+            source.alias = alias
+        return self.sources
+
+    def __exit__(self, *exc) -> None:
+        if self.folder:
+            for name in os.listdir(self.folder):
+                os.unlink(os.path.join(self.folder, name))
+            os.rmdir(self.folder)
