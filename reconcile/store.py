@@ -28,33 +28,92 @@ def db_path(given: str | Path | None = None, config=None) -> Path:
     return default_db_path()
 
 
+# Extensions are never fetched or loaded behind the user's back, by any connection; a read-only
+# one also cannot touch the file system or the network, or change these settings afterwards.
+_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_READ_ONLY = {**_EVERY_CONNECTION, "enable_external_access": False}
+DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
+
+
 def connect(path: str | Path | None = None, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the store at ``path``, upgrading it as needed; ``":memory:"`` works too.
 
     Only a read-write open with ``create`` makes a new store (``ingest`` and ``morning``): every
     other command refuses a path where there is none, so a typo in ``--db`` is an error, never an
-    empty store that "passes". A read-only open first upgrades the file through a short
+    empty store that "passes". A path that is not a DuckDB store (a journal, a CSV, an empty
+    file), a store written by a newer reconcile, a corrupt or locked store: each is refused with
+    what it is and what to do. A read-only open first upgrades the file through a short
     read-write open, so read-only commands work on a store written by an older version.
     """
     target = str(path if path is not None else default_db_path())
-    if target != ":memory:" and not Path(target).exists() and (read_only or not create):
-        raise StoreError(f"No store at {target}: nothing has been loaded there. Create it by loading runs: "
-                         f"reconcile ingest PATH --db {target} (or check --db and $RECONCILE_DB for a typo)")
-    if read_only and target != ":memory:" and _needs_upgrade(target):
+    memory = target == ":memory:"
+    if not memory:
+        _check_file(target, read_only or not create)
+    if read_only and not memory and _needs_upgrade(target):
         connect(target).close()
     try:
-        con = duckdb.connect(target, read_only=read_only and target != ":memory:")
+        con = duckdb.connect(target, read_only=read_only and not memory,
+                             config=_READ_ONLY if read_only and not memory else _EVERY_CONNECTION)
     except duckdb.Error as exc:
-        raise StoreError(f"Cannot open the store {target}: {exc}. Is another process writing it?") from exc
+        raise StoreError(_open_failure(target, exc)) from exc
     con.execute("set TimeZone = 'UTC'")
-    if not read_only or target == ":memory:":
+    if read_only and not memory:
+        con.execute("set lock_configuration = true")
+    _refuse_newer(con, target)
+    if not read_only or memory:
         apply_migrations(con)
         create_views(con)
     return con
 
 
+def _check_file(target: str, must_exist: bool) -> None:
+    path = Path(target)
+    if not path.exists():
+        if must_exist:
+            raise StoreError(f"No store at {target}: nothing has been loaded there. Create it by loading runs: "
+                             f"reconcile ingest PATH --db {target} (or check --db and $RECONCILE_DB for a typo)")
+        return
+    if path.is_dir():
+        raise StoreError(f"--db {target} is a folder, not a store. Give a file, e.g. --db {path / 'reconcile.duckdb'}")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        raise StoreError(f"Cannot read the store {target}: {exc.strerror}. Check its permissions.") from exc
+    if head[8:12] != DUCKDB_MAGIC:
+        what = "an empty file" if not head else "not a DuckDB database (it starts " + repr(head[:12])[1:] + ")"
+        raise StoreError(f"--db {target} is {what}, so not a reconcile store; reconcile will not write over it. "
+                         "Give the store's path, or a new file name to create one.")
+
+
+def _open_failure(target: str, exc: duckdb.Error) -> str:
+    text = str(exc)
+    if "lock" in text.lower():
+        return (f"The store {target} is in use by another process (DuckDB allows one writer, and no reader while "
+                f"it writes): wait for it to finish, then run this again. ({text.splitlines()[0]})")
+    return (f"Cannot open the store {target}: it is damaged or not a store this DuckDB can read "
+            f"({text.splitlines()[0]}). Restore it from a copy, or ingest again into a new --db.")
+
+
+def _refuse_newer(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """A store written by a newer reconcile is never rewritten by an older one."""
+    has_table = con.execute("select count(*) from information_schema.tables where table_name = '_migrations'").fetchall()
+    if not has_table[0][0]:
+        return
+    known = {m.__name__ for m in MIGRATIONS}
+    newer = sorted(row[0] for row in con.execute("select name from _migrations").fetchall() if row[0] not in known)
+    if newer:
+        con.close()
+        raise StoreError(f"The store {target} was written by a newer reconcile (its schema has {newer[0]}, which this "
+                         "version does not know): upgrade reconcile (pip install -U reconcile) to read it.")
+
+
 def _needs_upgrade(target: str) -> bool:
-    with duckdb.connect(target, read_only=True) as con:
+    try:
+        con = duckdb.connect(target, read_only=True, config=_READ_ONLY)
+    except duckdb.Error as exc:
+        raise StoreError(_open_failure(target, exc)) from exc
+    with con:
         has_table = con.execute(
             "select count(*) from information_schema.tables where table_name = '_migrations'"
         ).fetchall()[0][0]
