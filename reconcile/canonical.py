@@ -11,7 +11,9 @@ by ingest, set-based over ``json_tree``) produce the same bytes; a property test
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import re
 from typing import Any
 
 import duckdb
@@ -114,19 +116,34 @@ _CONTAINER_SQL = """case p.type
     end"""
 
 
-def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str, json_col: str, target: str) -> None:
-    """Create temp table ``target(doc, canonical)`` with the canonical text of each JSON value.
+MAX_DEPTH = 512  # JSON nested deeper than this is refused (serde_json stops at 128, Python near 1,000)
+_BULK_BYTES = 16 * 1024  # json_tree's cost grows with the square of a value's size: larger ones go one by one
+_BULK_CONTAINERS = 64  # and so does the bottom-up assembly with nesting depth
 
-    Set-based: every value is exploded with ``json_tree``; flat values (the common case for tool
-    arguments) are assembled in one aggregation, nested ones bottom-up, one statement per
-    nesting level. ``source`` must have a unique ``id_col``.
+
+def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str, json_col: str, target: str) -> None:
+    """Create temp table ``target(doc, canonical, problem)`` with the canonical text of each JSON value.
+
+    Set-based for the values tool arguments almost always are (small, shallow): every value is
+    exploded with ``json_tree``; flat ones are assembled in one aggregation, nested ones bottom-up,
+    one statement per nesting level. A large or bracket-heavy value — where ``json_tree``'s cost
+    would grow with the square of its size, or the assembly with its depth — is encoded by
+    ``canonical_json`` instead, one value at a time, so memory stays bounded by the largest value.
+    A value nested deeper than ``MAX_DEPTH`` gets no canonical text and a ``problem`` saying so.
+    ``source`` must have a unique ``id_col``.
     """
+    con.execute(
+        f"""create or replace temp table _cj_large as
+        select s.{id_col} as doc from {source} s
+        where s.{json_col} is not null and (strlen(s.{json_col}::varchar) > {_BULK_BYTES}
+              or length(regexp_replace(s.{json_col}::varchar, '[^\\[{{]', '', 'g')) > {_BULK_CONTAINERS})"""
+    )
     con.execute(
         f"""create or replace temp table _cj_nodes as
         select s.{id_col} as doc, t.id, t.parent, t.key, t.type,
                {_SCALAR_SQL} as canon
         from {source} s, json_tree(s.{json_col}) t
-        where s.{json_col} is not null"""
+        where s.{json_col} is not null and s.{id_col} not in (select doc from _cj_large)"""
     )
     con.execute(
         """create or replace temp table _cj_shape as
@@ -164,4 +181,35 @@ def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str
         if not changed:
             break
     con.execute(f"insert into {target} select doc, canon from _cj_deep where parent is null")
-    con.execute("drop table _cj_nodes; drop table _cj_shape; drop table _cj_deep")
+    con.execute(f"alter table {target} add column problem varchar")
+    _canonicalize_large(con, source, id_col, json_col, target)
+    con.execute("drop table _cj_nodes; drop table _cj_shape; drop table _cj_deep; drop table _cj_large")
+
+
+def _canonicalize_large(con: duckdb.DuckDBPyConnection, source: str, id_col: str, json_col: str, target: str) -> None:
+    """The rare large or deep values: one at a time, through ``canonical_json`` (the same bytes as the SQL)."""
+    ids = [row[0] for row in con.execute("select doc from _cj_large order by doc").fetchall()]
+    for doc in ids:  # rare by construction: only values the bulk path would spend quadratic time on
+        (text,) = con.execute(f"select {json_col}::varchar from {source} where {id_col} = ?", [doc]).fetchall()[0]
+        depth = json_depth(text)
+        if depth > MAX_DEPTH:
+            row = [doc, None, f"nested {depth} levels deep; reconcile reads JSON nested at most {MAX_DEPTH} levels"]
+        else:
+            row = [doc, canonical_json(json.loads(text)), None]
+        con.execute(f"insert into {target} values (?, ?, ?)", row)
+
+
+def json_depth(text: str) -> int:
+    """How deeply a JSON text nests arrays and objects (brackets inside strings do not count), without recursion."""
+    depth = deepest = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

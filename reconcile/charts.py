@@ -2,7 +2,10 @@
 
 Text is drawn as paths (no font is referenced), the SVG's metadata block and namespace
 declarations are dropped (HTML's parser does not need them, and a report carries no URL of any
-kind), and the hash salt is fixed so the same data draws the same markup.
+kind), and the hash salt is fixed so the same data draws the same markup. Labels, legends and
+titles are data (agent names, models, trace names): each is redacted and made literal before it
+is drawn, mathtext is off (a ``$`` in a name is a dollar sign), and the comments matplotlib writes
+beside each drawn string are dropped.
 """
 
 from __future__ import annotations
@@ -15,13 +18,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-plt.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "reconcile", "font.size": 9,
+from .display import label  # noqa: E402
+from .redact import redact  # noqa: E402
+
+plt.rcParams.update({"text.parse_math": False, "svg.fonttype": "path", "svg.hashsalt": "reconcile", "font.size": 9,
                      "axes.spines.top": False, "axes.spines.right": False})
 PALETTE = ["#2f6f9f", "#e08a2c", "#5a9e4b", "#b8474b", "#7b61a8", "#8c8c8c"]
 
 
 def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: str, unit: str = "$") -> str:
     """Grouped horizontal bars, one group per label, one bar per series; an unknown value is written "unknown"."""
+    labels = [label(redact(text)) for text in labels]
+    series = {label(redact(name), 30): values for name, values in series.items()}
+    title = label(redact(title), 90)
     height = max(1.8, 0.38 * len(labels) * max(1, len(series)) + 0.9)
     fig, ax = plt.subplots(figsize=(7.2, height))
     count = len(series)
@@ -50,5 +59,6 @@ def _svg(fig) -> str:
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg"):]
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
     svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
     return re.sub(r'\s+version="1\.1"', "", svg)

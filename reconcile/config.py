@@ -17,6 +17,10 @@ about someone else's harness. It is read from, in order: ``--config FILE`` (or
     warn_if = "!= 0"                         # on the number of findings
     error_if = "> 5"
 
+    [ingest]                                 # the window a recorded timestamp must fall in
+    earliest = "2000-01-01"                  # (these are the defaults; older archives set earlier)
+    latest = "2100-01-01"
+
     [formats.claude_code.settings]           # only for runs of one source format …
     result_bound_tokens = 30000
     [agents.coder.settings]                  # … or of one agent (the most specific wins)
@@ -38,16 +42,18 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from .checks.settings import DEFAULTS, validate_setting
 from .errors import BadInput
+from .ingest.ranges import EARLIEST, LATEST
 
 CONFIG_FILE = "reconcile.toml"
 SEVERITIES = ("error", "warn")
 _CONDITION = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(\d+)\s*$")
-_TOP_KEYS = {"db", "settings", "checks", "formats", "agents"}
+_TOP_KEYS = {"db", "ingest", "settings", "checks", "formats", "agents"}
 _CHECK_KEYS = {"enabled", "severity", "warn_if", "error_if"}
 _SCOPE_KEYS = {"settings", "checks"}
 
@@ -93,6 +99,7 @@ class Config:
     scoped: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)  # ("format"|"agent", name)
     checks: dict[str, CheckPolicy] = field(default_factory=dict)
     scoped_disabled: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)  # scope -> check -> Value
+    window: tuple[date, date] = (EARLIEST, LATEST)  # [ingest] earliest, latest
 
     def policy(self, check: str) -> CheckPolicy:
         return self.checks.get(check) or CheckPolicy()
@@ -177,6 +184,7 @@ def load_config(explicit: Path | None = None, folder: Path | None = None, overri
             raise BadInput(f"{where}: db = {data['db']!r}; expected the store's path as a string")
         config.db = Value((path.parent / data["db"]) if not Path(data["db"]).is_absolute() else Path(data["db"]),
                           f"{where} (db)")
+    config.window = _window(_table(data.get("ingest", {}), where, f"{table}[ingest]"), where)
     config.settings = _settings(data.get("settings", {}), where, f"{table}[settings]")
     for name, body in _table(data.get("checks", {}), where, "[checks]").items():
         config.checks[name] = _check_policy(_table(body, where, f"[checks.{name}]"), where, f"[checks.{name}]")
@@ -195,6 +203,21 @@ def load_config(explicit: Path | None = None, folder: Path | None = None, overri
                     config.scoped_disabled.setdefault((kind, name), {})[check] = Value(
                         rules["enabled"], f"{where} {label}.checks.{check}")
     return config.with_overrides(overrides or [])
+
+
+def _window(body: dict, where: str) -> tuple[date, date]:
+    _only(body, {"earliest", "latest"}, where, "[ingest]")
+    bounds = []
+    for key, default in (("earliest", EARLIEST), ("latest", LATEST)):
+        raw = body.get(key, default)
+        try:
+            value = raw if isinstance(raw, date) and not isinstance(raw, datetime) else date.fromisoformat(str(raw))
+        except ValueError:
+            raise BadInput(f"{where}: [ingest] {key} = {raw!r}; expected a date such as {default.isoformat()}") from None
+        bounds.append(value)
+    if not bounds[0] < bounds[1]:
+        raise BadInput(f"{where}: [ingest] earliest {bounds[0]} is not before latest {bounds[1]}")
+    return bounds[0], bounds[1]
 
 
 def _table(value: Any, where: str, label: str) -> dict:

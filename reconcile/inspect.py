@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
 
-from .store import records
-
 from .errors import QueryError, RunNotFound
+from .store import records
 
 _ALLOWED_STATEMENTS = {"SELECT", "EXPLAIN"}
 
@@ -59,7 +59,33 @@ def step_detail(con: duckdb.DuckDBPyConnection, run_id: str, idx: int) -> dict[s
 
 
 def run_select(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run one read-only statement; return column names and rows."""
+    """Run one read-only statement; return column names and rows.
+
+    The statement check gives a plain refusal; what enforces it is the connection itself, opened
+    read-only with file, network and extension access off and its settings locked (see
+    ``store.connect``), so a statement that slips past the check still cannot write, read a file,
+    fetch a URL or load code.
+    """
+    kind = _statement_kind(con, sql)
+    if kind not in _ALLOWED_STATEMENTS:
+        raise QueryError(f"reconcile sql only reads the store: {kind} statements are refused. Use a SELECT "
+                         "(or EXPLAIN / EXPLAIN ANALYZE of one).")
+    try:
+        cursor = con.execute(sql)
+        columns = [d[0] for d in cursor.description]
+        return columns, cursor.fetchall()
+    except duckdb.PermissionException as exc:
+        raise QueryError("reconcile sql reads only the store's tables and views: files, URLs, extensions and "
+                         f"settings are out of its reach ({_first_line(exc)}).") from exc
+    except duckdb.Error as exc:
+        raise QueryError(f"The query failed: {exc}") from exc
+
+
+_EXPLAIN = re.compile(r"(?is)^\s*explain\s+(?:analy[sz]e\s+)?(?:\([^)]*\)\s*)?")
+
+
+def _statement_kind(con: duckdb.DuckDBPyConnection, sql: str) -> str:
+    """The statement's type; for EXPLAIN, the type of the statement it explains (EXPLAIN ANALYZE runs it)."""
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -67,11 +93,15 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], lis
     if len(statements) != 1:
         raise QueryError(f"Give exactly one statement; got {len(statements)}.")
     kind = statements[0].type.name
-    if kind not in _ALLOWED_STATEMENTS:
-        raise QueryError(f"reconcile sql only reads: {kind} statements are refused. Use a SELECT.")
-    try:
-        cursor = con.execute(sql)
-        columns = [d[0] for d in cursor.description]
-        return columns, cursor.fetchall()
-    except duckdb.Error as exc:
-        raise QueryError(f"The query failed: {exc}") from exc
+    if kind == "EXPLAIN":
+        try:
+            inner = con.extract_statements(_EXPLAIN.sub("", sql, count=1))
+        except duckdb.Error:
+            return kind  # a form we do not unwrap: the locked connection still holds
+        if len(inner) == 1 and inner[0].type.name != "SELECT":
+            return f"EXPLAIN {inner[0].type.name}"
+    return kind
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0]

@@ -125,8 +125,6 @@ def _flatten(model_price: Any) -> list:
 
 def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """Replace the overrides from ``path`` (CSV or TOML) in ``prices``; return how many rows."""
-    if not path.is_file():
-        raise BadInput(f"No price file at {path}. Give a CSV or TOML file with columns {', '.join(OVERRIDE_COLUMNS)}.")
     rows = read_override_rows(path)
     version = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     con.execute("begin")
@@ -140,7 +138,16 @@ def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
 
 def read_override_rows(path: Path) -> list[list]:
     """A price file's rows in ``prices``' column order (without the version), validated."""
-    records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise BadInput(f"The price file {path} {what}. Give a CSV or TOML file with columns "
+                       f"{', '.join(OVERRIDE_COLUMNS)} (docs/costs.md).")
+    try:
+        records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
+    except OSError as exc:
+        raise BadInput(f"Cannot read the price file {path}: {exc.strerror or exc}. Check its permissions.") from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"The price file {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV or TOML.") from exc
     return [_override_row(path, where, record) for where, record in records]
 
 

@@ -26,6 +26,7 @@ from .errors import NoRuns
 from .costs import SOURCE_TEXT, cost_report, costliest_runs
 from .ingest import IngestReport, ingest
 from .money import described, usd
+from .outputs import check_file_target, check_folder_target, make_folder, write_output
 from .redact import redact
 from .resources import reports_dir
 from .store import records
@@ -113,17 +114,15 @@ def _now() -> str:
 
 
 def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None, source: str = "auto") -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render("finance.html.j2", finance_context(con, since, until, source)), encoding="utf-8")
-    return out
+    check_file_target(out)
+    return write_output(out, render("finance.html.j2", finance_context(con, since, until, source)))
 
 
 def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None, config=None,
                   checks_dir: list[Path] | None = None) -> Path:
+    check_file_target(out)
     checks = checks or run_checks(con, load_checks(checks_dir), config=config, record=False)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render("morning.html.j2", morning_context(con, checks, config)), encoding="utf-8")
-    return out
+    return write_output(out, render("morning.html.j2", morning_context(con, checks, config)))
 
 
 @dataclass
@@ -140,18 +139,19 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
     A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
     """
     checks_to_run = load_checks(checks_dir)
+    check_folder_target(out)
     with store.connect(db) as con:
-        ingested = ingest(con, [folder, *usage])
+        ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None)
         if not con.execute("select count(*) from runs").fetchall()[0][0]:
             totals = ingested.totals
             raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
         checks = run_checks(con, checks_to_run, config=config)
-        out.mkdir(parents=True, exist_ok=True)
+        make_folder(out)
         files = {"finance": write_finance(con, out / "finance.html", source=source),
                  "morning": write_morning(con, out / "morning.html", checks, config),
                  "findings": out / "findings.json", "junit": out / "findings.xml"}
-        files["findings"].write_text(json.dumps(checks.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
-        write_junit(checks, files["junit"])
+        write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
+        write_junit(checks, files["junit"], "--out")
     return MorningResult(ingested, checks, files)

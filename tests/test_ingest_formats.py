@@ -215,7 +215,8 @@ def test_bad_swe_agent_and_openhands_records_are_rejected(tmp_path, con):
                con.execute("select path, line, reason from rejects order by path, line").fetchall()]
     assert reasons == [("bad.traj", 2, 'trajectory entry 2 has neither "action" nor "response"'),
                        ("bad_events.json", 1, 'event 1 has no integer "id"'),
-                       ("bad_events.json", 3, 'event 4: "timestamp" is someday')]
+                       ("bad_events.json", 3, 'event 4: "timestamp" is someday; expected an RFC 3339 time from '
+                        '2000-01-01 up to 2100-01-01 UTC ([ingest] earliest and latest in reconcile.toml)')]
     assert [(f.lines, f.loaded + f.rejected + f.skipped) for f in report.files] == [(4, 4), (4, 4)]
 
 

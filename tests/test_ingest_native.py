@@ -104,13 +104,14 @@ def test_garbage_in_the_middle_and_a_truncated_last_line(con, tmp_path):
 
 @pytest.mark.parametrize("line,reason", [
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"model","ts":"2026-11-28T23:00:00Z","usage":{"output":"zzz"}}',
-     'field "usage.output" is "zzz"; expected a non-negative integer'),
+     'field "usage.output" is "zzz"; expected an integer from 0 to 10^15'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"model","ts":"yesterday","usage":{}}',
-     'field "ts" is "yesterday"; expected an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z'),
+     'field "ts" is "yesterday"; expected an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z from 2000-01-01 '
+     'up to 2100-01-01 UTC ([ingest] earliest and latest in reconcile.toml)'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"model","ts":"2026-11-28T23:00:00Z"}',
      'missing field "usage" on a step line'),
     ('{"v":1,"type":"step","run_id":"a","idx":-1,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"ok"}',
-     'field "idx" is -1; expected a non-negative integer'),
+     'field "idx" is -1; expected an integer from 0 to 2147483647'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"fine"}',
      'field "status" is "fine"; expected one of ok, error, timeout, unknown_tool, invalid_args, started, succeeded, failed, cancelled, budget_exceeded, timed_out, stalled, running'),
     ('{"v":1,"type":"step","run_id":"a","idx":7,"kind":"tool","ts":"2026-11-28T23:00:00Z","call_id":"c","tool":"t","status":"stalled"}',

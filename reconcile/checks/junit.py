@@ -10,10 +10,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..outputs import write_output
 from .runner import CheckReport
 
 
-def write_junit(report: CheckReport, path: Path) -> None:
+def write_junit(report: CheckReport, path: Path, option: str = "--junit") -> None:
     failures = sum(1 for r in report.results if r.outcome == "error")
     skipped = sum(1 for r in report.results if r.outcome == "warn")
     suite = ET.Element("testsuite", name="reconcile", tests=str(len(report.results)), failures=str(failures),
@@ -35,4 +36,4 @@ def write_junit(report: CheckReport, path: Path) -> None:
             ET.SubElement(case, "skipped", message=f"warning: {message}")
             ET.SubElement(case, "system-out").text = lines
     ET.indent(suite)
-    path.write_text(ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n", encoding="utf-8")
+    write_output(path, ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n", option)

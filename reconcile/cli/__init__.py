@@ -5,13 +5,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
+import duckdb
 import typer
-from rich.console import Console
 
 from ..errors import ExitCode, ReconcileError
+from .render import LiteralConsole
 
 app = typer.Typer(
     name="reconcile",
@@ -33,21 +35,44 @@ def main(argv: list[str] | None = None) -> int:
     Typer runs in standalone mode, so usage errors print their usage line and exit 2 on their own;
     commands choose their exit code with ``typer.Exit``.
     """
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    errors = LiteralConsole(stderr=True)
     try:
         app(args=argv, prog_name="reconcile")
         code = ExitCode.OK
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (ExitCode.OK if exc.code is None else ExitCode.BAD_INPUT)
     except ReconcileError as exc:
-        errors.print(f"error: {exc}", markup=False)
+        errors.print(f"error: {exc}")
         code = exc.exit_code
     except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
         if os.environ.get("RECONCILE_DEBUG"):
             raise
-        errors.print(f"internal error: {type(exc).__name__}: {exc}\n"
-                     "This is a bug in reconcile. Re-run with RECONCILE_DEBUG=1 for the traceback.", markup=False)
-        code = ExitCode.INTERNAL
+        machine = _machine_failure(exc)
+        errors.print(f"error: {machine}" if machine else f"internal error: {type(exc).__name__}: {exc}\n"
+                     "This is a bug in reconcile. Re-run with RECONCILE_DEBUG=1 for the traceback.")
+        code = ExitCode.BAD_INPUT if machine else ExitCode.INTERNAL
+    return _exit(code, argv)
+
+
+def _exit(code: int, argv: list[str] | None) -> int:
     if argv is None:
         sys.exit(int(code))
     return int(code)
+
+
+_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+
+
+def _machine_failure(exc: Exception) -> str | None:
+    """The message for a failure of the machine (full disk, permissions, memory) that reached here, else None.
+
+    Library code turns the ones it expects into named errors; this is the net under the rest, so a
+    full disk is never reported as a bug in reconcile.
+    """
+    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)):
+        return (f"the store could not be read or written: {str(exc).strip()}. Free disk space or memory, "
+                "then run the command again.")
+    if isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS:
+        return (f"{exc.strerror}{': ' + str(exc.filename) if exc.filename else ''}. Free space or fix the "
+                "permissions, then run the command again.")
+    return None

@@ -112,9 +112,9 @@ def _print(report, rates, percentiles, alerts) -> None:
     for g in report["groups"]:
         for name, recommendation in g["recommendation"].items():
             if recommendation["at_least"]:
-                console.print(f"  {g['key']} {_UNITS[name]}: {recommendation['basis']}", markup=False)
+                console.print(f"  {g['key']} {_UNITS[name]}: {recommendation['basis']}")
         for flag in g["flags"]:
-            console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}", markup=False)
+            console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}")
     latest = {}
     for row in rates:
         latest[(row["key"], row["status"])] = row
@@ -132,4 +132,4 @@ def _print(report, rates, percentiles, alerts) -> None:
                         right={"results", "p99 result tokens", "above the bound"}))
     for alert in alerts:
         console.print(f"ALERT {alert['group']}: {alert['status']} is {alert['share']:.1%} of {alert['runs']} runs, "
-                      f"above {alert['rate']:.1%}", markup=False)
+                      f"above {alert['rate']:.1%}")

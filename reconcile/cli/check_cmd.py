@@ -60,12 +60,12 @@ def print_report(report) -> None:
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
         rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings]
         console.print(table(["run", "step", "detail"], rows, title=title, right={"step"}))
-        console.print(f"  remedy: {result.remedy}", markup=False)
+        console.print(f"  remedy: {result.remedy}")
     for result in report.results:
         if result.not_judged:
-            console.print(f"{result.name}: not judged for {result.not_judged_text()}", markup=False)
+            console.print(f"{result.name}: not judged for {result.not_judged_text()}")
     for name, by in report.disabled:
-        console.print(f"{name}: switched off ({by})", markup=False)
+        console.print(f"{name}: switched off ({by})")
     errors = sum(r.failures for r in report.results if r.outcome == "error")
     warnings = sum(r.failures for r in report.results if r.outcome == "warn")
     failing = [r for r in report.results if r.outcome != "pass"]
@@ -73,4 +73,4 @@ def print_report(report) -> None:
     console.print(f"{len(report.results)} check(s) ran over {report.runs} run(s), {len(failing)} failing: "
                   f"{errors} error finding(s), {warnings} warning(s)"
                   + (f"; {partial} check(s) could not judge every run" if partial else "")
-                  + ("" if failing else " — every invariant holds where it could be judged"), markup=False)
+                  + ("" if failing else " — every invariant holds where it could be judged"))

@@ -33,7 +33,7 @@ def config_command(
     if sql:
         with store.connect(path, read_only=True) as con:
             statements = variable_statements(config) + run_settings_statements(con, config)
-        console.print("\n".join(f"{statement.strip()};" for statement in statements), markup=False)
+        console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
     rows = describe(config, load_checks(checks_dir), path, db is not None)
     if json_out:

@@ -75,17 +75,17 @@ def cost_command(
                         right={"runs", "success", "cost", "per completed task"}))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
-        console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)", markup=False)
+        console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")
     else:
         console.print(f"Spend on failed, stalled and budget- or time-stopped runs ({waste['runs']}): "
                       f"{usd(waste['cost_micros'])}{'' if waste['complete'] else ' + unpriced'} "
-                      f"({_pct(waste['share']) or 'unknown share'} of all known spend)", markup=False)
+                      f"({_pct(waste['share']) or 'unknown share'} of all known spend)")
     unpriced = sorted({m for g in report["groups"] for m in g["unpriced_models"]})
     if unpriced:
         console.print(f"warning: no price for {', '.join(unpriced)}: their calls' cost is unknown (never counted as "
-                      "$0). Add a price: reconcile prices add FILE (see docs/costs.md).", markup=False)
+                      "$0). Add a price: reconcile prices add FILE (see docs/costs.md).")
     sources = ", ".join(f"{s['source']} {s['source_version']}" for s in report["prices"])
-    console.print(f"Prices: {sources or 'none'}", markup=False)
+    console.print(f"Prices: {sources or 'none'}")
     return None
 
 
@@ -118,8 +118,8 @@ def project_command(
             return print_json(fitted)
         for agent in fitted:
             console.print(f"{agent['agent']} ({agent['runs']} runs; inputs fitted from them: {agent['inputs']}); "
-                          f"observed mean cost per run ${agent['observed_mean_cost_usd']:.4f}", markup=False)
-            console.print(markdown(agent["rows"], Decimal(str(agent["inputs"]["success_rate"]))), markup=False)
+                          f"observed mean cost per run ${agent['observed_mean_cost_usd']:.4f}")
+            console.print(markdown(agent["rows"], Decimal(str(agent["inputs"]["success_rate"]))))
         return None
     try:
         counts = [int(t) for t in turns.split(",") if t.strip()]
@@ -132,7 +132,7 @@ def project_command(
     rows = projection_table(inputs, counts)
     if json_out:
         return print_json(rows)
-    console.print(markdown(rows, inputs.success_rate), markup=False)
+    console.print(markdown(rows, inputs.success_rate))
     return None
 
 
@@ -150,7 +150,7 @@ def prices_add_command(
     with store.connect(configured(config_file, db)[1], create=False) as con:
         count = pricing.load_overrides(con, file.resolve())
         pricing.resolve(con)
-    console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.", markup=False)
+    console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.")
 
 
 @app.command("reprice")
@@ -208,5 +208,5 @@ def usage_command(
                "unexplained $", "phantom tokens", "phantom $", "coverage $"]
     console.print(table(columns, rows, right=set(columns[1:])))
     if report["phantom_runs"]:
-        console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}", markup=False)
+        console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from .. import store
@@ -17,7 +17,7 @@ from ..formats import FORMATS
 from ..ingest import ingest
 from . import app
 from .options import ConfigOption, DbOption, JsonOption, configured
-from .render import console, print_json, table
+from .render import LiteralConsole, console, literal, print_json, table
 
 
 @app.command("ingest")
@@ -33,9 +33,10 @@ def ingest_command(
 
     Example: reconcile ingest sample_runs/ --db night.duckdb
     """
-    with store.connect(configured(config_file, db)[1]) as con:
+    config, path = configured(config_file, db)
+    with store.connect(path) as con:
         with _progress() as hook:
-            report = ingest(con, paths, format=format, progress=hook)
+            report = ingest(con, paths, format=format, progress=hook, window=config.window)
         rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
                               "order by path, line limit 20", [[f.path for f in report.files]]).fetchall()
     if json_out:
@@ -62,23 +63,22 @@ def _print_report(report, rejects) -> None:
         if f.status == "unreadable":
             continue
         for note in f.notes[:2]:
-            console.print(f"  {_shown(f.path)}: skipped: {note}", markup=False)
+            console.print(f"  {_shown(f.path)}: skipped: {note}")
         if len(f.notes) > 2:
-            console.print(f"  {_shown(f.path)}: … {len(f.notes) - 2} more kinds of skipped line (--json lists them)",
-                          markup=False)
+            console.print(f"  {_shown(f.path)}: … {len(f.notes) - 2} more kinds of skipped line (--json lists them)")
     for p in report.passed_over:
-        console.print(f"passed over {_shown(p.path)}: {p.reason}", markup=False)
+        console.print(f"passed over {_shown(p.path)}: {p.reason}")
     for f in report.files:
         if f.status == "unreadable":
-            console.print(f"could not read {_shown(f.path)}: {f.notes[0]}", markup=False)
+            console.print(f"could not read {_shown(f.path)}: {f.notes[0]}")
     for path in report.forgotten:
-        console.print(f"forgotten {_shown(path)}: no longer there, so its runs went with it", markup=False)
+        why = "no longer of a format reconcile reads" if os.path.exists(path) else "no longer there"
+        console.print(f"forgotten {_shown(path)}: {why}, so its runs went with it")
     for path, line, reason in rejects:
-        console.print(f"rejected {_shown(path)}:{line}: {reason}", markup=False)
+        console.print(f"rejected {_shown(path)}:{line}: {reason}")
     t = report.totals
     console.print(f"{t['files']} file(s), {t['unchanged']} unchanged, {t['passed_over']} passed over; "
-                  f"lines {t['lines']} = loaded {t['loaded']} + rejected {t['rejected']} + skipped {t['skipped']}",
-                  markup=False)
+                  f"lines {t['lines']} = loaded {t['loaded']} + rejected {t['rejected']} + skipped {t['skipped']}")
 
 
 class _progress:
@@ -94,10 +94,10 @@ class _progress:
         if self.bar is None and total < 5 and path.stat().st_size < 50_000_000:
             return  # a few small files load faster than a bar draws
         if self.bar is None:
-            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar = Progress(console=LiteralConsole(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("ingesting", total=total)
-        self.bar.update(self.task, completed=position, description=f"ingesting {path.name[:40]}")
+        self.bar.update(self.task, completed=position, description=f"ingesting {escape(literal(path.name[:40]))}")  # a description is markup
 
     def __exit__(self, *exc):
         if self.bar is not None:

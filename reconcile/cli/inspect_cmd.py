@@ -85,7 +85,7 @@ def sql_command(
         print_csv(columns, rows)
     else:
         console.print(table(columns, rows))
-        console.print(f"{len(rows)} row(s)", markup=False)
+        console.print(f"{len(rows)} row(s)")
 
 
 @app.command("summary")

@@ -39,7 +39,7 @@ def finance_command(
     with store.connect(path, read_only=True) as con:
         store.require_runs(con, str(path), start, end)
         written = write_finance(con, out, start, end, cost_source)
-    console.print(f"wrote {written}", markup=False)
+    console.print(f"wrote {written}")
 
 
 @report_app.command("morning")
@@ -58,7 +58,7 @@ def morning_report_command(
     with store.connect(path, read_only=True) as con:
         store.require_runs(con, str(path))
         written = write_morning(con, out, config=config, checks_dir=checks_dir)
-    console.print(f"wrote {written}", markup=False)
+    console.print(f"wrote {written}")
 
 
 @app.command("morning")
@@ -83,18 +83,18 @@ def morning_command(
     result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source)
     totals = result.ingested.totals
     console.print(f"ingested {totals['files']} file(s) ({totals['unchanged']} unchanged): {totals['loaded']} loaded, "
-                  f"{totals['rejected']} rejected", markup=False)
+                  f"{totals['rejected']} rejected")
     failing = [r for r in result.checks.results if r.outcome != "pass"]
     errors = sum(r.failures for r in failing if r.outcome == "error")
     console.print(f"{len(result.checks.results)} checks over {result.checks.runs} runs, {len(failing)} failing, "
-                  f"{errors} error finding(s)", markup=False)
+                  f"{errors} error finding(s)")
     for check in failing:
-        console.print(f"  {check.name} ({check.outcome}): {check.failures}", markup=False)
+        console.print(f"  {check.name} ({check.outcome}): {check.failures}")
     for check in result.checks.results:
         if check.not_judged:
-            console.print(f"  {check.name}: not judged for {check.not_judged_text()}", markup=False)
+            console.print(f"  {check.name}: not judged for {check.not_judged_text()}")
     for name, path_written in result.files.items():
-        console.print(f"{name}: {path_written}", markup=False)
+        console.print(f"{name}: {path_written}")
     if result.checks.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
 

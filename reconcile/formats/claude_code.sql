@@ -18,13 +18,27 @@ from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as 
              coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side
       from _parsed);
 
+-- A tool_result whose is_error is neither true nor false says nothing reliable about the outcome: rejected.
+create or replace temp table _cc_bad as
+select file_no, line_no, min(reason) as reason
+from (select c.file_no, c.line_no, 'tool_result "is_error" is ' || left((b.block -> 'is_error')::varchar, 40)
+                                  || '; expected true or false' as reason
+      from _cc c, (select unnest(json_list(c.j.message.content)) as block) b
+      where c.type = 'user' and b.block ->> 'type' = 'tool_result'
+        and coalesce(json_type(b.block -> 'is_error'), 'NULL') not in ('NULL', 'BOOLEAN'))
+group by all;
+
 create or replace temp table _stage_records as
 select c.file_no, c.line_no as record_no, f.run_id,
-       case when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
+       case when bad.reason is not null then 'reject'
+            when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
             then 'load' else 'skip' end as decision,
-       case when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary') then null
+       case when bad.reason is not null then bad.reason
+            when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary') then null
             else 'not a conversation line (' || coalesce(c.type, '?') || coalesce('/' || c.j.subtype, '') || ')' end as note
-from _cc c join _cc_files f using (file_no);
+from _cc c join _cc_files f using (file_no) left join _cc_bad bad using (file_no, line_no);
+
+delete from _cc where (file_no, line_no) in (select file_no, line_no from _cc_bad);
 
 -- A subagent's own transcript is all side-chain lines: then they are its main thread.
 create or replace temp table _cc_files as
@@ -49,17 +63,17 @@ group by all;
 create or replace temp table _cc_blocks as
 select c.file_no, c.line_no, b.position, c.type, c.ts, c.agent_label,
        coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response, b.block
-from _cc c, (select unnest(c.j.message.content::json[]) as block,
-                    generate_subscripts(c.j.message.content::json[], 1) as position) b
-where c.type in ('user', 'assistant') and json_type(c.j.message.content) = 'ARRAY';
+from _cc c, (select unnest(json_list(c.j.message.content)) as block,
+                    generate_subscripts(json_list(c.j.message.content), 1) as position) b
+where c.type in ('user', 'assistant');
 
 create or replace temp table _cc_results as
 select b.file_no, b.line_no, b.position, b.ts, b.agent_label, b.block ->> 'tool_use_id' as call_id,
-       coalesce((b.block ->> 'is_error')::boolean, false) as is_error,
+       coalesce((b.block ->> 'is_error')::boolean, false) as is_error,  -- true, false or absent (see _cc_bad)
        case json_type(b.block -> 'content')
            when 'VARCHAR' then b.block ->> 'content'
            when 'ARRAY' then array_to_string(list_transform(
-               list_filter((b.block -> 'content')::json[], lambda x: x ->> 'type' = 'text'),
+               list_filter(json_list(b.block -> 'content'), lambda x: x ->> 'type' = 'text'),
                lambda x: x ->> 'text'), chr(10))
            else ''  -- no content: an empty result
        end as text

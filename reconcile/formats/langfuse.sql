@@ -15,9 +15,17 @@ from (select file_no, position + 1 as record_no, raw,
       from (select file_no, unnest((j -> 'observations')::json[]) as raw,
                    generate_subscripts((j -> 'observations')::json[], 1) as position from _doc));
 
+-- The trace's own record: a timestamp it gives must be a time in the window (else the record is rejected
+-- and the run starts with its first observation).
 create or replace temp table _stage_records as
-select r.file_no, 1 as record_no, r.trace::varchar as raw, 'load' as decision, null as note, r.run_id
-from _lf_runs r
+select r.file_no, 1 as record_no, r.trace::varchar as raw,
+       case when bad_time then 'reject' else 'load' end as decision,
+       case when bad_time then 'trace "timestamp" is ' || (r.trace ->> 'timestamp') || '; expected an RFC 3339 time '
+                               || window_text() end as note,
+       r.run_id
+from (select *, r.trace ->> 'timestamp' is not null
+                and not coalesce(in_window(staged_timestamp(r.trace ->> 'timestamp')), false) as bad_time
+      from _lf_runs r) r
 union all
 select l.file_no, l.record_no, l.raw::varchar,
        case when reason is not null then 'reject' when is_model or o.type = 'TOOL' then 'load' else 'skip' end,
@@ -27,8 +35,12 @@ select l.file_no, l.record_no, l.raw::varchar,
 from (select *, case
           when o.id is null then 'observation has no "id"'
           when o.type is null then 'observation ' || o.id || ' has no "type"'
-          when try_cast(o.startTime as timestamptz) is null
+          when staged_timestamp(o.startTime) is null
               then 'observation ' || o.id || ': "startTime" is ' || coalesce(o.startTime, 'missing')
+          when not in_window(staged_timestamp(o.startTime))
+              then 'observation ' || o.id || ': "startTime" is ' || o.startTime || '; expected a time ' || window_text()
+          when o.endTime is not null and not coalesce(in_window(staged_timestamp(o.endTime)), false)
+              then 'observation ' || o.id || ': "endTime" is ' || o.endTime || '; expected a time ' || window_text()
           when o.usageDetails is not null and json_type(o.usageDetails) <> 'OBJECT'
               then 'observation ' || o.id || ': "usageDetails" is not an object'
           when o.usageDetails is not null and not list_bool_and(list_transform(json_keys(o.usageDetails),
@@ -39,13 +51,13 @@ join _lf_runs r using (file_no);
 
 create or replace temp table _lf_steps as
 select row_number() over (partition by l.file_no order by start, l.record_no) - 1 as idx, l.file_no, r.run_id,
-       l.record_no, l.o, l.is_model, start, coalesce(try_cast(l.o.endTime as timestamptz), start) as finish,
+       l.record_no, l.o, l.is_model, start, coalesce(staged_timestamp(l.o.endTime), start) as finish,
        case when json_type(l.o.usageDetails) = 'OBJECT' and len(json_keys(l.o.usageDetails)) > 0 then l.o.usageDetails end as u,
        coalesce(p.o.name, 'trace') as thread,
        case when json_type(l.o.output) = 'VARCHAR' then l.o.output ->> '$' else l.o.output::varchar end as text
 from _lf l join _stage_records d using (file_no, record_no) join _lf_runs r using (file_no)
 left join _lf p on p.file_no = l.file_no and p.o.id = l.o.parentObservationId,
-lateral (select l.o.startTime::timestamptz as start)
+lateral (select staged_timestamp(l.o.startTime) as start)
 where d.decision = 'load';
 
 -- A TOOL observation does not say which generation asked for it: the latest one before it did.
@@ -58,12 +70,12 @@ asof left join (select * from _lf_steps where is_model) g on t.file_no = g.file_
 
 create or replace temp macro _lf_sum(u, keep) as
     coalesce(list_sum(list_transform(list_filter(json_keys(u), keep),
-                      lambda k: coalesce(try_cast(json_extract_string(u, '$."' || k || '"') as bigint), 0))), 0);
+                      lambda k: coalesce(staged_number(json_extract_string(u, '$."' || k || '"')), 0))), 0);
 
 create or replace temp table _stage_steps as
 with usage as (
-    select file_no, idx, coalesce(try_cast(u ->> 'input' as bigint), 0) as input,
-           coalesce(try_cast(u ->> '$."prompt_details.cache_read"' as bigint), 0) as cached_subset,
+    select file_no, idx, coalesce(staged_number(u ->> 'input'), 0) as input,
+           coalesce(staged_number(u ->> '$."prompt_details.cache_read"'), 0) as cached_subset,
            _lf_sum(u, lambda k: k in ('input_cache_read', 'cache_read_input_tokens')) as cache_read,
            _lf_sum(u, lambda k: k in ('input_cache_creation', 'input_cache_write', 'cache_creation_input_tokens')) as cache_write,
            _lf_sum(u, lambda k: k not in ('input', 'output', 'total', 'input_cache_read', 'cache_read_input_tokens',
@@ -71,8 +83,8 @@ with usage as (
                                 and not (k like 'prompt_details.%' or k like 'completion_details.%')
                                 and not starts_with(k, 'output')) as other_input,
            _lf_sum(u, lambda k: starts_with(k, 'output')) as output,
-           coalesce(try_cast(u ->> 'output_reasoning' as bigint),
-                    try_cast(u ->> '$."completion_details.reasoning"' as bigint)) as reasoning
+           coalesce(staged_number(u ->> 'output_reasoning'),
+                    staged_number(u ->> '$."completion_details.reasoning"')) as reasoning
     from _lf_steps where u is not null
 )
 select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'model' else 'tool' end as kind,
@@ -90,7 +102,7 @@ select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'mo
        case when s.is_model then left(s.text, 4000) end as output_text,
        case when s.is_model then sha256(s.text) end as output_sha256,
        case when s.is_model then u.input + u.cache_read + u.cache_write + u.other_input end as context_tokens,
-       round(try_cast(s.o.costDetails ->> 'total' as decimal(24, 12)) * 1000000)::bigint as harness_cost_micros,
+       staged_micros(s.o.costDetails ->> 'total') as harness_cost_micros,
        case when s.o.type = 'TOOL' then s.o.name end as tool_name,
        case when s.o.type = 'TOOL' then s.o.id end as call_id,
        c.args,
@@ -102,7 +114,7 @@ left join _stage_calls c on s.o.type = 'TOOL' and c.file_no = s.file_no and c.ca
 create or replace temp table _stage_runs as
 with summary as (
     select file_no, bool_or(o.level = 'ERROR') as errored, bool_or(o.endTime is null) as unfinished,
-           min(try_cast(o.startTime as timestamptz)) as first_start, max(try_cast(o.endTime as timestamptz)) as last_end,
+           min(staged_timestamp(o.startTime)) as first_start, max(staged_timestamp(o.endTime)) as last_end,
            arg_min(o.statusMessage, record_no) filter (where o.level = 'ERROR') as error_message,
            max(ceil(octet_length(encode(o.toolDefinitions::varchar)) / 4))
                filter (where json_type(o.toolDefinitions) in ('OBJECT', 'ARRAY')
@@ -111,7 +123,8 @@ with summary as (
 ),
 models as (select file_no, mode(model) as model from _stage_steps where kind = 'model' group by file_no)
 select r.file_no, r.run_id, coalesce(r.trace ->> 'name', 'langfuse') as agent, m.model,
-       coalesce(try_cast(r.trace ->> 'timestamp' as timestamptz), s.first_start) as started_at,
+       coalesce(case when in_window(staged_timestamp(r.trace ->> 'timestamp'))
+                     then staged_timestamp(r.trace ->> 'timestamp') end, s.first_start) as started_at,
        case when s.errored or not coalesce(s.unfinished, true) then s.last_end end as ended_at,
        case when s.errored then 'failed' when coalesce(s.unfinished, true) then 'running' else 'succeeded' end as status,
        case when s.errored then s.error_message end as stop_reason,

@@ -1,7 +1,8 @@
 -- Staging for OpenHands event streams. Input: _doc(file_no, j), one array of events per file.
 
 create or replace temp table _oh as
-select file_no, record_no, raw, e, f.stem as run_id, try_cast(e.timestamp as timestamptz) as ts,
+select file_no, record_no, raw, e, f.stem as run_id,
+       case when in_window(staged_timestamp(e.timestamp)) then staged_timestamp(e.timestamp) end as ts,
        e.source = 'agent' and e.action is not null and (e.tool_call_metadata.model_response is not null
            or e.action = 'message') as is_model_action,
        e.observation is not null and e.cause is not null and e.observation not in ('agent_state_changed', 'null')
@@ -12,7 +13,7 @@ from (select file_no, position as record_no, raw,
                                    "observation": "VARCHAR", "cause": "BIGINT", "message": "VARCHAR", "content": "VARCHAR",
                                    "args": "JSON", "extras": "JSON", "tool_call_metadata": {"function_name": "VARCHAR",
                                    "tool_call_id": "VARCHAR", "model_response": "JSON"},
-                                   "llm_metrics": {"accumulated_cost": "DOUBLE"}}') as e
+                                   "llm_metrics": {"accumulated_cost": "JSON"}}') as e
       from (select file_no, unnest(j::json[]) as raw, generate_subscripts(j::json[], 1) as position from _doc))
 join _files f using (file_no);
 
@@ -22,6 +23,7 @@ select file_no, record_no, raw::varchar as raw, run_id,
            as decision,
        case when e.id is null then 'event ' || record_no || ' has no integer "id"'
             when ts is null then 'event ' || e.id || ': "timestamp" is ' || coalesce(e.timestamp, 'missing')
+                || '; expected an RFC 3339 time ' || window_text()
             when not (is_model_action or is_result) then 'not a step (' || coalesce(e.source, '?') || ' '
                 || coalesce(e.action, e.observation, '?') || ')' end as note
 from _oh;
@@ -57,10 +59,10 @@ with responses as (
     where i.kind = 'model' group by all
 ),
 usage as (
-    select *, coalesce(try_cast(mr ->> '$.usage.prompt_tokens' as bigint), 0) as prompt,
-           coalesce(try_cast(mr ->> '$.usage.cache_read_input_tokens' as bigint),
-                    try_cast(mr ->> '$.usage.prompt_tokens_details.cached_tokens' as bigint), 0) as cached,
-           coalesce(try_cast(mr ->> '$.usage.cache_creation_input_tokens' as bigint), 0) as written
+    select *, coalesce(staged_number(mr ->> '$.usage.prompt_tokens'), 0) as prompt,
+           coalesce(staged_number(mr ->> '$.usage.cache_read_input_tokens'),
+                    staged_number(mr ->> '$.usage.prompt_tokens_details.cached_tokens'), 0) as cached,
+           coalesce(staged_number(mr ->> '$.usage.cache_creation_input_tokens'), 0) as written
     from responses
 ),
 last_model as (select file_no, max(idx) as idx from _oh_items where kind = 'model' group by file_no)
@@ -70,8 +72,8 @@ select u.file_no, u.run_id, u.idx::integer as idx, 'model' as kind, u.ts as star
        case when mr is not null then cached end as cache_read,
        case when mr is not null then written end as cache_write_5m,
        case when mr is not null then 0 end as cache_write_1h,
-       try_cast(mr ->> '$.usage.completion_tokens' as bigint) as output_tokens,
-       try_cast(mr ->> '$.usage.completion_tokens_details.reasoning_tokens' as bigint) as reasoning_tokens,
+       staged_number(mr ->> '$.usage.completion_tokens') as output_tokens,
+       staged_number(mr ->> '$.usage.completion_tokens_details.reasoning_tokens') as reasoning_tokens,
        mr ->> '$.choices[0].finish_reason' as finish_reason,
        -- the finish action is the answer; so is a closing agent message asking nothing
        u.finish or (u.idx = l.idx and u.text is not null and mr is null) as is_final,
@@ -99,7 +101,7 @@ with outcome as (
            bool_or(e.observation = 'agent_state_changed' and e.extras ->> 'agent_state' = 'error') as errored,
            min(ts) as first_ts, max(ts) as last_ts,
            -- the harness's own running total of what its LLM calls cost, when the stream records it
-           max(e.llm_metrics.accumulated_cost) as accumulated_cost
+           max(staged_micros(e.llm_metrics.accumulated_cost ->> '$')) as accumulated_cost_micros
     from _oh group by file_no
 ),
 models as (select file_no, mode(model) as model from _stage_steps where model is not null group by file_no)
@@ -107,5 +109,5 @@ select o.file_no, o.run_id, 'openhands' as agent, m.model,
        first_ts as started_at, case when finished or errored then last_ts end as ended_at,
        case when finished then 'succeeded' when errored then 'failed' else 'running' end as status,
        case when finished then 'finish' when errored then 'error' end as stop_reason,
-       round(o.accumulated_cost * 1000000)::bigint as ledger_cost_micros
+       o.accumulated_cost_micros as ledger_cost_micros
 from outcome o left join models m using (file_no);

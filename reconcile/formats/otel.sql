@@ -14,33 +14,46 @@ where trim(line) <> '';
 
 alter table _ot_requests add column spans boolean;
 update _ot_requests set spans = valid and json_type(j, '$.resourceSpans') = 'ARRAY';
+-- A request whose scopeSpans or spans is not an array holds no spans one could count: one rejected record.
+alter table _ot_requests add column malformed boolean;
+update _ot_requests set malformed = spans and not (
+    coalesce(list_bool_and(list_transform(json_type(j, '$.resourceSpans[*].scopeSpans'), lambda t: t = 'ARRAY')), true)
+    and coalesce(list_bool_and(list_transform(json_type(j, '$.resourceSpans[*].scopeSpans[*].spans'),
+                                              lambda t: t = 'ARRAY')), true));
 
 create or replace temp table _ot as
 with spans as (
     select r.file_no, r.line_no, rs.rs, sp.span, sp.pos
     from _ot_requests r,
-         lateral (select unnest((r.j -> 'resourceSpans')::json[]) as rs) rs,
-         lateral (select unnest((rs.rs -> 'scopeSpans')::json[]) as ss) ss,
-         lateral (select unnest((ss.ss -> 'spans')::json[]) as span,
-                         generate_subscripts((ss.ss -> 'spans')::json[], 1) as pos) sp
-    where r.spans
+         lateral (select unnest(json_list(r.j -> 'resourceSpans')) as rs) rs,
+         lateral (select unnest(json_list(rs.rs -> 'scopeSpans')) as ss) ss,
+         lateral (select unnest(json_list(ss.ss -> 'spans')) as span,
+                         generate_subscripts(json_list(ss.ss -> 'spans'), 1) as pos) sp
+    where r.spans and not r.malformed
 ),
 typed as (
     select file_no, line_no, pos, span, span ->> 'traceId' as trace_id, span ->> 'spanId' as span_id,
            nullif(span ->> 'parentSpanId', '') as parent_id, span ->> 'name' as name,
            try_cast(span ->> 'startTimeUnixNano' as hugeint) as start_ns,
            try_cast(span ->> 'endTimeUnixNano' as hugeint) as end_ns,
+           coalesce(json_type(span -> 'endTimeUnixNano'), 'NULL') <> 'NULL' as end_given,
            coalesce(span ->> '$.status.code', '0') in ('2', 'STATUS_CODE_ERROR') as errored,
            span ->> '$.status.message' as status_message,
-           map_from_entries(list_transform(coalesce((span -> 'attributes')::json[], []),
-                                           lambda x: {'k': x ->> 'key', 'v': x -> 'value'})) as a,
+           -- the first value of each key (a map takes each key once, and no NULL key)
+           map_from_entries(list_filter(list_transform(json_list(span -> 'attributes'),
+                                                       lambda x: {'k': x ->> 'key', 'v': x -> 'value'}),
+                                        lambda e, i: e.k is not null and list_position(
+                                            list_transform(json_list(span -> 'attributes'), lambda y: y ->> 'key'), e.k) = i))
+               as a,
            (select string_agg(x ->> '$.value.stringValue', '') from
-               (select unnest(coalesce((rs -> '$.resource.attributes')::json[], [])) as x)
+               (select unnest(json_list(rs -> '$.resource.attributes')) as x)
             where x ->> 'key' = 'service.name') as service
     from spans
 )
 select row_number() over (partition by file_no order by line_no, pos) as record_no, *,
-       otel_attr(a, 'gen_ai.operation.name') as operation, otel_attr(a, 'openinference.span.kind') as oi_kind
+       otel_attr(a, 'gen_ai.operation.name') as operation, otel_attr(a, 'openinference.span.kind') as oi_kind,
+       try(make_timestamp((start_ns // 1000)::bigint)::timestamptz) as start_ts,
+       try(make_timestamp((end_ns // 1000)::bigint)::timestamptz) as end_ts
 from typed;
 
 create or replace temp table _ot as
@@ -74,16 +87,21 @@ create or replace temp table _stage_records as
 select file_no, row_number() over (partition by file_no order by line_no, pos) as record_no, raw, decision, note, run_id
 from (
     select file_no, line_no, 0 as pos, null as raw, 'reject' as decision,
-           'line ' || line_no || ': not valid JSON (an OTLP ExportTraceServiceRequest per line expected)' as note,
+           'line ' || line_no || case when not valid then ': not valid JSON (an OTLP ExportTraceServiceRequest per line expected)'
+                                      else ': a scopeSpans or spans that is not an array' end as note,
            null as run_id
-    from _ot_requests where not valid
+    from _ot_requests where not valid or malformed
     union all
     select o.file_no, o.line_no, o.pos, o.span::varchar,
            case when o.trace_id is null or o.span_id is null then 'reject'
-                when o.start_ns is null then 'reject'
+                when o.start_ts is null or (o.end_given and o.end_ts is null) then 'reject'
                 when o.role in ('agent', 'model', 'tool') then 'load' else 'skip' end,
            case when o.trace_id is null or o.span_id is null then 'span ' || coalesce(o.name, '?') || ' has no traceId or spanId'
-                when o.start_ns is null then 'span ' || o.span_id || ': startTimeUnixNano is missing or not a number'
+                when o.start_ts is null then 'span ' || o.span_id || ': startTimeUnixNano is '
+                    || coalesce(left((o.span -> 'startTimeUnixNano')::varchar, 40), 'missing')
+                    || '; expected nanoseconds since 1970 as an integer'
+                when o.end_given and o.end_ts is null then 'span ' || o.span_id || ': endTimeUnixNano is '
+                    || left((o.span -> 'endTimeUnixNano')::varchar, 40) || '; expected nanoseconds since 1970 as an integer'
                 when o.role = 'structure' then 'structure, not a step (' || coalesce(o.operation, o.oi_kind, o.name, '?') || ')'
            end,
            r.run_id
@@ -92,24 +110,25 @@ from (
 create or replace temp table _ot_loaded as
 select o.*, r.run_id, r.agent_span
 from _ot o join _ot_runs r using (file_no, record_no)
-where o.trace_id is not null and o.span_id is not null and o.start_ns is not null and o.role in ('agent', 'model', 'tool');
+where o.trace_id is not null and o.span_id is not null and o.start_ts is not null
+  and (not o.end_given or o.end_ts is not null) and o.role in ('agent', 'model', 'tool');
 
 create or replace temp table _ot_steps as
 select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
-       make_timestamp((s.start_ns // 1000)::bigint)::timestamptz as started_at,
-       ((s.end_ns - s.start_ns) // 1000000)::bigint as ms,
-       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
-                         otel_attr(a, 'llm.token_count.prompt')) as bigint) as input_all,
-       coalesce(try_cast(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
-                                  otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
-                                  otel_attr(a, 'llm.token_count.prompt_details.cache_read')) as bigint), 0) as cached,
-       coalesce(try_cast(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
-                                  otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
-                                  otel_attr(a, 'llm.token_count.prompt_details.cache_write')) as bigint), 0) as written,
-       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
-                         otel_attr(a, 'llm.token_count.completion')) as bigint) as output,
-       try_cast(coalesce(otel_attr(a, 'gen_ai.usage.reasoning.output_tokens'),
-                         otel_attr(a, 'llm.token_count.completion_details.reasoning')) as bigint) as reasoning,
+       s.start_ts as started_at,
+       floor((s.end_ns - s.start_ns) / 1000000) as ms,
+       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
+                              otel_attr(a, 'llm.token_count.prompt'))) as input_all,
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
+                                       otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
+                                       otel_attr(a, 'llm.token_count.prompt_details.cache_read'))), 0) as cached,
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
+                                       otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
+                                       otel_attr(a, 'llm.token_count.prompt_details.cache_write'))), 0) as written,
+       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
+                              otel_attr(a, 'llm.token_count.completion'))) as output,
+       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.reasoning.output_tokens'),
+                              otel_attr(a, 'llm.token_count.completion_details.reasoning'))) as reasoning,
        coalesce(otel_attr(a, 'gen_ai.response.model'), otel_attr(a, 'gen_ai.request.model'),
                 otel_attr(a, 'llm.model_name')) as model,
        coalesce(otel_attr(a, 'gen_ai.provider.name'), otel_attr(a, 'gen_ai.system'), otel_attr(a, 'llm.provider')) as provider,
@@ -168,22 +187,21 @@ left join _stage_calls c on s.role = 'tool' and c.file_no = s.file_no and c.run_
 
 create or replace temp table _stage_runs as
 with per_run as (
-    select file_no, run_id, any_value(agent_span) as agent_span, min(start_ns) as start_ns,
-           max(end_ns) as end_ns, bool_or(end_ns is null) as unfinished, bool_or(errored) as any_error,
+    select file_no, run_id, any_value(agent_span) as agent_span, min(start_ts) as start_ts,
+           max(end_ts) as end_ts, bool_or(end_ns is null) as unfinished, bool_or(errored) as any_error,
            arg_min(status_message, start_ns) filter (where errored) as error_message,
            any_value(service) as service, min(line_no) as line_no,
            -- no catalogue size is recorded: estimated from gen_ai.tool.definitions (see docs/costs.md)
            max(ceil(octet_length(encode(otel_attr(a, 'gen_ai.tool.definitions'))) / 4))
-               filter (where role = 'model')::integer as catalogue_tokens
+               filter (where role = 'model') as catalogue_tokens
     from _ot_loaded group by file_no, run_id
 ),
 roots as (select o.file_no, o.trace_id || '/' || o.span_id as run_id, o.* exclude (file_no) from _ot o where o.role = 'agent'),
 models as (select file_no, run_id, mode(model) as model from _stage_steps where model is not null group by all)
-select p.file_no, p.run_id, p.line_no::integer as source_line,
+select p.file_no, p.run_id, p.line_no as source_line,
        coalesce(otel_attr(root.a, 'gen_ai.agent.name'), p.service, 'otel') as agent, m.model,
-       make_timestamp((coalesce(root.start_ns, p.start_ns) // 1000)::bigint)::timestamptz as started_at,
-       case when not p.unfinished then make_timestamp((coalesce(root.end_ns, p.end_ns) // 1000)::bigint)::timestamptz
-       end as ended_at,
+       coalesce(root.start_ts, p.start_ts) as started_at,
+       case when not p.unfinished then coalesce(root.end_ts, p.end_ts) end as ended_at,
        case when coalesce(root.errored, p.any_error) then 'failed' when p.unfinished then 'running'
             else 'succeeded' end as status,
        case when coalesce(root.errored, p.any_error) then coalesce(root.status_message, p.error_message) end as stop_reason,

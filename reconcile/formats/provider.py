@@ -29,6 +29,8 @@ from typing import ClassVar
 import duckdb
 
 from ..ingest.landing import account_records
+from ..ingest.lines import BOM_SQL
+from ..ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
 from ..ingest.result import FileCounts
 from .base import Format
 
@@ -51,12 +53,29 @@ def _field(name: str) -> str:
 
 
 def _count(*names: str) -> str:
-    return "coalesce(" + ", ".join(f"try_cast({_field(n)} as bigint)" for n in names) + ")"
+    """A token or request count as the file gives it (its magnitude kept, for the range test)."""
+    return "coalesce(" + ", ".join(f"staged_number({_field(n)})" for n in names) + ")"
 
 
 def _when(key: str) -> str:
-    """A bucket bound: an RFC 3339 time (Anthropic) or Unix seconds (OpenAI)."""
-    return f"coalesce(try_cast(r ->> '{key}' as timestamptz), to_timestamp(try_cast(r ->> '{key}' as bigint)))"
+    """A bucket bound: an RFC 3339 time (Anthropic) or Unix seconds (OpenAI); NULL when it is neither."""
+    return (f"coalesce(staged_timestamp(r ->> '{key}'), "
+            f"try(to_timestamp(try_cast(r ->> '{key}' as bigint))))")
+
+
+_USAGE_COUNTS = ("cache_read", "cache_write_5m", "cache_write_1h", "input_uncached", "output_tokens", "input_audio",
+                 "output_audio", "requests", "web_search_requests")
+
+
+def _out_of_range(table: str) -> str:
+    """A CASE naming the first count (usage) or bucket bound outside its declared range (``ingest.ranges``)."""
+    branches = [f"when {b} is not null and not {window_test(b)} then 'the bucket''s {b} is ' || {b}::varchar "
+                f"|| '; expected a time {WINDOW_TEXT}'" for b in ("bucket_start", "bucket_end")]
+    if table == "usage":
+        branches += [f"when {c} is not null and not {range_test(c, COUNT)} then '\"{c}\" is ' || "
+                     f"case when isnan({c}) then 'not a number' else {c}::varchar end || '; expected {COUNT.expected()}'"
+                     for c in _USAGE_COUNTS]
+    return "case " + " ".join(branches) + " end"
 
 
 _USAGE_SQL = {
@@ -69,7 +88,7 @@ _USAGE_SQL = {
             as input_uncached,
         {_count('output_tokens')} as output_tokens, {_count('input_audio_tokens')} as input_audio,
         {_count('output_audio_tokens')} as output_audio, {_count('num_model_requests')} as requests,
-        null::bigint as web_search_requests,
+        null::double as web_search_requests,
         'openai: input_tokens includes cached tokens; uncached = input - cached - cache writes' as semantics,
         case when {_count('input_tokens')} is null and {_count('input_uncached_tokens')} is null
                  then 'result has no "input_tokens"'
@@ -79,7 +98,7 @@ _USAGE_SQL = {
         {_count('cache_creation.ephemeral_5m_input_tokens', 'cache_creation_5m_input_tokens')} as cache_write_5m,
         {_count('cache_creation.ephemeral_1h_input_tokens', 'cache_creation_1h_input_tokens')} as cache_write_1h,
         {_count('uncached_input_tokens')} as input_uncached, {_count('output_tokens')} as output_tokens,
-        null::bigint as input_audio, null::bigint as output_audio, null::bigint as requests,
+        null::double as input_audio, null::double as output_audio, null::double as requests,
         {_count('server_tool_use.web_search_requests')} as web_search_requests,
         'anthropic: additive buckets (uncached, cache read, cache creation 5 m / 1 h)' as semantics,
         case when {_count('uncached_input_tokens')} is null then 'result has no "uncached_input_tokens"'
@@ -112,7 +131,7 @@ def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: s
     Returns False for a JSON export that does not parse (a truncated download): one rejected record.
     """
     with open(path, "rb") as handle:
-        head = handle.read(4096).lstrip()[:1] or b"{"
+        head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()[:1] or b"{"
     if head not in (b"{", b"["):
         con.execute(
             f"""create or replace temp table _pr as
@@ -120,7 +139,8 @@ def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: s
                    json_merge_patch(to_json(t), json_object('_start', t.{start}, '_end', t.{end})) as r
             from read_csv(?, all_varchar = true, header = true) t""", [str(path)])
         return True
-    con.execute("create or replace temp table _doc as select content from read_text(?)", [str(path)])
+    con.execute(f"""create or replace temp table _doc as select case when starts_with(content, {BOM_SQL})
+                    then substr(content, 2) else content end as content from read_text(?)""", [str(path)])
     if not con.execute("select json_valid(content) from _doc").fetchall()[0][0]:
         return False
     con.execute("create or replace temp table _doc as select content::json as j from _doc")
@@ -150,6 +170,7 @@ def load_provider_export(kind: str):
     provider, table, start, end = KINDS[kind]
 
     def load(con: duckdb.DuckDBPyConnection, path: Path, source: str):
+        create_staging_macros(con)
         if not _read_records(con, path, start, end):
             con.execute("""create or replace temp table _stage_records as
                            select 1 as file_no, 1 as record_no, left(content, 4096) as raw, 'reject' as decision,
@@ -165,6 +186,7 @@ def load_provider_export(kind: str):
                    {"," if table == "usage" else ""} {body}
             from _pr"""
         )
+        con.execute(f"update _pn set missing = coalesce(missing, {_out_of_range(table)})")
         keys = DIMENSIONS if table == "usage" else COST_KEYS
         key = "concat_ws('|', '" + provider + "', bucket_start, bucket_end, " + ", ".join(
             f"coalesce({k}::varchar, '')" for k in keys) + ")"

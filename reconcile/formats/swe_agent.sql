@@ -4,13 +4,13 @@ create or replace temp table _swe as
 with trajectory as (
     select file_no, position as record_no, e as raw, e ->> 'thought' as thought, e ->> 'response' as response,
            e ->> 'action' as action, e ->> 'observation' as observation,
-           try_cast(e ->> 'execution_time' as double) as seconds
-    from (select file_no, unnest((j -> 'trajectory')::json[]) as e,
-                 generate_subscripts((j -> 'trajectory')::json[], 1) as position from _doc)
+           staged_number(e ->> 'execution_time') as seconds
+    from (select file_no, unnest(json_list(j -> 'trajectory')) as e,
+                 generate_subscripts(json_list(j -> 'trajectory'), 1) as position from _doc)
 ),
 history as (
     select file_no, n, h, h ->> 'role' as role
-    from (select file_no, unnest((j -> 'history')::json[]) as h, generate_subscripts((j -> 'history')::json[], 1) as n
+    from (select file_no, unnest(json_list(j -> 'history')) as h, generate_subscripts(json_list(j -> 'history'), 1) as n
           from _doc)
 ),
 from_history as (
@@ -51,7 +51,7 @@ select file_no, run_id, (entry * 2)::integer as idx, 'model' as kind, record_no:
 from _swe_steps
 union all by name
 select s.file_no, s.run_id, (c.step_idx + 1)::integer as idx, 'tool' as kind,
-       round(s.seconds * 1000)::bigint as ms, s.record_no::integer as source_line, c.call_id,
+       round(s.seconds * 1000) as ms, s.record_no::integer as source_line, c.call_id,
        coalesce(s.observation, '') as result_text
 from _stage_calls c join _swe_steps s on s.file_no = c.file_no and s.entry * 2 = c.step_idx;
 
@@ -59,8 +59,8 @@ create or replace temp table _stage_runs as
 with info as (select file_no, j -> 'info' as info, j -> 'info' -> 'model_stats' as stats, j ->> 'replay_config' as replay
               from _doc),
 ledger as (
-    select *, coalesce(try_cast(stats ->> 'api_calls' as bigint), 0) + coalesce(try_cast(stats ->> 'tokens_sent' as bigint), 0)
-              + coalesce(try_cast(stats ->> 'tokens_received' as bigint), 0) > 0 as present
+    select *, coalesce(staged_number(stats ->> 'api_calls'), 0) + coalesce(staged_number(stats ->> 'tokens_sent'), 0)
+              + coalesce(staged_number(stats ->> 'tokens_received'), 0) <> 0 as present
     from info
 )
 select l.file_no, f.stem as run_id, 'swe-agent' as agent,
@@ -69,9 +69,8 @@ select l.file_no, f.stem as run_id, 'swe-agent' as agent,
        coalesce(canonical_status(info ->> 'exit_status'), case when info ->> 'exit_status' is not null
                 then 'failed' end, 'running') as status,
        info ->> 'exit_status' as stop_reason, info ->> 'submission' as final_output,
-       case when present then try_cast(stats ->> 'api_calls' as integer) end as ledger_steps,
-       case when present then try_cast(stats ->> 'tokens_sent' as bigint) end as ledger_input_tokens,
-       case when present then try_cast(stats ->> 'tokens_received' as bigint) end as ledger_output_tokens,
-       case when present then round(try_cast(stats ->> 'instance_cost' as decimal(24, 12)) * 1000000)::bigint
-       end as ledger_cost_micros
+       case when present then staged_number(stats ->> 'api_calls') end as ledger_steps,
+       case when present then staged_number(stats ->> 'tokens_sent') end as ledger_input_tokens,
+       case when present then staged_number(stats ->> 'tokens_received') end as ledger_output_tokens,
+       case when present then staged_micros(stats ->> 'instance_cost') end as ledger_cost_micros
 from ledger l join _files f using (file_no);

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import duckdb
 
-from ..errors import BadInput, InternalError, UnknownFormat
+from ..errors import BadInput, InternalError, StoreError, UnknownFormat
 from ..pricing import resolve as resolve_prices
 from .bookkeeping import forget_file, recorded
 from .discovery import discover, vanished
 from .files import Aliases, Source, inspect
 from .lines import load_lines_many
+from .ranges import EARLIEST, LATEST, set_window
 from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
@@ -32,9 +34,13 @@ BATCH_BYTES = 256 * 1024 * 1024
 
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
-           progress: ProgressHook | None = None) -> IngestReport:
-    """Load every recognised file under ``paths``; unchanged files are left as they are."""
+           progress: ProgressHook | None = None, window: tuple[date, date] | None = None) -> IngestReport:
+    """Load every recognised file under ``paths``; unchanged files are left as they are.
+
+    ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
+    """
     forced = _forced_format(format)
+    set_window(con, *(window or (EARLIEST, LATEST)))
     report = IngestReport()
     found, folders = discover(paths, report.passed_over)
     queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
@@ -45,7 +51,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         report.forgotten.append(path)
     done = 0
     while queue:
-        group, fmt = _next_group(queue, forced, report)
+        group, fmt = _next_group(con, queue, forced, report)
         if not group:
             continue
         if progress:
@@ -66,27 +72,42 @@ def _requeue(queue: list, paths: Iterable[str]) -> None:
             heapq.heappush(queue, (path, False, True))
 
 
-def _next_group(queue: list, forced, report: IngestReport) -> tuple[list[tuple[Path, bool]], object]:
-    """The next file in path order and, for a format that batches, the next ones of the same format."""
+def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced,
+                report: IngestReport) -> tuple[list[tuple[Path, bool]], object]:
+    """The next file in path order and, for a format that batches, the next ones of the same format.
+
+    A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
+    fresh ingest would not have its runs.
+    """
     from ..formats import FORMATS
-    from ..formats.detect import detect
+    from ..formats.detect import Unreadable, detect
 
     path, explicit, reload = heapq.heappop(queue)
     while queue and queue[0][0] == path:  # queued twice (found, and to reload): once is enough
         reload = heapq.heappop(queue)[2] or reload
-    fmt, found = (forced, "") if forced else detect(Path(path))
+    try:
+        fmt, found = (forced, "") if forced else detect(Path(path))
+    except Unreadable as exc:
+        report.files.append(FileResult(path, "unknown", "unreadable", 0, 0, 0, 0, [str(exc)]))
+        return [], None
     if fmt is None:
         if explicit:
             raise UnknownFormat(f"{path}: not a format reconcile reads (found {found}). Known formats: "
                                 f"{', '.join(FORMATS)}. Use --format NAME to force one.")
         report.passed_over.append(PassedOver(path, f"not a recognised format: {found}"))
+        if recorded(con, path) is not None:
+            _in_transaction(con, lambda: _requeue(queue, forget_file(con, path)))
+            report.forgotten.append(path)
         return [], None
     group = [(Path(path), reload)]
     size = _size(path)
     while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
         following, _, again = queue[0]
-        if forced is None and detect(Path(following))[0] is not fmt:
-            break
+        try:
+            if forced is None and detect(Path(following))[0] is not fmt:
+                break
+        except Unreadable:
+            break  # reported when its turn comes
         heapq.heappop(queue)
         group.append((Path(following), again))
         size += _size(following)
@@ -150,7 +171,8 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
 def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, bool]], fmt,
                       forced: bool) -> tuple[list[FileResult], list[str]]:
     sources = [source for source, _ in todo]
-    with Aliases(sources):
+    where = sources[0].path if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].path}"
+    with Aliases(sources, decompress=getattr(fmt, "input", None) != "lines"), _store_failures(where):
         if getattr(fmt, "input", None) == "lines":
             # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
             load_lines_many(con, sources)
@@ -167,11 +189,12 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, b
                        for number, (source, replaced) in enumerate(todo, 1)]
             con.execute("commit")
         except duckdb.Error as exc:
-            con.execute("rollback")
-            where = sources[0].path if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].path}"
+            _rollback(con)
+            if _store_failure(exc):
+                raise  # the store, not the file: _store_failures says so
             raise InternalError(f"Loading {where} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
         except BaseException:
-            con.execute("rollback")
+            _rollback(con)
             raise
         finally:
             for table in ("_takeovers", "_lines", "_files"):
@@ -181,6 +204,37 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, b
                     pass
     loaded = {str(source.path) for source in sources}
     return results, [path for path in dict.fromkeys(reloads) if path not in loaded]
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("rollback")
+    except duckdb.Error:
+        pass  # the failure already ended the transaction (or the database): nothing was committed
+
+
+@contextmanager
+def _store_failures(where) -> Iterator[None]:
+    """A store that cannot be written (disk full, file too large, out of memory) is a StoreError, not a bug."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if not _store_failure(exc):
+            raise
+        raise StoreError(f"Writing the store failed while loading {where}: {_first_line(exc)}. Nothing from it "
+                         "was saved (the transaction was rolled back). Free disk space or memory (or give "
+                         "--db on a larger disk), then run the ingest again.") from exc
+
+
+def _store_failure(exc: duckdb.Error) -> bool:
+    """Whether DuckDB failed on the store itself (its disk, its memory), not on the data."""
+    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.FatalException)):
+        return True
+    return isinstance(exc, duckdb.TransactionException) and "Failed to commit" in str(exc)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, counts, fmt, forced: bool) -> FileResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,27 +30,30 @@ def discover(paths: Iterable[str | Path], passed_over: list[PassedOver]) -> tupl
     for raw in paths:
         text = str(raw)
         path = Path(text).expanduser()
-        if path.is_file():
+        kind = _kind(path)
+        if kind == "file":
             found[path.resolve()] = True
-        elif path.is_dir():
+        elif kind == "folder":
             folders.append(path.resolve())
             for child in _walk(path, passed_over):
                 found.setdefault(child, False)
-        elif os.path.islink(path):
-            raise BadInput(f"{text} is a symbolic link that leads nowhere (a broken link or a loop). "
-                           "Give the file it should point to.")
+        elif kind != "missing":
+            raise BadInput(f"{text}: {kind}. Give a journal file, a folder or a glob.")
         elif any(ch in text for ch in GLOB_CHARACTERS):
             matches = sorted(glob.glob(str(path), recursive=True))
             if not matches:
                 raise BadInput(f"No file matches {text!r}. Check the pattern, or quote it so the shell leaves it alone.")
             for match in matches:
                 matched = Path(match)
-                if matched.is_file():
+                kind = _kind(matched)
+                if kind == "file":
                     found.setdefault(matched.resolve(), False)
-                elif matched.is_dir():
+                elif kind == "folder":
                     folders.append(matched.resolve())
                     for child in _walk(matched, passed_over):
                         found.setdefault(child, False)
+                elif kind != "missing":
+                    passed_over.append(PassedOver(match, kind))
         else:
             raise BadInput(f"No such file or folder: {text}. Give a journal file, a folder or a glob.")
     return sorted(found.items()), folders
@@ -62,14 +66,36 @@ def _walk(top: Path, passed_over: list[PassedOver]) -> list[Path]:
         passed_over.append(PassedOver(str(error.filename), f"cannot read the folder: {error.strerror}"))
 
     for folder, subfolders, names in os.walk(top, onerror=unreadable, followlinks=False):
-        subfolders[:] = sorted(d for d in subfolders if d not in SKIP_DIRS)
+        linked = sorted(d for d in subfolders if os.path.islink(os.path.join(folder, d)))
+        for name in linked:  # os.walk lists a link to a folder with the folders, and does not enter it
+            passed_over.append(PassedOver(str(Path(folder) / name), "a link to a folder, not followed (a link may "
+                                          "loop back); give the folder itself to ingest it"))
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIP_DIRS and d not in linked)
         for name in sorted(names):
             child = Path(folder) / name
-            if child.is_file():
+            kind = _kind(child)
+            if kind == "file":
                 files.append(child.resolve())
-            elif os.path.islink(child):
-                passed_over.append(PassedOver(str(child), "a symbolic link that leads nowhere (broken, or a loop)"))
+            else:
+                passed_over.append(PassedOver(str(child), "a link to a folder, not followed" if kind == "folder" else kind))
     return files
+
+
+def _kind(path: Path) -> str:
+    """``file``, ``folder`` or ``missing`` (links followed); else why the path cannot be ingested."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as exc:
+        if os.path.islink(path):
+            return "a symbolic link that leads nowhere (broken, or a loop)"
+        if isinstance(exc, FileNotFoundError):
+            return "missing"
+        return f"cannot look at it: {getattr(exc, 'strerror', None) or exc}"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    return "not a regular file (a pipe, socket or device): there is nothing to load"
 
 
 def vanished(con: duckdb.DuckDBPyConnection, folders: list[Path]) -> list[str]:

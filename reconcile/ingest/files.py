@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
+import shutil
 import tempfile
 import zlib
 from dataclasses import dataclass
@@ -113,17 +115,27 @@ class _LineCounter:
 
 
 class Aliases:
-    """Plain-named links to the files of one load, in a directory nobody else uses."""
+    """Plain-named links to the files of one load, in a directory nobody else uses.
 
-    def __init__(self, sources: list[Source]):
+    With ``decompress`` (for readers that do not inflate gzip themselves: documents read whole),
+    a gzip file's alias is its decompressed copy, streamed to disk rather than held in memory.
+    """
+
+    def __init__(self, sources: list[Source], decompress: bool = False):
         self.sources = sources
+        self.decompress = decompress
         self.folder: str | None = None
 
     def __enter__(self) -> list[Source]:
         self.folder = tempfile.mkdtemp(prefix="reconcile-")
         for number, source in enumerate(self.sources, 1):
-            alias = os.path.join(self.folder, f"f{number}{'.gz' if source.gzip else '.txt'}")
-            os.symlink(os.path.abspath(source.path), alias)
+            if source.gzip and self.decompress:
+                alias = os.path.join(self.folder, f"f{number}.txt")
+                with gzip.open(source.path) as packed, open(alias, "wb") as plain:
+                    shutil.copyfileobj(packed, plain, CHUNK)
+            else:
+                alias = os.path.join(self.folder, f"f{number}{'.gz' if source.gzip else '.txt'}")
+                os.symlink(os.path.abspath(source.path), alias)
             source.alias = alias
         return self.sources
 

@@ -28,6 +28,8 @@ from ..errors import BadInput, InternalError
 from .accounting import record_outcomes
 from .bookkeeping import forget_file
 from .result import FileCounts
+from .lines import BOM_SQL
+from .ranges import create_staging_macros, guard_sql
 from .validate import check_lines, structure_sql
 
 # Staged columns that are not columns of the target table: what the landing consumes.
@@ -61,11 +63,14 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
     try:
         _describe_files(con, sources, lines=fmt.input == "lines")
         _read_input(con, fmt)
+        create_staging_macros(con)
         try:
             fmt.stage(con)
         except duckdb.Error as exc:
             raise InternalError(f"the {fmt.name} staging SQL failed: {exc}") from exc
         columns = _check_staged(con, fmt)
+        _canonical_arguments(con)
+        _guard_ranges(con, columns)
         _settle_ownership(con)
         _land_calls(con)
         _land_steps(con, columns["_stage_steps"])
@@ -109,15 +114,24 @@ def _read_input(con: duckdb.DuckDBPyConnection, fmt) -> None:
         return
     aliases = [row[0] for row in con.execute("select alias from _files order by file_no").fetchall()]
     con.execute(  # the aliases, never the user's names: a name is data, not a pattern (files.Aliases)
-        """create or replace temp table _text as
-        select f.file_no, t.content from read_text(?) t join _files f on f.alias = t.filename""",
+        f"""create or replace temp table _text as
+        select f.file_no, case when starts_with(t.content, {BOM_SQL}) then substr(t.content, 2) else t.content end as content,
+               t.content is null as not_utf8
+        from (select filename, try(decode(content)) as content from read_blob(?)) t join _files f on f.alias = t.filename""",
         [aliases],
     )
-    if fmt.input == "text":
-        return
     con.execute(
         """create or replace temp table _input_rejects as
-        select file_no, left(content, 4096) as raw from _text where not json_valid(content)"""
+        select file_no, 'not valid UTF-8 text: a document format needs the whole file to be UTF-8' as reason,
+               null::varchar as raw from _text where not_utf8"""
+    )
+    if fmt.input == "text":
+        con.execute("delete from _text where not_utf8")
+        return
+    con.execute(
+        """insert into _input_rejects
+        select file_no, 'not valid JSON: a document format needs the whole file to parse (truncated export?)',
+               left(content, 4096) from _text where not not_utf8 and not json_valid(content)"""
     )
     con.execute("create or replace temp table _doc as select file_no, content::json as j from _text where json_valid(content)")
     wrong = con.execute(
@@ -161,6 +175,65 @@ def _check_staged(con: duckdb.DuckDBPyConnection, fmt) -> dict[str, list[str]]:
     return columns
 
 
+def _guard_ranges(con: duckdb.DuckDBPyConnection, columns: dict[str, list[str]]) -> None:
+    """A staged value outside its declared range (``ranges``) rejects its record, or its run's, with the value.
+
+    A step's record is the one its ``source_line`` names; a run-level value (a start time, a
+    limit, a ledger count) rejects every record of the run. What was rejected is removed from
+    staging, so nothing out of range is stored and nothing is stored changed.
+    """
+    con.execute("create or replace temp table _out_of_range (file_no integer, run_id varchar, record_no bigint, "
+                "reason varchar)")
+    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
+        reason = guard_sql(table, columns[table])
+        if reason is None:
+            continue
+        record = "source_line" if "source_line" in columns[table] and table != "_stage_runs" else "null"
+        con.execute(f"insert into _out_of_range select file_no, run_id, {record}, reason "
+                    f"from (select *, {reason} as reason from {table}) where reason is not null")
+    _guard_arguments(con, "source_line" in columns["_stage_steps"])
+    if not con.execute("select count(*) from _out_of_range").fetchall()[0][0]:
+        return
+    con.execute(
+        """update _stage_records set decision = 'reject', note = o.reason
+        from (select file_no, run_id, record_no, min(reason) as reason from _out_of_range group by all) o
+        where _stage_records.file_no = o.file_no and _stage_records.run_id = o.run_id
+          and (o.record_no is null or _stage_records.record_no = o.record_no) and _stage_records.decision = 'load'"""
+    )
+    whole = "select file_no, run_id from _out_of_range where record_no is null"
+    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
+        con.execute(f"delete from {table} where (file_no, run_id) in ({whole})")
+    con.execute("""delete from _stage_steps where (file_no, run_id, source_line) in
+                   (select file_no, run_id, record_no from _out_of_range where record_no is not null)"""
+                if "source_line" in columns["_stage_steps"] else "select 1")
+    con.execute("""delete from _stage_calls c where not exists (select 1 from _stage_steps s where s.file_no = c.file_no
+                   and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model')""")
+
+
+def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
+    """Arguments the canonicalizer refused (nested too deep) reject the record that holds them.
+
+    That is the tool step's own record where the format gives a tool step its arguments (a tool
+    span, a TOOL observation), else the record of the model step that asked for the call.
+    """
+    where = "s.source_line" if lines else "null"
+    own = ("and not exists (select 1 from _stage_steps t where t.kind = 'tool' and t.file_no = c.file_no "
+           "and t.run_id = c.run_id and t.call_id = c.call_id and t.args is not null)"
+           if "args" in _columns(con, "_stage_steps") else "")
+    con.execute(
+        f"""insert into _out_of_range
+        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
+        from _canon k
+        join _stage_calls c on k.doc = 'c' || c._cid
+        join _stage_steps s on s.file_no = c.file_no and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model'
+        where k.problem is not null {own}
+        union all
+        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
+        from _canon k join _stage_steps s on k.doc = 's' || s._sid
+        where k.problem is not null"""
+    )
+
+
 def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
     """A run kept in several files belongs to the first of them in path order (as a fresh ingest would have it).
 
@@ -197,8 +270,8 @@ def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
                     f"where o.file_no = {table}.file_no and o.run_id = {table}.run_id)")
 
 
-def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
-    """Canonical arguments for every call and every tool step that carries its own, then the calls."""
+def _canonical_arguments(con: duckdb.DuckDBPyConnection) -> None:
+    """``_canon``: the canonical text of every call's arguments and of every tool step that carries its own."""
     con.execute("create or replace temp table _stage_calls as select *, row_number() over () as _cid from _stage_calls")
     own_args = "args" in _columns(con, "_stage_steps")
     con.execute("create or replace temp table _stage_steps as select *, row_number() over () as _sid from _stage_steps")
@@ -208,6 +281,10 @@ def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
         {"union all select 's' || _sid, args::json from _stage_steps where kind = 'tool' and args is not null" if own_args else ""}"""
     )
     canonicalize_column(con, "_args", "doc", "args", "_canon")
+
+
+def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
+    """The calls, with their canonical arguments, hashes and idempotency keys; the run catalogues."""
     given_key = "c.idempotency_key" if "idempotency_key" in _columns(con, "_stage_calls") else "null"
     key = idempotency_key_sql("c.run_id", "c.step_idx", "c.tool_name", "sha256(k.canonical)")
     con.execute(
@@ -314,14 +391,13 @@ def _account(con: duckdb.DuckDBPyConnection, fmt) -> dict[int, FileCounts]:
         con.execute("create or replace temp table _outcome as select file_no, record_no as line_no, decision, note "
                     "from _stage_records")
         return record_outcomes(con)
-    return account_records(con, invalid_documents=fmt.input == "document")
+    return account_records(con, invalid_documents=fmt.input in ("document", "text"))
 
 
 def account_records(con: duckdb.DuckDBPyConnection, invalid_documents: bool = False) -> dict[int, FileCounts]:
     """Accounting for a record format: ``_stage_records`` (and ``_input_rejects``, files that are not JSON)."""
     raw = "r.raw" if "raw" in _columns(con, "_stage_records") else "null"
-    rejects = ("select file_no, 1, raw, 'reject', 'not valid JSON: a document format needs the whole file to parse "
-               "(truncated export?)' from _input_rejects") if invalid_documents else ""
+    rejects = "select file_no, 1, raw, 'reject', reason from _input_rejects" if invalid_documents else ""
     con.execute(
         f"""create or replace temp table _landing_records as
         select r.file_no, r.record_no, {raw}::varchar as raw, r.decision, r.note from _stage_records r

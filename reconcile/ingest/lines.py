@@ -13,6 +13,7 @@ are not UTF-8 — so one bad byte costs one line, not the file. Many files are r
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import duckdb
@@ -22,6 +23,7 @@ from .files import GZIP_MAGIC, Source
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RAW_KEEP_CHARS = 4096  # how much of a rejected line the rejects table keeps
+BOM_SQL = "chr(65279)"
 
 _READ_OPTIONS = (f"columns={{'line': 'VARCHAR'}}, delim=chr(1), quote='', escape='', header=false, "
                  f"auto_detect=false, strict_mode=false, max_line_size={MAX_LINE_BYTES}")
@@ -61,6 +63,8 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
         if counted.get(number, 0) != source.lines:  # a raw CR, a refused file, or any disagreement
             con.execute("delete from _lines where file_no = ?", [number])
             _load_lines_exactly(con, number, source)
+    # A UTF-8 byte-order mark (as some Windows tools write) marks the encoding; it is not part of the first line.
+    con.execute(f"update _lines set line = substr(line, 2) where line_no = 1 and starts_with(line, {BOM_SQL})")
 
 
 def _load_lines_exactly(con: duckdb.DuckDBPyConnection, number: int, source: Source) -> None:
@@ -89,13 +93,26 @@ def _load_lines_exactly(con: duckdb.DuckDBPyConnection, number: int, source: Sou
 
 
 def read_head(path: Path, size: int = 65536) -> bytes:
-    """The first ``size`` bytes of a file, decompressed if it is gzip (a broken stream: what could be read)."""
+    """The first ``size`` bytes of a file (decompressed if it is gzip), and on to the end of the first line.
+
+    A transcript's first line can be far longer than ``size`` (a pasted file); a sniffer that saw
+    only part of it would not recognise the format. The first line is read whole up to
+    ``MAX_LINE_BYTES``. A broken gzip stream gives what could be read before the break.
+    """
     with open(path, "rb") as handle:
         head = handle.read(size)
-    if head[:2] != GZIP_MAGIC:
-        return head
-    try:
-        with gzip.open(path) as handle:
-            return handle.read(size)
-    except (OSError, EOFError):
-        return b""
+        if head[:2] != GZIP_MAGIC:
+            while b"\n" not in head and len(head) < MAX_LINE_BYTES:
+                more = handle.read(max(size, len(head)))
+                if not more:
+                    break
+                head += more
+            return head
+        inflate, out, packed = zlib.decompressobj(16 + zlib.MAX_WBITS), b"", head
+        try:
+            while packed and (len(out) < size or (b"\n" not in out and len(out) < MAX_LINE_BYTES)):
+                out += inflate.decompress(packed, max(size, len(out)))
+                packed = inflate.unconsumed_tail or handle.read(size)
+        except zlib.error:
+            pass  # a broken stream: what came before the break is still the file's head
+        return out

@@ -38,7 +38,7 @@ class PassedOver:
 class IngestReport:
     files: list[FileResult] = field(default_factory=list)
     passed_over: list[PassedOver] = field(default_factory=list)
-    forgotten: list[str] = field(default_factory=list)  # files gone from a folder being ingested: their rows went too
+    forgotten: list[str] = field(default_factory=list)  # files gone, or no longer of any format: their rows went too
 
     @property
     def totals(self) -> dict[str, int]:

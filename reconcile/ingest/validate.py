@@ -12,18 +12,30 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+
 import duckdb
 
-_TYPE_TESTS = {  # kind: (SQL test over the extracted value {v}, what the message says, struct type)
-    "int": ("{t} in ('BIGINT', 'UBIGINT')", "an integer", "BIGINT"),
-    "count": ("{t} in ('BIGINT', 'UBIGINT') and try_cast({v} ->> '$' as hugeint) >= 0",
-              "a non-negative integer", "BIGINT"),
-    "number": ("{t} in ('BIGINT', 'UBIGINT', 'DOUBLE') and try_cast({v} ->> '$' as double) >= 0",
-               "a non-negative number", "DOUBLE"),
+from .ranges import COUNT, INDEX, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
+
+_INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
+_NUMBER = "{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"
+
+
+def _ranged(json_types: str, cast: str, rng) -> str:
+    return f"{json_types} and coalesce({range_test('try_cast({v} ->> ' + chr(39) + '$' + chr(39) + ' as ' + cast + ')', rng)}, false)"
+
+
+_TYPE_TESTS = {  # kind: (SQL test over the extracted value {v} and its json type {t}, what the message says, struct type)
+    "int": (_INTEGER, "an integer", "BIGINT"),
+    "count": (_ranged(_INTEGER, "hugeint", COUNT), COUNT.expected(), "BIGINT"),
+    "index": (_ranged(_INTEGER, "hugeint", INDEX), INDEX.expected(), "BIGINT"),
+    "ms": (_ranged(_NUMBER, "double", MILLISECONDS), MILLISECONDS.expected(), "DOUBLE"),
+    "seconds": (_ranged(_NUMBER, "double", SECONDS), SECONDS.expected(), "DOUBLE"),
     "str": ("{t} = 'VARCHAR'", "a string", "VARCHAR"),
     "bool": ("{t} = 'BOOLEAN'", "true or false", "BOOLEAN"),
-    "ts": ("{t} = 'VARCHAR' and try_cast({v} ->> '$' as timestamptz) is not null",
-           "an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z", "VARCHAR"),
+    "ts": ("{t} = 'VARCHAR' and regexp_full_match({v} ->> '$', '" + TIMESTAMP_SHAPE.replace("{", "{{").replace("}", "}}") + "') and coalesce("
+           + window_test("try_cast({v} ->> '$' as timestamptz)") + ", false)",
+           "an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z " + WINDOW_TEXT, "VARCHAR"),
     "object": ("{t} = 'OBJECT'", "an object", "JSON"),
     "array": ("{t} = 'ARRAY'", "an array", "JSON"),
     "any": ("true", "any JSON value", "JSON"),
@@ -36,7 +48,7 @@ class Field:
     kind: str  # a key of _TYPE_TESTS
     required_when: str | None = None  # SQL over {type} and {kind} (the line's type and step kind)
     one_of: tuple[str, ...] = ()  # allowed string values
-    items: tuple[tuple[str, str], ...] = ()  # for arrays of objects: (key, DuckDB type) read into structs
+    items: tuple[tuple[str, str], ...] = ()  # for arrays of objects: (key, kind), each item tested and read into a struct
 
 
 def _sql_literal(text: str) -> str:
@@ -70,11 +82,28 @@ def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> s
             branches.append(f"when ({condition}) and not {present} then 'missing field \"{field.path}\"' || {where}")
         branches.append(f"when {present} and not ({test.format(v=value, t=json_type)}) then 'field \"{field.path}\" is ' "
                         f"|| {shown} || '; expected {expected}'")
+        if field.items:
+            branches.append(_items_branch(field, value, json_type))
         if field.one_of:
             allowed = ", ".join(_sql_literal(v) for v in field.one_of)
             branches.append(f"when {present} and ({value} ->> '$') not in ({allowed}) then 'field \"{field.path}\" "
                             f"is ' || {shown} || '; expected one of {', '.join(field.one_of)}'")
     return "case " + "\n ".join(branches) + " end"
+
+
+def _items_branch(field: Field, value: str, json_type: str) -> str:
+    """``when`` an item of an array of objects is not an object, or one of its keys fails its kind: the first such."""
+    tests = []
+    for key, kind in field.items:
+        item_value, item_type = f"(x -> {_sql_literal(key)})", f"json_type(x -> {_sql_literal(key)})"
+        test, expected, _ = _TYPE_TESTS[kind]
+        tests.append(f"when coalesce({item_type}, 'NULL') <> 'NULL' and not ({test.format(v=item_value, t=item_type)}) "
+                     f"then 'field \"{field.path}[' || i || '].{key}\" is ' || left({item_value}::varchar, 80) "
+                     f"|| '; expected {expected}'")
+    reasons = (f"list_filter(list_transform(({value})::json[], lambda x, i: case when json_type(x) <> 'OBJECT' then "
+               f"'field \"{field.path}[' || i || ']\" is ' || left(x::varchar, 80) || '; expected an object' "
+               f"{' '.join(tests)} end), lambda r: r is not null)")
+    return f"when {json_type} = 'ARRAY' and len({reasons}) > 0 then {reasons}[1]"
 
 
 def structure_sql(fields: list[Field]) -> str:
@@ -87,7 +116,8 @@ def structure_sql(fields: list[Field]) -> str:
             if not isinstance(node.get(parent), dict):  # an "object" field with declared children: a struct
                 node[parent] = {}
             node = node[parent]
-        node.setdefault(leaf, [dict(field.items)] if field.items else _TYPE_TESTS[field.kind][2])
+        node.setdefault(leaf, [{key: _TYPE_TESTS[kind][2] for key, kind in field.items}] if field.items
+                        else _TYPE_TESTS[field.kind][2])
     return _sql_literal(json.dumps(structure))
 
 
@@ -119,7 +149,8 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
         from (select *, list_transform(f, lambda v: json_type(v)) as t
               from (select l.file_no, l.line_no, l.line, l.read_error, fl.newline_at_end,
                            max(l.line_no) over (partition by l.file_no) as last_line,
-                           case when line is null then true when length(line) > 64 then false else trim(line) = '' end as blank,
+                           case when line is null then true when length(line) > 64 then false
+                                else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank,
                            case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(fields)}) end as f
                     from _lines l join _files fl using (file_no)))"""
     )

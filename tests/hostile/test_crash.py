@@ -1,0 +1,106 @@
+"""Crash safety and concurrency: SIGKILL mid-ingest five times, then a re-ingest equals a clean one;
+two ingests on one store, and readers during a write, fail cleanly or see a consistent store."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from conftest import SAMPLE_NIGHT  # noqa: E402
+from reconcile import store  # noqa: E402
+from reconcile.errors import ExitCode  # noqa: E402
+from test_state import snapshot  # noqa: E402
+
+RECONCILE = [sys.executable, "-m", "reconcile.cli"]
+COPIES = 4
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory) -> Path:
+    """The sample night four times over (run ids prefixed per copy): an ingest of several seconds."""
+    folder = tmp_path_factory.mktemp("workload")
+    for copy in range(COPIES):
+        for journal in sorted(SAMPLE_NIGHT.glob("*.jsonl")):
+            lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+            for line in lines:
+                line["run_id"] = f"c{copy}-{line['run_id']}"
+            (folder / f"c{copy}-{journal.name}").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def clean(workload, tmp_path_factory) -> dict:
+    db = tmp_path_factory.mktemp("clean") / "clean.duckdb"
+    assert subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True).returncode == 0
+    with store.connect(db, read_only=True) as con:
+        return snapshot(con)
+
+
+def test_sigkill_mid_ingest_five_times_then_a_reingest_equals_a_clean_one(workload, clean, tmp_path):
+    db = tmp_path / "killed.duckdb"
+    chance = random.Random(20261201)
+    for _ in range(5):
+        ingest = subprocess.Popen([*RECONCILE, "ingest", workload, "--db", db],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(chance.uniform(0.3, 3.0))
+        ingest.send_signal(signal.SIGKILL)
+        ingest.wait()
+    finish = subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True, text=True)
+    assert finish.returncode == 0, finish.stderr
+    with store.connect(db, read_only=True) as con:
+        assert snapshot(con) == clean
+        lines, accounted = con.execute("select sum(lines), sum(loaded + rejected + skipped) from ingested_files").fetchall()[0]
+        assert lines == accounted
+
+
+def test_a_second_ingest_on_the_same_store_fails_cleanly(workload, tmp_path):
+    db = tmp_path / "shared.duckdb"
+    first = subprocess.Popen([*RECONCILE, "ingest", workload, "--db", db], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 20
+        while not db.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        second = subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True, text=True)
+        overlapped = first.poll() is None
+    finally:
+        first_err = first.communicate(timeout=120)[1]
+    assert first.returncode == 0, first_err
+    assert overlapped, "the first ingest ended before the second began: make the workload larger"
+    assert second.returncode == ExitCode.BAD_INPUT, second.stderr
+    assert "in use by another process" in second.stderr and "Traceback" not in second.stderr
+
+
+def test_readers_during_a_write_fail_cleanly_or_see_a_consistent_store(workload, tmp_path):
+    db = tmp_path / "read-while-writing.duckdb"
+    writer = subprocess.Popen([*RECONCILE, "ingest", workload, "--db", db], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    seen = []
+    try:
+        while writer.poll() is None:
+            reader = subprocess.run([*RECONCILE, "sql", "--csv",
+                                     "select (select count(*) from ingested_files f where not exists "
+                                     "(select 1 from runs r where r.source_file = f.path)) as files_without_runs, "
+                                     "(select coalesce(sum(lines - loaded - rejected - skipped), 0) from ingested_files) "
+                                     "as unaccounted", "--db", db], capture_output=True, text=True)
+            seen.append(reader)
+    finally:
+        writer.wait(timeout=120)
+    assert writer.returncode == 0
+    assert len(seen) >= 2, "the write ended before a reader could try"
+    for reader in seen:
+        assert reader.returncode in (ExitCode.OK, ExitCode.BAD_INPUT), reader.stderr
+        if reader.returncode == ExitCode.OK:
+            assert reader.stdout.splitlines()[1] == "0,0", reader.stdout
+        else:
+            assert "Traceback" not in reader.stderr and reader.stderr.startswith("error: ")
