@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from .errors import BadInput
 
@@ -59,8 +58,10 @@ def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _snapshot_table(version: str) -> pa.Table:
+def _snapshot_table(version: str):
     """The snapshot flattened to ``prices`` rows, once per process (one Arrow insert per store)."""
+    import pyarrow as pa  # only when prices are resolved: most commands never need it
+
     from genai_prices import data_snapshot
 
     rows = []

@@ -20,7 +20,6 @@ from markupsafe import Markup
 
 from . import store
 from .budgets import budget_report, stop_reason_rates
-from .charts import bar_chart
 from .checks import CheckReport, load_checks, run_checks, write_junit
 from .errors import NoRuns
 from .costs import SOURCE_TEXT, cost_report, costliest_runs
@@ -61,6 +60,8 @@ def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
 
 def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = None,
                     until: datetime | None = None, source: str = "auto") -> dict[str, Any]:
+    from .charts import bar_chart  # matplotlib costs a quarter of a second to import: only the reports that draw pay it
+
     by = {name: cost_report(con, name, since, until, source) for name in ("day", "model", "agent", "task_class")}
     total = by["day"]["total"]
     charts = {

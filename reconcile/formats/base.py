@@ -71,6 +71,7 @@ class TranscriptFormat(Format):
     input: ClassVar[str] = "lines"
     fields: ClassVar[list[Field]] = []  # lines: the typed fields validated on every line
     extra_line_checks: ClassVar[str] = ""  # lines: more ``when … then 'reason'`` branches over ``f``
+    extra_line_suspect: ClassVar[str | None] = None  # lines: SQL over ``j``, true where those branches might fire
     shape_sql: ClassVar[str] = "true"  # document: over ``j``; false means the file is another format
     expected: ClassVar[str] = ""  # document: what the shape means, for the error when it is wrong
     facts: ClassVar[Mapping[str, str]] = {}  # fact -> how the format records it

@@ -83,6 +83,7 @@ class NativeJournal(TranscriptFormat):
     fields = FIELDS
     extra_line_checks = """when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
         then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'"""
+    extra_line_suspect = "j.v is distinct from 1"
     facts: ClassVar[dict[str, str]] = {
         "usage": "usage on each model step", "timestamps": "ts on every line",
         "tool_status": "status on each tool step", "result_size": "result_tokens / result_bytes",

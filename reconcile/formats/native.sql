@@ -1,9 +1,11 @@
 -- Staging for the native journal v1. Input: _parsed(file_no, line_no, line, j), the lines whose
 -- fields passed the typed checks. Output: the _stage_* tables the shared landing reads.
+-- The intermediate tables hold keys and decisions only; the parsed struct stays in _parsed and is
+-- joined in once, by the view _native_loaded (copying it table to table cost seconds and gigabytes).
 
 -- What the typed field checks cannot say: allowed values that depend on the line's kind.
 create or replace temp table _native as
-select file_no, line_no, line, j, j.type as type, j.run_id as run_id, j.idx::integer as idx,
+select file_no, line_no, j.type as type, j.run_id as run_id, j.idx::integer as idx,
     coalesce(j.kind = 'tool' and j.status = 'started', false) as in_flight, j.call_id as call_id,
     case
         when j.kind = 'tool' and j.status not in ({{ tool_statuses }})
@@ -29,16 +31,17 @@ select file_no, type, run_id, coalesce(idx, -1) as idx, min(line_no) as first_li
 from _native where reason is null group by all having count(*) > 1;
 
 create or replace temp table _native_repeats as
-select p.file_no, p.line_no, coalesce(k.outcome_line, k.first_line) as first_line, p.line = f.line as same_text,
+select p.file_no, p.line_no, coalesce(k.outcome_line, k.first_line) as first_line, pt.line = ft.line as same_text,
        p.in_flight and k.outcome_line is not null and k.one_call as completed
 from _native_keys k
 join _native p on p.reason is null and p.file_no = k.file_no and p.type = k.type and p.run_id = k.run_id
               and coalesce(p.idx, -1) = k.idx and p.line_no <> coalesce(k.outcome_line, k.first_line)
-join _native f on f.file_no = k.file_no and f.line_no = coalesce(k.outcome_line, k.first_line);
+join _parsed pt on pt.file_no = p.file_no and pt.line_no = p.line_no
+join _parsed ft on ft.file_no = k.file_no and ft.line_no = coalesce(k.outcome_line, k.first_line);
 
 create or replace temp table _native_decided as
 with started as (select distinct file_no, run_id from _native where reason is null and type = 'run_start')
-select g.file_no, g.line_no, g.type, g.run_id, g.idx, g.j,
+select g.file_no, g.line_no, g.type, g.run_id, g.idx,
     case
         when r.completed or r.same_text then 'skip'
         when r.line_no is not null then 'reject'
@@ -61,6 +64,11 @@ create or replace temp table _stage_records as
 select file_no, line_no as record_no, 'reject' as decision, reason as note, run_id from _native where reason is not null
 union all
 select file_no, line_no, decision, note, run_id from _native_decided;
+
+create or replace temp view _native_loaded as
+select d.file_no, d.line_no, d.type, d.run_id, d.idx, p.j
+from _native_decided d join _parsed p using (file_no, line_no)
+where d.decision = 'load';
 
 create or replace temp table _stage_runs as
 select s.file_no, s.run_id, s.line_no as source_line,
@@ -87,18 +95,17 @@ select s.file_no, s.run_id, s.line_no as source_line,
     e.j."ledger"."cost_micros"::bigint as ledger_cost_micros,
     e.j."ledger"."tool_results"::integer as ledger_tool_results,
     s.j."labels" as labels
-from _native_decided s
-left join _native_decided e on e.file_no = s.file_no and e.run_id = s.run_id and e.type = 'run_end' and e.decision = 'load'
-where s.type = 'run_start' and s.decision = 'load';
+from (select * from _native_loaded where type = 'run_start') s
+left join (select * from _native_loaded where type = 'run_end') e on e.file_no = s.file_no and e.run_id = s.run_id;
 
 -- An absent side_effect / allow_repeat means false: the journal format defines them so.
 create or replace temp table _stage_tools as
 select file_no, run_id, t.name, coalesce(t.side_effect, false) as side_effect,
        coalesce(t.allow_repeat, false) as allow_repeat, t.schema_tokens::integer as schema_tokens
-from (select file_no, run_id, unnest(j.tools) as t from _native_decided where type = 'run_start' and decision = 'load');
+from (select file_no, run_id, unnest(j.tools) as t from _native_loaded where type = 'run_start');
 
-create or replace temp table _native_steps as
-select * from _native_decided where type = 'step' and decision = 'load';
+create or replace temp view _native_steps as
+select * from _native_loaded where type = 'step';
 
 create or replace temp table _stage_calls as
 select file_no, run_id, idx as step_idx, position - 1 as call_position, c.call_id, c.name as tool_name, c.args

@@ -30,7 +30,7 @@ from .bookkeeping import forget_file
 from .result import FileCounts
 from .lines import BOM_SQL
 from .ranges import create_staging_macros, guard_sql
-from .validate import check_lines, structure_sql
+from .validate import check_lines
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -60,6 +60,7 @@ ESTIMATED_TOKENS = "ceil(octet_length(encode({text})) / 4)::bigint"  # as reconc
 def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> dict[int, FileCounts]:
     """Stage ``sources`` (``files.Source``) with ``fmt``'s SQL and land the result; counts by file number."""
     before = _temp_tables(con) - {"_lines", "_files"}  # those two are this load's input
+    views_before = _temp_views(con)
     try:
         _describe_files(con, sources, lines=fmt.input == "lines")
         _read_input(con, fmt)
@@ -78,10 +79,16 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         return _account(con, fmt)
     finally:
         try:
+            for view in _temp_views(con) - views_before:
+                con.execute(f'drop view if exists "{view}"')
             for table in _temp_tables(con) - before:
                 con.execute(f'drop table if exists "{table}"')
         except duckdb.Error:
             pass  # the transaction failed: its rollback takes the scratch tables with it
+
+
+def _temp_views(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("select view_name from duckdb_views() where temporary and not internal").fetchall()}
 
 
 def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -105,12 +112,7 @@ def _describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) 
 
 def _read_input(con: duckdb.DuckDBPyConnection, fmt) -> None:
     if fmt.input == "lines":  # the lines are already in _lines (read before the transaction)
-        check_lines(con, fmt.fields, fmt.extra_line_checks)
-        con.execute(
-            f"""create or replace temp table _parsed as
-            select file_no, line_no, line, json_transform(line, {structure_sql(fmt.fields)}) as j
-            from _checked where reason is null and not blank"""
-        )
+        check_lines(con, fmt.fields, fmt.extra_line_checks, fmt.extra_line_suspect)
         return
     aliases = [row[0] for row in con.execute("select alias from _files order by file_no").fetchall()]
     con.execute(  # the aliases, never the user's names: a name is data, not a pattern (files.Aliases)

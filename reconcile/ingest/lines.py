@@ -17,7 +17,6 @@ import zlib
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from .files import GZIP_MAGIC, Source
 
@@ -68,6 +67,8 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
 
 
 def _load_lines_exactly(con: duckdb.DuckDBPyConnection, number: int, source: Source) -> None:
+    import pyarrow as pa  # the rare path only
+
     with open(source.path, "rb") as handle:
         data = handle.read()
     if data[:2] == GZIP_MAGIC:

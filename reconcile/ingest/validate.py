@@ -26,9 +26,10 @@ def _ranged(json_types: str, cast: str, rng) -> str:
 
 
 _TYPE_TESTS = {  # kind: (SQL test over the extracted value {v} and its json type {t}, what the message says, struct type)
-    "int": (_INTEGER, "an integer", "BIGINT"),
-    "count": (_ranged(_INTEGER, "hugeint", COUNT), COUNT.expected(), "BIGINT"),
-    "index": (_ranged(_INTEGER, "hugeint", INDEX), INDEX.expected(), "BIGINT"),
+    # Integers are parsed as HUGEINT so none overflows to NULL (any JSON integer fits); staging narrows them.
+    "int": (_INTEGER, "an integer", "HUGEINT"),
+    "count": (_ranged(_INTEGER, "hugeint", COUNT), COUNT.expected(), "HUGEINT"),
+    "index": (_ranged(_INTEGER, "hugeint", INDEX), INDEX.expected(), "HUGEINT"),
     "ms": (_ranged(_NUMBER, "double", MILLISECONDS), MILLISECONDS.expected(), "DOUBLE"),
     "seconds": (_ranged(_NUMBER, "double", SECONDS), SECONDS.expected(), "DOUBLE"),
     "str": ("{t} = 'VARCHAR'", "a string", "VARCHAR"),
@@ -123,7 +124,6 @@ def structure_sql(fields: list[Field]) -> str:
 
 _LINE_CHECKS = """
 case
-    when blank then null
     when read_error is not null then read_error
     when not json_valid(line) then
         case when line_no = last_line and not newline_at_end
@@ -134,24 +134,158 @@ case
     else {fields}
 end"""
 
+# JSON types each kind admits, judged from the types alone; the value tests (ranges, windows, allowed
+# strings) are made on the typed parse (``_value_suspect``).
+_ADMITTED = {
+    "int": ("BIGINT", "UBIGINT"), "count": ("BIGINT", "UBIGINT"), "index": ("BIGINT", "UBIGINT"),
+    "ms": ("BIGINT", "UBIGINT", "DOUBLE"), "seconds": ("BIGINT", "UBIGINT", "DOUBLE"),
+    "str": ("VARCHAR",), "ts": ("VARCHAR",), "bool": ("BOOLEAN",), "object": ("OBJECT",), "array": ("ARRAY",),
+}
+_RANGES = {"count": COUNT, "index": INDEX, "ms": MILLISECONDS, "seconds": SECONDS}
 
-def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when: str = "") -> int:
-    """Create ``_checked(file_no, line_no, line, blank, reason)`` from ``_lines``; return the line count.
+
+def _typed(path: str, root: str = "j") -> str:
+    return root + "".join(f'."{part}"' for part in path.split("."))
+
+
+def _admitted(kind: str, json_type: str) -> str:
+    if kind == "any":
+        return "true"
+    return f"coalesce({json_type}, 'NULL') in ('NULL', {', '.join(_sql_literal(t) for t in _ADMITTED[kind])})"
+
+
+def _types_ok_sql(fields: list[Field]) -> str:
+    """True when a line's JSON types (``t``: the line's, then each field's) break no type or presence rule.
+
+    Depends only on ``t`` and the line's type and kind, so it is judged once per distinct combination.
+    """
+    position = {f.path: i + 2 for i, f in enumerate(fields)}
+    line_type = "line_type" if "type" in position else "null"
+    kind = "step_kind" if "kind" in position else "null"
+    tests = ["t[1] = 'OBJECT'"]
+    for field in fields:
+        json_type = f"t[{position[field.path]}]"
+        if field.required_when:
+            condition = field.required_when.format(type=line_type, kind=kind)
+            tests.append(f"not (coalesce({condition}, false) and coalesce({json_type}, 'NULL') = 'NULL')")
+        tests.append(_admitted(field.kind, json_type))
+    return " and ".join(tests)
+
+
+def _value_suspect_sql(fields: list[Field]) -> str:
+    """True when a line may break a value rule: out of range, outside the window, not one of the allowed
+    strings, or an array item of the wrong type or range.
+
+    Read from the typed parse ``j`` alone. That is sound for lines whose types pass (``_types_ok_sql``),
+    the only ones it decides: integers are parsed as HUGEINT, so no JSON integer overflows to NULL.
+    """
+    tests = []
+    for number, field in enumerate(fields):
+        value = _typed(field.path)
+        if field.kind in _RANGES:
+            tests.append((value, f"not coalesce({range_test(value, _RANGES[field.kind])}, false)"))
+        elif field.kind == "ts":
+            shape = _sql_literal(TIMESTAMP_SHAPE)
+            tests.append((value, f"not coalesce(regexp_full_match({value}, {shape}) and "
+                                 f"{window_test(f'try_cast({value} as timestamptz)')}, false)"))
+        if field.one_of:
+            tests.append((value, f"{value} not in ({', '.join(_sql_literal(v) for v in field.one_of)})"))
+        if field.items:
+            tests.append((value, f"not {_items_ok_sql(field, f'_items{number}')}"))
+    # An absent field is no suspect: each test holds only where its value is present.
+    return " or ".join(f"coalesce({value} is not null and {test}, false)" for value, test in tests) if tests else "false"
+
+
+def _items_columns(fields: list[Field]) -> str:
+    """The array fields whose items are tested, each as its JSON text (parsed once, only where present)."""
+    return "".join(f", case when {_typed(f.path)} is not null then json_extract(line, {_sql_literal('$.' + f.path)}) end "
+                   f"as _items{number}" for number, f in enumerate(fields) if f.items)
+
+
+def _items_ok_sql(field: Field, items: str) -> str:
+    """Every item of the array ``items`` (its JSON text) is an object whose keys have their kinds' types and ranges."""
+    tests = [f"list_bool_and(list_transform(json_type({items}, '$[*]'), lambda x: x = 'OBJECT'))"]
+    for key, kind in field.items:
+        if kind == "any":
+            continue
+        types = f"json_type({items}, {_sql_literal(f'$[*].{key}')})"
+        tests.append(f"list_bool_and(list_transform({types}, lambda x: {_admitted(kind, 'x')}))")
+        if kind in _RANGES:
+            values = f"list_transform({_typed(field.path)}, lambda x: x.\"{key}\")"
+            tests.append(f"coalesce(list_bool_and(list_transform(list_filter({values}, lambda x: x is not null), "
+                         f"lambda x: {range_test('x', _RANGES[kind])})), true)")
+    return "coalesce(" + " and ".join(tests) + ", true)"
+
+
+def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when: str = "",
+                extra_suspect: str | None = None) -> int:
+    """Create ``_checked(file_no, line_no, line, blank, reason)`` and ``_parsed(file_no, line_no, line, j)``.
+
+    Returns the line count. Each line is parsed twice in all, not once per field: ``json_type`` of
+    every field's path at once (``t``), and the typed struct (``j``). Type and presence rules depend
+    only on ``t`` (and the line's type and kind), of which a file has a handful of distinct values,
+    so they are judged per distinct value; value rules are tested on ``j``. Only a line that fails
+    either (or is not a JSON object) is examined in detail, by the one CASE that names its first
+    problem — so a line is rejected exactly when that CASE gives a reason, whatever the fast path.
 
     ``extra_when`` adds ``when … then …`` branches over ``f`` (extracted values, in field order)
-    before the field tests — e.g. a format version check.
+    before the field tests — e.g. a format version check; ``extra_suspect`` (SQL over ``j``) says
+    which lines those branches could reject (without it, every line is examined in detail).
     """
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
+    types = "[" + ", ".join(["'$'"] + [_sql_literal("$." + f.path) for f in fields]) + "]"
+    position = {f.path: i + 2 for i, f in enumerate(fields)}
+    extra = f"or coalesce({extra_suspect}, true)" if extra_suspect else ("or true" if extra_when else "")
+    con.execute(
+        f"""create or replace temp table _typed as
+        select file_no, line_no, line, read_error, blank, t, hash(t) as h, j,
+               {_typed('type') if 'type' in position else 'null'} as line_type,
+               {_typed('kind') if 'kind' in position else 'null'} as step_kind,
+               -- a CASE, not an OR: the value tests read the line again and must see only lines that parsed
+               case when blank then false when read_error is not null or t is null or j is null then true
+                    else coalesce({_value_suspect_sql(fields)}, true) {extra} end as suspect
+        from (select *{_items_columns(fields)}
+              from (select *, case when blank then null else try(json_type(line, {types})) end as t,
+                           case when blank then null else try(json_transform(line, {structure_sql(fields)})) end as j
+                    from (select *, case when line is null then true when length(line) > 64 then false
+                                         else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank
+                          from _lines)))"""
+    )
+    con.execute("drop table _lines")  # _typed holds every line now; one copy of a large file is enough
+    # Type rules, once per distinct (types, line type, kind). The hash groups them; should two distinct
+    # type lists ever share a hash, min <> max says so and their lines are examined in detail.
+    con.execute(
+        f"""create or replace temp table _type_verdicts as
+        select h, line_type, step_kind, t = most and coalesce({_types_ok_sql(fields)}, false) as types_ok
+        from (select h, line_type, step_kind, min(t) as t, max(t) as most from _typed
+              where not blank and t is not null group by all)"""
+    )
     checks = _LINE_CHECKS.format(extra=extra_when, fields=reason_sql(fields, "f", "t"))
     con.execute(
-        f"""create or replace temp table _checked as
-        select file_no, line_no, line, blank, ({checks}) as reason
+        f"""create or replace temp table _examined as
+        with chosen as (
+            select x.file_no, x.line_no, x.line, x.read_error from _typed x
+            left join _type_verdicts v on v.h = x.h and v.line_type is not distinct from x.line_type
+                 and v.step_kind is not distinct from x.step_kind
+            where not x.blank and (x.suspect or not coalesce(v.types_ok, false))
+        )
+        select file_no, line_no, {checks} as reason
         from (select *, list_transform(f, lambda v: json_type(v)) as t
-              from (select l.file_no, l.line_no, l.line, l.read_error, fl.newline_at_end,
-                           max(l.line_no) over (partition by l.file_no) as last_line,
-                           case when line is null then true when length(line) > 64 then false
-                                else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank,
-                           case when json_valid(line) and json_type(line) = 'OBJECT' then json_extract(line, {paths_sql(fields)}) end as f
-                    from _lines l join _files fl using (file_no)))"""
+              from (select c.*, fl.newline_at_end,
+                           (select max(y.line_no) from _typed y where y.file_no = c.file_no) as last_line,
+                           case when json_valid(c.line) and json_type(c.line) = 'OBJECT'
+                                then json_extract(c.line, {paths_sql(fields)}) end as f
+                    from chosen c join _files fl using (file_no)))"""
+    )
+    con.execute(
+        """create or replace temp table _checked as
+        select x.file_no, x.line_no, case when e.reason is not null then x.line end as line, x.blank, e.reason
+        from _typed x left join _examined e using (file_no, line_no)"""
+    )
+    con.execute(
+        """create or replace temp view _parsed as
+        select file_no, line_no, line, j from _typed x
+        where not blank and not exists (select 1 from _examined e
+                                        where e.file_no = x.file_no and e.line_no = x.line_no and e.reason is not null)"""
     )
     return lines
