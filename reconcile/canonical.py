@@ -136,7 +136,9 @@ def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str
         f"""create or replace temp table _cj_large as
         select s.{id_col} as doc from {source} s
         where s.{json_col} is not null and (strlen(s.{json_col}::varchar) > {_BULK_BYTES}
-              or length(regexp_replace(s.{json_col}::varchar, '[^\\[{{]', '', 'g')) > {_BULK_CONTAINERS})"""
+              -- more containers than that needs twice as many characters: short values skip the count
+              or (strlen(s.{json_col}::varchar) > 2 * {_BULK_CONTAINERS}
+                  and length(regexp_replace(s.{json_col}::varchar, '[^\\[{{]', '', 'g')) > {_BULK_CONTAINERS}))"""
     )
     con.execute(
         f"""create or replace temp table _cj_nodes as

@@ -30,7 +30,8 @@ def db_path(given: str | Path | None = None, config=None) -> Path:
 
 # Extensions are never fetched or loaded behind the user's back, by any connection; a read-only
 # one also cannot touch the file system or the network, or change these settings afterwards.
-_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                     "memory_limit": os.environ.get("RECONCILE_MEMORY_LIMIT", "2GB")}
 _READ_ONLY = {**_EVERY_CONNECTION, "enable_external_access": False}
 DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
 

@@ -39,7 +39,10 @@ WRONG = {  # kind: values of the wrong type, or out of range, for that kind
 }
 ITEM_WRONG = [("tools", 0, "name", 5), ("tools", 0, "side_effect", "yes"), ("tools", 0, "schema_tokens", "3"),
               ("tools", 0, "schema_tokens", -1), ("tools", 0, "schema_tokens", 2**63),
-              ("tool_calls", 0, "call_id", 5), ("tool_calls", 0, "name", ["x"])]
+              ("tool_calls", 0, "call_id", 5), ("tool_calls", 0, "name", ["x"]),
+              # past the items typed with the line (validate.ITEM_SLOTS): examined by path
+              ("tools", 3, "name", 5), ("tools", 4, "name", 5), ("tools", 6, "schema_tokens", 2**31),
+              ("tool_calls", 5, "call_id", True)]
 
 RUN_START = {"v": 1, "type": "run_start", "run_id": "r", "ts": "2026-11-28T23:00:00Z", "agent": "a",
              "tools": [{"name": "read_file"}]}
@@ -67,11 +70,13 @@ def _planted() -> list[tuple[dict, str]]:
     for array, position, key, value in ITEM_WRONG:
         base = RUN_START if array == "tools" else MODEL
         line = json.loads(json.dumps(base))
+        line[array] += [dict(line[array][0]) for _ in range(position + 1 - len(line[array]))]
         line[array][position][key] = value
         cases.append((line, f"{array}[{position + 1}].{key}"))
-    line = json.loads(json.dumps(MODEL))
-    line["tool_calls"] = [5]
-    cases.append((line, "tool_calls[1]"))
+    for items in ([5], [MODEL["tool_calls"][0]] * 5 + ["x"]):
+        line = json.loads(json.dumps(MODEL))
+        line["tool_calls"] = items
+        cases.append((line, f"tool_calls[{len(items)}]"))
     return cases
 
 

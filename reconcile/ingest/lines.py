@@ -38,7 +38,16 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
                     [[n, str(s.path), s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
     con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, read_error varchar)")
     fast = [s for s in sources if not s.raw_cr]
-    if fast:
+    if len(fast) == 1:  # one file: the table's row ids are its line numbers (insertion order is kept)
+        number = sources.index(fast[0]) + 1
+        try:
+            con.execute(f"create or replace temp table _one_file as select line from read_csv(?, {_READ_OPTIONS})",
+                        [fast[0].alias])
+            con.execute("insert into _lines select ?, rowid + 1, line, null from _one_file", [number])
+        except duckdb.InvalidInputException:
+            pass  # the count below disagrees: the exact path reads it
+        con.execute("drop table if exists _one_file")
+    elif fast:
         try:
             con.execute(
                 f"""insert into _lines

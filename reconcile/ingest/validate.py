@@ -154,6 +154,25 @@ def _admitted(kind: str, json_type: str) -> str:
     return f"coalesce({json_type}, 'NULL') in ('NULL', {', '.join(_sql_literal(t) for t in _ADMITTED[kind])})"
 
 
+ITEM_SLOTS = 4  # the first items of an array field are typed with the line; a longer array is examined by path
+
+
+def _slot_paths(fields: list[Field]) -> list[tuple[str, str]]:
+    """(JSON path, kind) typed for the first ``ITEM_SLOTS`` items of each array field: the item, then its keys."""
+    paths = []
+    for field in fields:
+        for slot in range(ITEM_SLOTS) if field.items else ():
+            paths.append((f"$.{field.path}[{slot}]", "object"))
+            paths += [(f"$.{field.path}[{slot}].{key}", kind) for key, kind in field.items if kind != "any"]
+    return paths
+
+
+def _type_paths(fields: list[Field]) -> str:
+    """The paths whose JSON types ``t`` lists: the line, each field, then the item slots."""
+    paths = ["$"] + ["$." + f.path for f in fields] + [path for path, _ in _slot_paths(fields)]
+    return "[" + ", ".join(_sql_literal(p) for p in paths) + "]"
+
+
 def _types_ok_sql(fields: list[Field]) -> str:
     """True when a line's JSON types (``t``: the line's, then each field's) break no type or presence rule.
 
@@ -169,6 +188,8 @@ def _types_ok_sql(fields: list[Field]) -> str:
             condition = field.required_when.format(type=line_type, kind=kind)
             tests.append(f"not (coalesce({condition}, false) and coalesce({json_type}, 'NULL') = 'NULL')")
         tests.append(_admitted(field.kind, json_type))
+    for number, (_, kind) in enumerate(_slot_paths(fields), len(fields) + 2):
+        tests.append(_admitted(kind, f"t[{number}]"))
     return " and ".join(tests)
 
 
@@ -191,14 +212,15 @@ def _value_suspect_sql(fields: list[Field]) -> str:
         if field.one_of:
             tests.append((value, f"{value} not in ({', '.join(_sql_literal(v) for v in field.one_of)})"))
         if field.items:
-            tests.append((value, f"not {_items_ok_sql(field, f'_items{number}')}"))
+            tests.append((value, f"(len({value}) > {ITEM_SLOTS} and not {_items_ok_sql(field, f'_items{number}')})"))
+            tests += [(value, f"not {_item_ranges_ok(field, key, kind)}") for key, kind in field.items if kind in _RANGES]
     # An absent field is no suspect: each test holds only where its value is present.
     return " or ".join(f"coalesce({value} is not null and {test}, false)" for value, test in tests) if tests else "false"
 
 
 def _items_columns(fields: list[Field]) -> str:
     """The array fields whose items are tested, each as its JSON text (parsed once, only where present)."""
-    return "".join(f", case when {_typed(f.path)} is not null then json_extract(line, {_sql_literal('$.' + f.path)}) end "
+    return "".join(f", case when len({_typed(f.path)}) > {ITEM_SLOTS} then json_extract(line, {_sql_literal('$.' + f.path)}) end "
                    f"as _items{number}" for number, f in enumerate(fields) if f.items)
 
 
@@ -210,11 +232,13 @@ def _items_ok_sql(field: Field, items: str) -> str:
             continue
         types = f"json_type({items}, {_sql_literal(f'$[*].{key}')})"
         tests.append(f"list_bool_and(list_transform({types}, lambda x: {_admitted(kind, 'x')}))")
-        if kind in _RANGES:
-            values = f"list_transform({_typed(field.path)}, lambda x: x.\"{key}\")"
-            tests.append(f"coalesce(list_bool_and(list_transform(list_filter({values}, lambda x: x is not null), "
-                         f"lambda x: {range_test('x', _RANGES[kind])})), true)")
     return "coalesce(" + " and ".join(tests) + ", true)"
+
+
+def _item_ranges_ok(field: Field, key: str, kind: str) -> str:
+    values = f"list_transform({_typed(field.path)}, lambda x: x.\"{key}\")"
+    return (f"coalesce(list_bool_and(list_transform(list_filter({values}, lambda x: x is not null), "
+            f"lambda x: {range_test('x', _RANGES[kind])})), true)")
 
 
 def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when: str = "",
@@ -233,7 +257,6 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
     which lines those branches could reject (without it, every line is examined in detail).
     """
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    types = "[" + ", ".join(["'$'"] + [_sql_literal("$." + f.path) for f in fields]) + "]"
     position = {f.path: i + 2 for i, f in enumerate(fields)}
     extra = f"or coalesce({extra_suspect}, true)" if extra_suspect else ("or true" if extra_when else "")
     con.execute(
@@ -245,11 +268,13 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
                case when blank then false when read_error is not null or t is null or j is null then true
                     else coalesce({_value_suspect_sql(fields)}, true) {extra} end as suspect
         from (select *{_items_columns(fields)}
-              from (select *, case when blank then null else try(json_type(line, {types})) end as t,
-                           case when blank then null else try(json_transform(line, {structure_sql(fields)})) end as j
-                    from (select *, case when line is null then true when length(line) > 64 then false
-                                         else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank
-                          from _lines)))"""
+              -- json_type only where the typed parse succeeded: the line is JSON, and it need not be guarded
+              from (select *, case when j is not null then json_type(line, {_type_paths(fields)}) end as t
+                    from (select *, case when blank then null
+                                         else try(json_transform(line, {structure_sql(fields)})) end as j
+                          from (select *, case when line is null then true when length(line) > 64 then false
+                                               else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank
+                                from _lines))))"""
     )
     con.execute("drop table _lines")  # _typed holds every line now; one copy of a large file is enough
     # Type rules, once per distinct (types, line type, kind). The hash groups them; should two distinct
