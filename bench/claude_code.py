@@ -28,12 +28,15 @@ CCUSAGE = HERE / "data" / "node" / "node_modules" / ".bin" / "ccusage"
 _IDS = re.compile(r'"(msg_|req_)([A-Za-z0-9_]+)"')
 
 
-def build_corpus(target: Path, copies: int) -> tuple[int, int]:
-    """Write ``copies`` copies of the real sessions; return (files, bytes)."""
-    if target.exists():
+def build_corpus(target: Path, copies: int, first: int = 0) -> tuple[int, int]:
+    """Write ``copies`` copies of the real sessions (numbered from ``first``); return (files, bytes).
+
+    From copy 0 the folder is written afresh; from a later copy, the copies are added to it.
+    """
+    if target.exists() and first == 0:
         shutil.rmtree(target)
     files = size = 0
-    for copy in range(copies):
+    for copy in range(first, first + copies):
         for source in SOURCES:
             for path in sorted(source.rglob("*.jsonl")):
                 relative = path.relative_to(source)

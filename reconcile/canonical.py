@@ -119,6 +119,7 @@ _CONTAINER_SQL = """case p.type
 MAX_DEPTH = 512  # JSON nested deeper than this is refused (serde_json stops at 128, Python near 1,000)
 _BULK_BYTES = 16 * 1024  # json_tree's cost grows with the square of a value's size: larger ones go one by one
 _BULK_CONTAINERS = 64  # and so does the bottom-up assembly with nesting depth
+_LARGE_SLICE_BYTES = 64 * 1024 * 1024  # large values canonicalised in Python per fetch
 
 
 def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str, json_col: str, target: str) -> None:
@@ -138,7 +139,8 @@ def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str
         where s.{json_col} is not null and (strlen(s.{json_col}::varchar) > {_BULK_BYTES}
               -- more containers than that needs twice as many characters: short values skip the count
               or (strlen(s.{json_col}::varchar) > 2 * {_BULK_CONTAINERS}
-                  and length(regexp_replace(s.{json_col}::varchar, '[^\\[{{]', '', 'g')) > {_BULK_CONTAINERS}))"""
+                  and strlen(s.{json_col}::varchar)  -- brackets counted by removing them (a regex is 50x slower)
+                      - strlen(replace(replace(s.{json_col}::varchar, '[', ''), '{{', '')) > {_BULK_CONTAINERS}))"""
     )
     con.execute(
         f"""create or replace temp table _cj_nodes as
@@ -190,15 +192,29 @@ def canonicalize_column(con: duckdb.DuckDBPyConnection, source: str, id_col: str
 
 def _canonicalize_large(con: duckdb.DuckDBPyConnection, source: str, id_col: str, json_col: str, target: str) -> None:
     """The rare large or deep values: one at a time, through ``canonical_json`` (the same bytes as the SQL)."""
-    ids = [row[0] for row in con.execute("select doc from _cj_large order by doc").fetchall()]
-    for doc in ids:  # rare by construction: only values the bulk path would spend quadratic time on
-        (text,) = con.execute(f"select {json_col}::varchar from {source} where {id_col} = ?", [doc]).fetchall()[0]
-        depth = json_depth(text)
-        if depth > MAX_DEPTH:
-            row = [doc, None, f"nested {depth} levels deep; reconcile reads JSON nested at most {MAX_DEPTH} levels"]
-        else:
-            row = [doc, canonical_json(json.loads(text)), None]
-        con.execute(f"insert into {target} values (?, ?, ?)", row)
+    # Rare by construction (only values the bulk path would spend quadratic time on). Fetched in slices of
+    # at most _LARGE_SLICE_BYTES (or one value, if larger), so memory stays bounded; written back a slice at a time.
+    sizes = con.execute(f"""select l.doc, strlen(s.{json_col}::varchar) from _cj_large l
+                            join {source} s on s.{id_col} = l.doc order by l.doc""").fetchall()
+    slices, current, held = [], [], 0
+    for doc, size in sizes:
+        if current and held + size > _LARGE_SLICE_BYTES:
+            slices.append(current)
+            current, held = [], 0
+        current.append(doc)
+        held += size
+    slices += [current] if current else []
+    for docs in slices:
+        values = con.execute(f"select {id_col}, {json_col}::varchar from {source} where {id_col} in (select unnest(?))",
+                             [docs]).fetchall()
+        rows = []
+        for doc, text in values:
+            depth = json_depth(text)
+            if depth > MAX_DEPTH:
+                rows.append([doc, None, f"nested {depth} levels deep; reconcile reads JSON nested at most {MAX_DEPTH} levels"])
+            else:
+                rows.append([doc, canonical_json(json.loads(text)), None])
+        con.executemany(f"insert into {target} values (?, ?, ?)", rows)
 
 
 def json_depth(text: str) -> int:

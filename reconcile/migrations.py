@@ -332,6 +332,14 @@ def m010_ingest_deferrals(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("create table ingest_deferrals (path varchar not null, run_id varchar not null, owner varchar not null)")
 
 
+def m011_file_stamps(con: duckdb.DuckDBPyConnection) -> None:
+    """Each ingested file's modification time when it was read: an unchanged file is then known without reading it.
+
+    NULL where it was not recorded, or was too close to the read to be trusted: that file is hashed again.
+    """
+    con.execute("alter table ingested_files add column mtime_ns bigint")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -343,6 +351,7 @@ MIGRATIONS: list[Migration] = [
     m008_inferred_status,
     m009_price_lookup,
     m010_ingest_deferrals,
+    m011_file_stamps,
 ]
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import duckdb
 
-from .errors import NoRuns, StoreError
+from .errors import BadInput, NoRuns, StoreError
 from .migrations import MIGRATIONS, applied_migrations, apply_migrations
 from .views import create_views, views_fingerprint
 
@@ -30,9 +31,19 @@ def db_path(given: str | Path | None = None, config=None) -> Path:
 
 # Extensions are never fetched or loaded behind the user's back, by any connection; a read-only
 # one also cannot touch the file system or the network, or change these settings afterwards.
-_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                     "memory_limit": os.environ.get("RECONCILE_MEMORY_LIMIT", "2GB")}
+_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _READ_ONLY = {**_EVERY_CONNECTION, "enable_external_access": False}
+# DuckDB would take 80 % of the machine; a bounded limit makes large loads spill to disk instead.
+DEFAULT_MEMORY_LIMIT = "2GB"
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit for every connection: ``RECONCILE_MEMORY_LIMIT`` (e.g. ``4GB``), else 2 GB."""
+    value = os.environ.get("RECONCILE_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT).strip()
+    if not _MEMORY.fullmatch(value):
+        raise BadInput(f"RECONCILE_MEMORY_LIMIT={value!r} is not an amount of memory; write it like 2GB or 512MB.")
+    return value
 DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
 
 
@@ -54,7 +65,8 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
         connect(target).close()
     try:
         con = duckdb.connect(target, read_only=read_only and not memory,
-                             config=_READ_ONLY if read_only and not memory else _EVERY_CONNECTION)
+                             config={**(_READ_ONLY if read_only and not memory else _EVERY_CONNECTION),
+                                     "memory_limit": memory_limit()})
     except duckdb.Error as exc:
         raise StoreError(_open_failure(target, exc)) from exc
     con.execute("set TimeZone = 'UTC'")

@@ -20,7 +20,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError, StoreError, UnknownFormat
 from ..pricing import resolve as resolve_prices
-from .bookkeeping import forget_file, recorded
+from .bookkeeping import forget_file, recorded, stamps, unchanged_by_stamp
 from .discovery import discover, vanished
 from .files import Aliases, Source, inspect
 from .lines import load_lines_many
@@ -49,9 +49,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     for path in vanished(con, folders):
         _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)))
         report.forgotten.append(path)
-    done = 0
+    done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
     while queue:
-        group, fmt = _next_group(con, queue, forced, report)
+        group, fmt = _next_group(con, queue, forced, report, known)
         if not group:
             continue
         if progress:
@@ -72,8 +72,8 @@ def _requeue(queue: list, paths: Iterable[str]) -> None:
             heapq.heappush(queue, (path, False, True))
 
 
-def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced,
-                report: IngestReport) -> tuple[list[tuple[Path, bool]], object]:
+def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: IngestReport,
+                known: dict) -> tuple[list[tuple[Path, bool]], object]:
     """The next file in path order and, for a format that batches, the next ones of the same format.
 
     A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
@@ -85,6 +85,10 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced,
     path, explicit, reload = heapq.heappop(queue)
     while queue and queue[0][0] == path:  # queued twice (found, and to reload): once is enough
         reload = heapq.heappop(queue)[2] or reload
+    same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
+    if same:
+        report.files.append(FileResult(path, same, "unchanged", 0, 0, 0, 0))
+        return [], None  # the same size and modification time as when it loaded: not even opened
     try:
         fmt, found = (forced, "") if forced else detect(Path(path))
     except Unreadable as exc:
@@ -150,6 +154,8 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
         previous = recorded(con, str(path))
         if previous == (source.sha256, fmt.name) and not reload:
             results.append(FileResult(str(path), fmt.name, "unchanged", 0, 0, 0, 0))
+            if source.mtime_ns is not None:  # same content, now a stamp to trust: next time it is not read
+                con.execute("update ingested_files set mtime_ns = ? where path = ?", [source.mtime_ns, str(path)])
         else:
             todo.append((source, previous is not None))
     if not todo:
@@ -248,9 +254,10 @@ def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, coun
                             f"lines is one ({why}). Leave --format out to detect the format.")
     if counts.loaded + counts.rejected + counts.skipped != counts.lines:
         raise InternalError(f"{path}: accounting does not add up ({counts}); nothing was loaded")
-    con.execute("insert into ingested_files values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    con.execute("insert into ingested_files by name select ? as path, ? as sha256, ? as format, ? as size_bytes, "
+                "? as lines, ? as loaded, ? as rejected, ? as skipped, ? as ingested_at, ? as mtime_ns",
                 [path, source.sha256, fmt.name, source.size, counts.lines, counts.loaded, counts.rejected,
-                 counts.skipped, datetime.now(timezone.utc)])
+                 counts.skipped, datetime.now(timezone.utc), source.mtime_ns])
     return FileResult(path, fmt.name, "replaced" if replaced else "loaded", counts.lines, counts.loaded,
                       counts.rejected, counts.skipped, counts.notes)
 

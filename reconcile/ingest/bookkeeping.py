@@ -9,6 +9,8 @@ never counted twice.
 
 from __future__ import annotations
 
+import os
+
 import duckdb
 
 
@@ -31,3 +33,24 @@ def recorded(con: duckdb.DuckDBPyConnection, path: str) -> tuple[str, str] | Non
     """(sha256, format) of ``path`` as last ingested, or None."""
     rows = con.execute("select sha256, format from ingested_files where path = ?", [path]).fetchall()
     return rows[0] if rows else None
+
+
+def stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int | None, str]]:
+    """(size, modification time, format) of every ingested file, read once for a whole ingest."""
+    return {path: (size, mtime, fmt) for path, size, mtime, fmt in
+            con.execute("select path, size_bytes, mtime_ns, format from ingested_files").fetchall()}
+
+
+def unchanged_by_stamp(known: dict[str, tuple[int, int | None, str]], path: str, format_name: str | None) -> str | None:
+    """``path``'s format if it is as last ingested by its size and modification time alone (no read at all).
+
+    Only a trusted stamp counts (``files.stamp``), and only for the same format when one is forced.
+    """
+    size, mtime, fmt = known.get(path, (None, None, None))
+    if mtime is None or (format_name is not None and fmt != format_name):
+        return None
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return fmt if (status.st_size, status.st_mtime_ns) == (size, mtime) else None

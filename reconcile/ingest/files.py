@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ class Source:
     newline_at_end: bool = True
     error: str | None = None  # why the file cannot be read, if it cannot
     alias: str = ""  # the name the readers are given
+    mtime_ns: int | None = None  # its modification time, if safely older than the read (see stamp)
 
 
 def inspect(path: Path) -> Source:
@@ -47,6 +49,7 @@ def inspect(path: Path) -> Source:
     source = Source(path)
     digest = hashlib.sha256()
     try:
+        source.mtime_ns = stamp(path)
         with open(path, "rb") as handle:
             head = handle.read(2)
             source.gzip = head == GZIP_MAGIC
@@ -87,6 +90,19 @@ def inspect(path: Path) -> Source:
     source.sha256 = digest.hexdigest()
     source.lines, source.raw_cr, source.newline_at_end = counter.result()
     return source
+
+
+RACY_NS = 2_000_000_000  # a file changed this close to being read may change again within its clock's tick
+
+
+def stamp(path: Path) -> int | None:
+    """``path``'s modification time in ns, or None if it is too recent to vouch for the content read now.
+
+    As git does with its index: a file modified within ``RACY_NS`` of now could be rewritten again,
+    same size, within the same timestamp tick; such a file is hashed again next time, not trusted.
+    """
+    mtime = os.stat(path).st_mtime_ns
+    return mtime if mtime < time.time_ns() - RACY_NS else None
 
 
 class _LineCounter:

@@ -69,3 +69,16 @@ def test_a_mistake_is_a_clear_error(night, capsys, args, fragments):
     assert err.startswith("error: ") and "Traceback" not in err and "internal error" not in err
     for fragment in fragments:
         assert fragment in err, (fragment, err)
+
+
+def test_a_memory_limit_that_is_not_an_amount_is_named(night, monkeypatch, capsys):
+    monkeypatch.setenv("RECONCILE_MEMORY_LIMIT", "lots")
+    assert main(["summary", "--db", str(night / "store.duckdb")]) == ExitCode.BAD_INPUT
+    error = capsys.readouterr().err
+    assert "RECONCILE_MEMORY_LIMIT='lots'" in error and "2GB" in error
+
+
+def test_the_memory_limit_reaches_duckdb(night, monkeypatch):
+    monkeypatch.setenv("RECONCILE_MEMORY_LIMIT", "1GB")
+    with store.connect(night / "store.duckdb", read_only=True) as con:
+        assert con.execute("select current_setting('memory_limit')").fetchall() == [("953.6 MiB",)]

@@ -1,0 +1,38 @@
+"""A smoke run of the benchmark on a tiny corpus: every stage runs and is reported with its ratio.
+
+The figures themselves live in bench/RESULTS.md; here only that the harness works end to end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
+STAGES = ["bare typed read_json", "ingest (journals + provider exports)", "check (all checks)", "cost", "budgets",
+          "report finance", "report morning", "morning (the whole job, fresh store)", "claude code: ingest, cold",
+          "claude code: check", "claude code: re-ingest, a tenth new", "claude code: check again"]
+
+
+def test_the_benchmark_runs_every_stage_on_a_tiny_corpus(tmp_path):
+    out = tmp_path / "results.md"
+    done = subprocess.run([sys.executable, str(BENCH), "--size", "2k", "--no-ccusage",
+                           "--data", str(tmp_path / "data"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = out.read_text()
+    assert "DuckDB 2" in text and "### 2,000 journal lines" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "×" in line]
+    assert [row.split(" | ")[0][2:] for row in rows] == STAGES
+    assert all(float(row.split(" | ")[1]) > 0 for row in rows)
+    assert rows[0].endswith("| 1.00× |")  # the bare load is the yardstick
+    assert not (tmp_path / "data" / "work-2000").exists()  # the stores it made are cleaned up
+
+
+def test_growth_exponents():
+    sys.path.insert(0, str(BENCH.parent))
+    import run
+
+    table = run.exponents({1000: [("a", 1.0, 0), ("b", 2.0, 0)], 4000: [("a", 4.0, 0), ("b", 16.0, 0)]})
+    assert "| a | 1.00 |" in table and "| b | 1.50 |" in table
