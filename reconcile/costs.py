@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from .errors import BadInput
-from .store import records
+from .store import frozen_views, records
 
 SOURCES = ("auto", "ours", "harness")
 SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
@@ -105,6 +105,12 @@ def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", since: dateti
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     if source not in SOURCES:
         raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
+    with frozen_views(con):  # a dozen questions to the priced steps: price them once
+        return _cost_report(con, by, since, until, source)
+
+
+def _cost_report(con: duckdb.DuckDBPyConnection, by: str, since: datetime | None, until: datetime | None,
+                 source: str) -> dict[str, Any]:
     window = {"since": since, "until": until}
     params = {**window, "source": source}
     base = f"from step_view s join runs r using (run_id) where {WINDOW}"

@@ -116,14 +116,18 @@ def _now() -> str:
 
 def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None, source: str = "auto") -> Path:
     check_file_target(out)
-    return write_output(out, render("finance.html.j2", finance_context(con, since, until, source)))
+    with store.frozen_views(con):
+        context = finance_context(con, since, until, source)
+    return write_output(out, render("finance.html.j2", context))
 
 
 def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None, config=None,
                   checks_dir: list[Path] | None = None) -> Path:
     check_file_target(out)
-    checks = checks or run_checks(con, load_checks(checks_dir), config=config, record=False)
-    return write_output(out, render("morning.html.j2", morning_context(con, checks, config)))
+    with store.frozen_views(con):
+        checks = checks or run_checks(con, load_checks(checks_dir), config=config, record=False)
+        context = morning_context(con, checks, config)
+    return write_output(out, render("morning.html.j2", context))
 
 
 @dataclass
@@ -148,11 +152,12 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
             raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
-        checks = run_checks(con, checks_to_run, config=config)
-        make_folder(out)
-        files = {"finance": write_finance(con, out / "finance.html", source=source),
-                 "morning": write_morning(con, out / "morning.html", checks, config),
-                 "findings": out / "findings.json", "junit": out / "findings.xml"}
+        with store.frozen_views(con):  # the checks and both reports read the night priced once
+            checks = run_checks(con, checks_to_run, config=config)
+            make_folder(out)
+            files = {"finance": write_finance(con, out / "finance.html", source=source),
+                     "morning": write_morning(con, out / "morning.html", checks, config),
+                     "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
         write_junit(checks, files["junit"], "--out")
     return MorningResult(ingested, checks, files)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -140,6 +142,40 @@ def _needs_upgrade(target: str) -> bool:
         except duckdb.CatalogException:
             return True
     return fingerprint != [(views_fingerprint(),)]
+
+
+FROZEN_VIEWS = ("step_view", "run_view", "run_costs")  # in dependency order: the later read the earlier
+
+
+@contextmanager
+def frozen_views(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within the block, the priced views are computed once, not once a query.
+
+    ``step_view`` prices every step by joining the price tables; a report or the checks ask it
+    dozens of questions. Each view is materialised as a temporary table of the same name, which
+    this connection finds before the view (the temp schema comes first), so every query — and
+    every view built on it — reads the same rows, priced once. Re-entrant: an inner block reuses
+    the outer one's tables. Nothing is written to the store; a large table spills to DuckDB's
+    temp directory under the memory limit.
+    """
+    present = {row[0] for row in con.execute(
+        "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
+        [list(FROZEN_VIEWS)]).fetchall()}
+    if present:
+        yield
+        return
+    made = []
+    try:
+        for name in FROZEN_VIEWS:
+            con.execute(f"create temp table {name} as select * from main.{name}")
+            made.append(name)
+        yield
+    finally:
+        for name in reversed(made):
+            try:
+                con.execute(f"drop table if exists temp.{name}")
+            except duckdb.Error:
+                pass  # the connection failed: its temp tables go with it
 
 
 def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:

@@ -16,6 +16,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError
 from ..facts import FACTS
+from ..store import frozen_views
 from .loader import Check, CheckDefinitionError
 from .settings import create_run_settings, set_variables
 
@@ -156,12 +157,13 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
                  "((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
                  "(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
     results, disabled = [], []
-    for check in checks:
-        policy = config.policy(check.name)
-        if not policy.enabled.value:
-            disabled.append((check.name, policy.enabled.origin))
-            continue
-        results.append(_run_one(con, check, where, config))
+    with frozen_views(con):  # each check reads the priced steps: price them once for all
+        for check in checks:
+            policy = config.policy(check.name)
+            if not policy.enabled.value:
+                disabled.append((check.name, policy.enabled.origin))
+                continue
+            results.append(_run_one(con, check, where, config))
     runs = con.execute("select count(*) from _scope").fetchall()[0][0]
     if record:
         _record(con, checked_at, results)
