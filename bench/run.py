@@ -145,7 +145,7 @@ def stages(paths: dict[str, Path], work: Path, size: int) -> list[tuple]:
         ("budgets", [*rc, "budgets", "--db", str(db)], None, None),
         ("report finance", [*rc, "report", "finance", "--db", str(db), "--out", str(work / "finance.html")], None, None),
         ("report morning", [*rc, "report", "morning", "--db", str(db), "--out", str(work / "morning.html")], None, None),
-        ("morning (the whole job, fresh store)", [*rc, "morning", *journals, *usage, "--db", str(fresh),
+        ("morning (the whole job, fresh store)", [*rc, "morning", str(paths["native"]), *usage, "--db", str(fresh),
                                                    "--out", str(work / "out"), "--exit-zero"], None, None),
         ("claude code: ingest, cold", [*rc, "ingest", str(sessions / "projects"), "--db", str(cc_db)], None,
          copy_sessions),

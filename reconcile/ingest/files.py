@@ -120,8 +120,9 @@ class _LineCounter:
         self.newlines += data.count(b"\n")
         if self.pending_cr and data[:1] != b"\n":
             self.raw_cr = True
-        inner = data.count(b"\r") - data.count(b"\r\n") - (1 if data.endswith(b"\r") else 0)
-        self.raw_cr = self.raw_cr or inner > 0
+        if b"\r" in data:  # most files have none: one scan for it, not two counts
+            inner = data.count(b"\r") - data.count(b"\r\n") - (1 if data.endswith(b"\r") else 0)
+            self.raw_cr = self.raw_cr or inner > 0
         self.pending_cr = data.endswith(b"\r")
         self.last = data[-1:]
 
