@@ -23,7 +23,9 @@ from .costs import cost_report
 
 class Reconcile:
     def __init__(self, path: str | Path):
-        self.con = store.connect(path, create=False)  # a typo in the path is an error, not an empty store
+        # Read-only: any number of notebooks and CLI readers share the store; a writer (ingest) waits for them.
+        # A typo in the path is an error, not an empty store.
+        self.con = store.connect(path, read_only=True, create=False)
 
     def sql(self, query: str, params: list | None = None) -> pl.DataFrame:
         """Any query over the documented views and tables, as a DataFrame."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -65,12 +66,9 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
         _check_file(target, read_only or not create)
     if read_only and not memory and _needs_upgrade(target):
         connect(target).close()
-    try:
-        con = duckdb.connect(target, read_only=read_only and not memory,
-                             config={**(_READ_ONLY if read_only and not memory else _EVERY_CONNECTION),
-                                     "memory_limit": memory_limit()})
-    except duckdb.Error as exc:
-        raise StoreError(_open_failure(target, exc)) from exc
+    con = _open_waiting(target, read_only=read_only and not memory,
+                        config={**(_READ_ONLY if read_only and not memory else _EVERY_CONNECTION),
+                                "memory_limit": memory_limit()})
     con.execute("set TimeZone = 'UTC'")
     if read_only and not memory:
         con.execute("set lock_configuration = true")
@@ -101,11 +99,13 @@ def _check_file(target: str, must_exist: bool) -> None:
                          "Give the store's path, or a new file name to create one.")
 
 
-def _open_failure(target: str, exc: duckdb.Error) -> str:
+def _open_failure(target: str, exc: duckdb.Error, waited: float | None = None) -> str:
     text = str(exc)
     if "lock" in text.lower():
-        return (f"The store {target} is in use by another process (DuckDB allows one writer, and no reader while "
-                f"it writes): wait for it to finish, then run this again. ({text.splitlines()[0]})")
+        after = f" (waited {waited:.0f} s)" if waited else ""
+        return (f"The store {target} is in use by another process{after}: DuckDB allows one writer, and no reader "
+                "while it writes. Wait for it to finish (or raise RECONCILE_LOCK_TIMEOUT), then run this again. "
+                f"({text.splitlines()[0]})")
     return (f"Cannot open the store {target}: it is damaged or not a store this DuckDB can read "
             f"({text.splitlines()[0]}). Restore it from a copy, or ingest again into a new --db.")
 
@@ -123,11 +123,46 @@ def _refuse_newer(con: duckdb.DuckDBPyConnection, target: str) -> None:
                          "version does not know): upgrade reconcile (pip install -U reconcile) to read it.")
 
 
-def _needs_upgrade(target: str) -> bool:
+# Told once when an open has to wait for another process (the CLI prints it); None: wait silently.
+on_wait: Callable[[str], None] | None = None
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+def lock_timeout() -> float:
+    """How long an open waits for a store another process holds: ``RECONCILE_LOCK_TIMEOUT`` seconds, else 30."""
+    text = os.environ.get("RECONCILE_LOCK_TIMEOUT", str(DEFAULT_LOCK_TIMEOUT)).strip()
     try:
-        con = duckdb.connect(target, read_only=True, config=_READ_ONLY)
-    except duckdb.Error as exc:
-        raise StoreError(_open_failure(target, exc)) from exc
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400:
+        raise BadInput(f"RECONCILE_LOCK_TIMEOUT={text!r} is not a number of seconds from 0 to 86400; write it like 30.")
+    return value
+
+
+def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
+    """Open ``target``; while another process holds it (DuckDB: one writer, or any number of readers), wait.
+
+    A writer waits for readers (a notebook) and for another writer, a reader for a writer, up to
+    ``lock_timeout()``; ``on_wait`` is told once. Then the error says what held it and for how long.
+    """
+    started, told, limit = time.monotonic(), False, lock_timeout()
+    while True:
+        try:
+            return duckdb.connect(target, read_only=read_only, config=config)
+        except duckdb.Error as exc:
+            waited = time.monotonic() - started
+            if "lock" not in str(exc).lower() or waited >= limit:
+                raise StoreError(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
+            if not told and on_wait is not None:
+                on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "
+                        "(RECONCILE_LOCK_TIMEOUT)")
+                told = True
+            time.sleep(0.25)
+
+
+def _needs_upgrade(target: str) -> bool:
+    con = _open_waiting(target, read_only=True, config=_READ_ONLY)
     with con:
         has_table = con.execute(
             "select count(*) from information_schema.tables where table_name = '_migrations'"

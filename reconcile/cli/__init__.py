@@ -13,16 +13,26 @@ import duckdb
 import typer
 
 from ..errors import ExitCode, ReconcileError
+from .help import MorningOrder, plain_metavars, version_option
 from .render import LiteralConsole
 
 app = typer.Typer(
     name="reconcile",
     help="Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=MorningOrder,
 )
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=version_option, is_eager=True,
+                                      help="Print reconcile's version (and DuckDB's) and exit."),
+) -> None:
+    """Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store."""
 
 from . import budgets_cmd, check_cmd, config_cmd, cost_cmd, ingest_cmd, inspect_cmd, report_cmd  # noqa: E402  (they register commands)
 
@@ -36,8 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     commands choose their exit code with ``typer.Exit``.
     """
     errors = LiteralConsole(stderr=True)
+    from .. import store
+
+    store.on_wait = lambda message: errors.print(f"note: {message}")
     try:
-        app(args=argv, prog_name="reconcile")
+        command = typer.main.get_command(app)
+        plain_metavars(command)
+        command.main(args=argv, prog_name="reconcile")
         code = ExitCode.OK
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (ExitCode.OK if exc.code is None else ExitCode.BAD_INPUT)

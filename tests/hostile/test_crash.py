@@ -4,6 +4,7 @@ two ingests on one store, and readers during a write, fail cleanly or see a cons
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -62,8 +63,7 @@ def test_sigkill_mid_ingest_five_times_then_a_reingest_equals_a_clean_one(worklo
         assert lines == accounted
 
 
-def test_a_second_ingest_on_the_same_store_fails_cleanly(workload, tmp_path):
-    db = tmp_path / "shared.duckdb"
+def _second_during_first(workload, db, env=None):
     first = subprocess.Popen([*RECONCILE, "ingest", workload, "--db", db], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     try:
@@ -71,14 +71,28 @@ def test_a_second_ingest_on_the_same_store_fails_cleanly(workload, tmp_path):
         while not db.exists() and time.time() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)
-        second = subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True, text=True)
-        overlapped = first.poll() is None
+        second = subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True, text=True,
+                                env={**os.environ, **(env or {})})
+        overlapped_until = time.time()
     finally:
         first_err = first.communicate(timeout=120)[1]
     assert first.returncode == 0, first_err
-    assert overlapped, "the first ingest ended before the second began: make the workload larger"
+    return second, overlapped_until
+
+
+def test_a_second_ingest_waits_for_the_first_with_a_message(workload, tmp_path):
+    db = tmp_path / "shared.duckdb"
+    second, _ = _second_during_first(workload, db)
+    assert second.returncode == ExitCode.OK, second.stderr
+    assert "is in use by another process; waiting up to 30 s" in second.stderr, second.stderr
+    assert "unchanged" in second.stdout  # it ran after the first, which had loaded everything
+
+
+def test_a_second_ingest_that_waits_too_long_fails_cleanly(workload, tmp_path):
+    db = tmp_path / "shared.duckdb"
+    second, _ = _second_during_first(workload, db, {"RECONCILE_LOCK_TIMEOUT": "0.5"})
     assert second.returncode == ExitCode.BAD_INPUT, second.stderr
-    assert "in use by another process" in second.stderr and "Traceback" not in second.stderr
+    assert "in use by another process (waited" in second.stderr and "Traceback" not in second.stderr
 
 
 def test_readers_during_a_write_fail_cleanly_or_see_a_consistent_store(workload, tmp_path):
@@ -88,11 +102,12 @@ def test_readers_during_a_write_fail_cleanly_or_see_a_consistent_store(workload,
     seen = []
     try:
         while writer.poll() is None:
-            reader = subprocess.run([*RECONCILE, "sql", "--csv",
+            reader = subprocess.run([*RECONCILE, "sql", "--csv",  # no waiting: see what a reader meets mid-write
                                      "select (select count(*) from ingested_files f where not exists "
                                      "(select 1 from runs r where r.source_file = f.path)) as files_without_runs, "
                                      "(select coalesce(sum(lines - loaded - rejected - skipped), 0) from ingested_files) "
-                                     "as unaccounted", "--db", db], capture_output=True, text=True)
+                                     "as unaccounted", "--db", db], capture_output=True, text=True,
+                                    env={**os.environ, "RECONCILE_LOCK_TIMEOUT": "0"})
             seen.append(reader)
     finally:
         writer.wait(timeout=120)
