@@ -99,9 +99,15 @@ def _check_file(target: str, must_exist: bool) -> None:
                          "Give the store's path, or a new file name to create one.")
 
 
+def _held_by_another(exc: duckdb.Error) -> bool:
+    """DuckDB's file lock, held by another process (not "block", which damaged files mention)."""
+    text = str(exc).lower()
+    return "could not set lock" in text or "conflicting lock" in text
+
+
 def _open_failure(target: str, exc: duckdb.Error, waited: float | None = None) -> str:
     text = str(exc)
-    if "lock" in text.lower():
+    if _held_by_another(exc):
         after = f" (waited {waited:.0f} s)" if waited else ""
         return (f"The store {target} is in use by another process{after}: DuckDB allows one writer, and no reader "
                 "while it writes. Wait for it to finish (or raise RECONCILE_LOCK_TIMEOUT), then run this again. "
@@ -152,7 +158,7 @@ def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPy
             return duckdb.connect(target, read_only=read_only, config=config)
         except duckdb.Error as exc:
             waited = time.monotonic() - started
-            if "lock" not in str(exc).lower() or waited >= limit:
+            if not _held_by_another(exc) or waited >= limit:
                 raise StoreError(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
             if not told and on_wait is not None:
                 on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "

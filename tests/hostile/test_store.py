@@ -80,7 +80,8 @@ def test_a_damaged_store_is_a_clear_error(tmp_path, capsys, damage):
         assert "internal error" not in err and str(db) in err
 
 
-def test_a_locked_store_is_a_clear_error(tmp_path, capsys):
+def test_a_locked_store_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RECONCILE_LOCK_TIMEOUT", "0.5")  # wait briefly (the default is 30 s), then say so
     db = tmp_path / "locked.duckdb"
     store.connect(db).close()
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
@@ -94,7 +95,7 @@ def test_a_locked_store_is_a_clear_error(tmp_path, capsys):
         for args in (["ingest", journal_file(tmp_path / "j.jsonl")], ["check"]):
             code, err = _cli(capsys, *args, "--db", db)
             assert code == ExitCode.BAD_INPUT, err
-            assert "in use by another process" in err
+            assert "in use by another process (waited" in err and "RECONCILE_LOCK_TIMEOUT" in err
     finally:
         holder.kill()
         holder.wait()
