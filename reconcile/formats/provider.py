@@ -28,7 +28,7 @@ from typing import ClassVar
 
 import duckdb
 
-from ..ingest.landing import account_records
+from ..ingest.accounting import account_records
 from ..ingest.lines import BOM_SQL
 from ..ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
 from ..ingest.result import FileCounts

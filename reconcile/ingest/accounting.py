@@ -45,3 +45,23 @@ def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
         counts[number].notes.append(f"{blank} blank line(s)")
     return counts
 
+
+def account_records(con: duckdb.DuckDBPyConnection, invalid_documents: bool = False) -> dict[int, FileCounts]:
+    """Accounting for a record format: ``_stage_records`` (and ``_input_rejects``, files that are not JSON)."""
+    columns = {row[0] for row in con.execute("select column_name from (describe _stage_records)").fetchall()}
+    raw = "r.raw" if "raw" in columns else "null"
+    rejects = "select file_no, 1, raw, 'reject', reason from _input_rejects" if invalid_documents else ""
+    con.execute(
+        f"""create or replace temp table _landing_records as
+        select r.file_no, r.record_no, {raw}::varchar as raw, r.decision, r.note from _stage_records r
+        {"union all " + rejects if rejects else ""}"""
+    )
+    con.execute(
+        """create or replace temp table _checked as
+        select file_no, record_no as line_no, raw as line, false as blank,
+               case when decision = 'reject' then note end as reason
+        from _landing_records"""
+    )
+    con.execute("create or replace temp table _outcome as select file_no, record_no as line_no, decision, note "
+                "from _landing_records where decision <> 'reject'")
+    return record_outcomes(con)

@@ -25,7 +25,7 @@ import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..errors import BadInput, InternalError
-from .accounting import record_outcomes
+from .accounting import account_records, record_outcomes
 from .bookkeeping import forget_file
 from .result import FileCounts
 from .lines import BOM_SQL
@@ -394,23 +394,3 @@ def _account(con: duckdb.DuckDBPyConnection, fmt) -> dict[int, FileCounts]:
                     "from _stage_records")
         return record_outcomes(con)
     return account_records(con, invalid_documents=fmt.input in ("document", "text"))
-
-
-def account_records(con: duckdb.DuckDBPyConnection, invalid_documents: bool = False) -> dict[int, FileCounts]:
-    """Accounting for a record format: ``_stage_records`` (and ``_input_rejects``, files that are not JSON)."""
-    raw = "r.raw" if "raw" in _columns(con, "_stage_records") else "null"
-    rejects = "select file_no, 1, raw, 'reject', reason from _input_rejects" if invalid_documents else ""
-    con.execute(
-        f"""create or replace temp table _landing_records as
-        select r.file_no, r.record_no, {raw}::varchar as raw, r.decision, r.note from _stage_records r
-        {"union all " + rejects if rejects else ""}"""
-    )
-    con.execute(
-        """create or replace temp table _checked as
-        select file_no, record_no as line_no, raw as line, false as blank,
-               case when decision = 'reject' then note end as reason
-        from _landing_records"""
-    )
-    con.execute("create or replace temp table _outcome as select file_no, record_no as line_no, decision, note "
-                "from _landing_records where decision <> 'reject'")
-    return record_outcomes(con)
