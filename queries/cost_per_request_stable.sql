@@ -17,9 +17,9 @@ compared as (
     window w as (partition by agent, task_class order by week)
 )
 select null as run_id, null as step,
-       format('{} / {}: {:.1f} µ$ per request in the week of {}, up {:.0f} % from {:.1f} µ$ the week of {} ({} requests)',
-              agent, task_class, per_request, strftime(week, '%Y-%m-%d'), (per_request / previous - 1) * 100,
-              previous, strftime(previous_week, '%Y-%m-%d'), requests) as detail,
+       format('{} / {}: ${:.6f} per request in the week of {}, up {:.0f} % from ${:.6f} the week of {} ({} requests)',
+              agent, task_class, per_request / 1e6, strftime(week, '%Y-%m-%d'), (per_request / previous - 1) * 100,
+              previous / 1e6, strftime(previous_week, '%Y-%m-%d'), requests) as detail,
        week as at
 from compared
 where previous > 0 and per_request > previous * (1 + getvariable('cost_rise_threshold')::double)

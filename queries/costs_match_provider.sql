@@ -28,8 +28,9 @@ compared as (
     group by all
 )
 select null as run_id, null as step,
-       format('{} {} on {}: billed ${:.4f}, journals priced at ${:.4f} (difference ${:.4f})',
-              provider, model, strftime(day, '%Y-%m-%d'), billed_usd, priced_usd, billed_usd - priced_usd) as detail,
+       format('{} {} on {}: billed ${:.4f}, journals priced at ${:.4f} (billed {} ${:.4f})',
+              provider, model, strftime(day, '%Y-%m-%d'), billed_usd, priced_usd,
+              case when billed_usd < priced_usd then 'less by' else 'more by' end, abs(billed_usd - priced_usd)) as detail,
        day::timestamptz as at
 from compared
 where unpriced = 0  -- journals we cannot price have an unknown cost, not $0 (models_priced reports them)

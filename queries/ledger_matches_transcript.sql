@@ -11,7 +11,7 @@ select run_id, null as step,
            case when ledger_output_tokens <> output_tokens
                 then format('output tokens {} vs {}', ledger_output_tokens, output_tokens) end,
            case when ledger_cost_micros <> harness_step_cost_micros
-                then format('cost {} vs {} µ$', ledger_cost_micros, harness_step_cost_micros) end,
+                then format('cost ${:.6f} vs ${:.6f}', ledger_cost_micros / 1e6, harness_step_cost_micros / 1e6) end,
            case when ledger_tool_results <> tool_results
                 then format('tool results {} vs {}', ledger_tool_results, tool_results) end
        ], lambda x: x is not null), '; ') as detail

@@ -30,6 +30,7 @@ from .ceilings import CEILINGS
 from .costs import SOURCES
 from .errors import BadInput
 from .store import records
+from .when import bucket
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
           "model": "coalesce(r.model, '(none)')"}
@@ -162,11 +163,11 @@ def _number(value: float | int) -> str:
 
 
 def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None) -> list[dict[str, Any]]:
-    """Per group and day, the share of each status, and its change from the group's previous day."""
+    """Per group and day (of the zone ``use_zone`` set), each status's share and its change from the day before."""
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     return records(con, f"""
         with counts as (
-            select {GROUPS[by]} as key, strftime(r.started_at, '%Y-%m-%d') as day, r.status, count(*) as runs
+            select {GROUPS[by]} as key, {bucket('r.started_at', 'day')} as day, r.status, count(*) as runs
             from runs r where {window} group by all
         ),
         shares as (

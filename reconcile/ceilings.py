@@ -30,6 +30,7 @@ from typing import Any
 import duckdb
 
 from .costs import CHOSEN
+from .money import usd
 
 PROGRESS_WINDOW = 6  # calls looked at to decide a stopped run was still making progress
 METRIC_SQL = {"steps": "v.steps", "tokens": "v.total_tokens", "wall_seconds": "v.wall_seconds",
@@ -178,4 +179,6 @@ def _as_number(metric: str, value: float):
 
 
 def _shown(metric: str, value: float) -> str:
-    return f"{value:,.1f} s" if metric == "wall_seconds" else f"{int(value):,}" + (" µ$" if metric == "cost_micros" else "")
+    if metric == "cost_micros":  # micro-dollars in the store; dollars for whoever reads the basis
+        return usd(int(value), places=4)
+    return f"{value:,.1f} s" if metric == "wall_seconds" else f"{int(value):,}"

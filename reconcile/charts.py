@@ -11,12 +11,17 @@ beside each drawn string are dropped.
 from __future__ import annotations
 
 import io
+import logging
 import re
 
-import matplotlib
+# matplotlib logs to stderr when its cache folder cannot be written (cron with a read-only HOME) or while it
+# builds its font cache: chatter, not a problem with the night. A failure still raises.
+logging.getLogger("matplotlib").setLevel(logging.ERROR)
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .display import label  # noqa: E402
 from .redact import redact  # noqa: E402
@@ -45,16 +50,48 @@ def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: s
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_title(title, loc="left")
-    ax.xaxis.set_major_formatter(lambda value, _: f"{unit}{value:,.2f}" if unit == "$" else f"{value:,.0f}")
-    if count > 1:
-        ax.legend(frameon=False, loc="lower right")
-    fig.tight_layout()
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
+    ax.xaxis.set_major_formatter(_money_ticks if unit == "$" else (lambda value, _: f"{value:,.0f}"))
+    ax.set_xlim(left=0)
+    if count > 1:  # below the bars, so it never covers one
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0, -0.12 if len(labels) > 2 else -0.25),
+                  ncol=min(count, 4))
+    return _svg(fig)
+
+
+def _money_ticks(value: float, _position) -> str:
+    """Dollar ticks with as many decimals as the scale needs: $0.25, $1.50, $1,200."""
+    if value == 0:
+        return "$0"
+    return f"${value:,.0f}" if value >= 100 else f"${value:,.2f}" if value >= 0.01 else f"${value:,.4f}"
+
+
+def share_chart(labels: list[str], series: dict[str, list[float]], title: str,
+                colours: dict[str, str] | None = None) -> str:
+    """One stacked bar per label (a night), its segments the series' shares (0..1) in order; legend below."""
+    labels = [label(redact(text)) for text in labels]
+    title = label(redact(title), 90)
+    fig, ax = plt.subplots(figsize=(7.2, max(1.6, 0.34 * len(labels) + 1.3)))
+    left = [0.0] * len(labels)
+    for i, (name, values) in enumerate(series.items()):
+        colour = (colours or {}).get(name, PALETTE[i % len(PALETTE)])
+        ax.barh(range(len(labels)), values, left=left, height=0.7, label=label(redact(name), 30), color=colour)
+        left = [a + b for a, b in zip(left, values)]
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    ax.set_title(title, loc="left")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0, -0.18 if len(labels) > 2 else -0.35),
+              ncol=min(len(series), 4))
     return _svg(fig)
 
 
 def _svg(fig) -> str:
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    # "tight" measures every label, tick and legend drawn, so none is cut at the figure's edge
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg"):]

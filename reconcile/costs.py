@@ -25,21 +25,22 @@ import duckdb
 
 from .errors import BadInput
 from .store import frozen_views, records
+from .when import TIME_GROUPS, bucket
 
 SOURCES = ("auto", "ours", "harness")
 SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
                "ours": "reconcile's prices of every call", "harness": "the harness's own record"}
-GROUPS = {  # (key over a step and its run, key over a run alone)
-    "day": ("coalesce(strftime(coalesce(r.started_at, s.started_at), '%Y-%m-%d'), '(no date)')",
-            "coalesce(strftime(r.started_at, '%Y-%m-%d'), '(no date)')"),
+GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks and months in the chosen zone
+    **{period: (f"coalesce({bucket('coalesce(r.started_at, s.started_at)', period)}, '(no date)')",
+                f"coalesce({bucket('r.started_at', period)}, '(no date)')") for period in TIME_GROUPS},
     "agent": ("coalesce(r.agent, '(none)')", "coalesce(r.agent, '(none)')"),
     "model": ("coalesce(s.price_model, '(none)')", "coalesce(r.model, '(none)')"),
     "task_class": ("coalesce(r.task_class, '(none)')", "coalesce(r.task_class, '(none)')"),
     "run": ("r.run_id", "r.run_id"),
 }
 LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coalesce(r.max_tokens::varchar, '-') "
-          "|| ' wall=' || coalesce(r.max_wall_seconds::varchar, '-') || 's cost=' "
-          "|| coalesce(r.max_cost_micros::varchar, '-') || 'µ$'")
+          "|| ' wall=' || coalesce(r.max_wall_seconds::varchar || 's', '-') || ' spend=' "
+          "|| coalesce('$' || printf('%.2f', r.max_cost_micros / 1000000), '-')")
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
 WINDOW = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
 

@@ -7,22 +7,27 @@ A figure is *known* (a number), *partial* (a number, plus spend reconcile could 
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 
-def usd(micros: int | None, signed: bool = False, unknown: str = "unknown") -> str:
-    """``$1.2345`` from micro-dollars; ``unknown`` for None; ``-$…`` below zero, ``+$…`` above when ``signed``.
+def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", places: int = 2) -> str:
+    """``$1.23`` from micro-dollars (``places=4`` for a per-call figure: ``$0.0123``); ``unknown`` for None.
 
-    Rounded to four decimals first, so a tiny negative difference never prints as ``-$0.0000``.
+    ``-$…`` below zero, ``+$…`` above when ``signed``. Rounded (half up, exactly, in Decimal) before
+    the sign is chosen, so no ``-$0.00`` is ever printed: an amount too small for the places reads
+    ``<$0.01`` (``-<$0.01`` below zero), and only a true zero reads ``$0.00``.
     """
     if micros is None:
         return unknown
-    dollars = round(micros / 1_000_000, 4)
+    dollars = (Decimal(int(micros)) / 1_000_000).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if not dollars and micros:  # a real amount too small for the places: say so, never "$0.00" for it
+        return f"{'-' if micros < 0 else '+' if signed else ''}<${Decimal(1).scaleb(-places)}"
     sign = "-" if dollars < 0 else "+" if signed and dollars > 0 else ""
-    return f"{sign}${abs(dollars):,.4f}"
+    return f"{sign}${abs(dollars):,.{places}f}"
 
 
-def described(row: dict[str, Any], key: str = "cost_micros") -> str:
+def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) -> str:
     """A cost figure with what it leaves out: "unknown (…)", "$x + unpriced (…)", or "$x"."""
     missing = []
     if row.get("unpriced_tokens"):
@@ -33,4 +38,4 @@ def described(row: dict[str, Any], key: str = "cost_micros") -> str:
         missing.append(f"{row['runs_without_cost']:,} runs without a recorded cost")
     if row.get(key) is None:
         return "unknown" + (f" ({', '.join(missing)})" if missing else "")
-    return usd(row[key]) + (f" + unpriced ({', '.join(missing)})" if missing else "")
+    return usd(row[key], places=places) + (f" + unpriced ({', '.join(missing)})" if missing else "")

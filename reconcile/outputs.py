@@ -37,15 +37,19 @@ def make_folder(path: Path, option: str = "--out") -> Path:
     return path
 
 
-def write_output(path: Path, text: str, option: str = "--out") -> Path:
-    """Write ``text`` to ``path`` whole (temporary file, then rename), creating its folder."""
+def write_output(path: Path, text: str | bytes, option: str = "--out") -> Path:
+    """Write ``text`` (or bytes) to ``path`` whole (temporary file, then rename), creating its folder."""
     check_file_target(path, option)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-                out.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(handle, "wb") as raw:
+                    raw.write(text)
+            else:
+                with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+                    out.write(text)
             os.chmod(temporary, 0o644)
             os.replace(temporary, path)
         except BaseException:

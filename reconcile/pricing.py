@@ -29,6 +29,7 @@ from typing import Any
 import duckdb
 
 from .errors import BadInput
+from .store import records
 
 BUCKETS = ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 SNAPSHOT = "genai-prices"
@@ -137,6 +138,38 @@ def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     return len(rows)
 
 
+def list_prices(con: duckdb.DuckDBPyConnection, model: str | None = None, snapshot: bool = False) -> list[dict]:
+    """The overrides (and with ``snapshot`` the snapshot's prices), optionally those whose model contains ``model``."""
+    return records(con, """
+        select provider, model, effective_from, effective_to, uncached_mtok, cache_read_mtok, cache_write_5m_mtok,
+               cache_write_1h_mtok, output_mtok, source, source_version
+        from prices
+        where ($snapshot or source <> 'genai-prices') and ($model is null or contains(lower(model), lower($model)))
+        order by source = 'genai-prices', provider, model, effective_from nulls first""",
+        {"snapshot": snapshot, "model": model})
+
+
+def remove_overrides(con: duckdb.DuckDBPyConnection, source: str | None = None, model: str | None = None,
+                     provider: str | None = None) -> int:
+    """Delete the overrides loaded from ``source``, or those of ``model`` (and ``provider``); return how many.
+
+    Nothing matching is an error naming what is loaded, so a typo never passes for a removal.
+    """
+    where = ("source <> 'genai-prices' and ($source is null or source = $source) and ($model is null or model = $model) "
+             "and ($provider is null or provider = $provider)")
+    params = {"source": source, "model": model, "provider": provider}
+    count = con.execute(f"select count(*) from prices where {where}", params).fetchall()[0][0]
+    if not count:
+        loaded = [f"{r['model']} ({r['source']})" for r in list_prices(con)]
+        raise BadInput(f"no price override matches {source or model!r}; loaded: {', '.join(loaded) or 'none'}. "
+                       "See reconcile prices list.")
+    con.execute("begin")
+    con.execute(f"delete from prices where {where}", params)
+    con.execute("delete from model_prices")
+    con.execute("commit")
+    return count
+
+
 def read_override_rows(path: Path) -> list[list]:
     """A price file's rows in ``prices``' column order (without the version), validated."""
     if not path.is_file():
@@ -197,9 +230,10 @@ def _override_row(path: Path, where: str, record: dict) -> list:
         except ValueError as exc:
             raise BadInput(f"{where}: from = {start!r} is not a date like 2026-11-01") from exc
     source, output = price("input", True), price("output", True)
-    read = price("cache_read") or source
-    write_5m = price("cache_write_5m") or source
-    write_1h = price("cache_write_1h") or write_5m
+    read, write_5m, write_1h = price("cache_read"), price("cache_write_5m"), price("cache_write_1h")
+    read = source if read is None else read  # a price of 0 (free cache reads) is a price, not a missing one
+    write_5m = source if write_5m is None else write_5m
+    write_1h = write_5m if write_1h is None else write_1h
     return [str(record["provider"]).strip(), str(record["model"]).strip(), start, None,
             source, read, write_5m, write_1h, output, None, None, None, None, None, None, str(path)]
 

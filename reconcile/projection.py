@@ -12,7 +12,7 @@ writes a fixed number of output tokens. Turn k (from 1) sends
 - Catalogue tax: the catalogue's tokens on every turn, at the input price.
 - Per completed task: cost / success rate (failed runs are paid for too).
 
-Money is computed in exact decimals; ``--json`` gives them unrounded.
+Money is computed in exact decimals; ``--json`` gives them unrounded, the table to 1/100 of a cent.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from .sheets import Column, Sheet
 from .store import records
 
 MILLION = Decimal(1_000_000)
@@ -66,25 +67,32 @@ def projection_table(inputs: Inputs, turns: list[int]) -> list[dict[str, Any]]:
     return [project(inputs, n) for n in turns]
 
 
-def markdown(rows: list[dict[str, Any]], success_rate: Decimal) -> str:
-    """The table as printed: tokens with thousands separators, dollars to 4 places (tax to 3)."""
-    lines = ["| Turns | Cumulative input | Output | Catalogue tax | Uncached | Cached | "
-             f"Per completed task (at {success_rate}) |", "|---|---|---|---|---|---|---|"]
-    for row in rows:
-        lines.append(
-            f"| {row['turns']} | {row['cumulative_input_tokens']:,} | {row['output_tokens']:,} | "
-            f"{row['catalogue_tax_tokens']:,} tok / ${_money(row['catalogue_tax_usd'], 3)} | "
-            f"${_money(row['uncached_usd'], 4)} | ${_money(row['cached_usd'], 4)} | "
-            f"${_money(row['per_completed_task_uncached_usd'], 4)} / ${_money(row['per_completed_task_cached_usd'], 4)} |")
-    return "\n".join(lines)
+PROJECTION_COLUMNS = [
+    Column("turns", "turns", "count"), Column("cumulative_input_tokens", "cumulative input", "count"),
+    Column("output_tokens", "output", "count"), Column("catalogue_tax_tokens", "catalogue tax tok", "count"),
+    Column("catalogue_tax_micros", "catalogue tax", "money4"), Column("uncached_micros", "uncached", "money4"),
+    Column("cached_micros", "cached", "money4"),
+    Column("per_completed_task_uncached_micros", "per completed task, uncached", "money4"),
+    Column("per_completed_task_cached_micros", "per completed task, cached", "money4"),
+]
 
 
-def _money(value: Decimal, places: int) -> str:
-    return f"{value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):f}"
+def projection_sheet(rows: list[dict[str, Any]], success_rate: Decimal, title: str = "Projected cost by turns") -> Sheet:
+    """The projection as a table; money to the micro-dollar (``--json`` keeps the exact decimals)."""
+    shown = [{**row, **{key.removesuffix("_usd") + "_micros": _micros(value) for key, value in row.items()
+                        if key.endswith("_usd")}} for row in rows]
+    return Sheet(PROJECTION_COLUMNS, shown, title=f"{title} (per completed task at a success rate of {success_rate:.1%})")
 
 
-def fit(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """The projection's inputs as each agent's own runs show them (medians over its runs)."""
+def _micros(dollars: Decimal) -> int:
+    return int((dollars * MILLION).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def fit(con: duckdb.DuckDBPyConnection, turns: list[int] | None = None) -> list[dict[str, Any]]:
+    """The projection's inputs as each agent's own runs show them (medians over its runs).
+
+    Projected at ``turns``, else at the median and p99 turn counts of the agent's succeeded runs.
+    """
     rows = records(con, """
         with model_steps as (
             select s.run_id, s.idx, s.input_tokens, s.output_tokens,
@@ -129,8 +137,8 @@ def fit(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
                         cache_read_multiplier=Decimal(row["read_multiplier"] or 1).quantize(Decimal("0.0001")),
                         cache_write_multiplier=Decimal(row["write_multiplier"] or 1).quantize(Decimal("0.0001")),
                         success_rate=Decimal(str(round(row["success_rate"], 4))))
-        turns = sorted({max(1, round(row["p50_turns"] or 1)), max(1, round(row["p99_turns"] or 1))})
+        counts = turns or sorted({max(1, round(row["p50_turns"] or 1)), max(1, round(row["p99_turns"] or 1))})
+        observed = None if row["mean_cost_micros"] is None else Decimal(str(row["mean_cost_micros"])) / MILLION
         fitted.append({"agent": row["agent"], "runs": row["runs"], "inputs": asdict(inputs),
-                       "observed_mean_cost_usd": Decimal(str(row["mean_cost_micros"] or 0)) / MILLION,
-                       "rows": projection_table(inputs, turns)})
+                       "observed_mean_cost_usd": observed, "rows": projection_table(inputs, counts)})
     return fitted

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 import jinja2
@@ -21,7 +22,8 @@ from markupsafe import Markup
 from . import store
 from .budgets import budget_report, stop_reason_rates
 from .checks import CheckReport, load_checks, run_checks, write_junit
-from .errors import NoRuns
+from .errors import BadInput, NoRuns
+from .glance import bill_vs_journals, glance
 from .costs import SOURCE_TEXT, cost_report, costliest_runs
 from .ingest import IngestReport, ingest
 from .money import described, usd
@@ -29,7 +31,9 @@ from .outputs import check_file_target, check_folder_target, make_folder, write_
 from .redact import redact
 from .resources import reports_dir
 from .store import records
+from .status import STATUSES
 from .usage import usage_report
+from .when import TIME_GROUPS, Window, use_zone
 
 
 def _environment() -> jinja2.Environment:
@@ -37,12 +41,26 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=True,
                              finalize=lambda value: value if isinstance(value, Markup) else redact(value),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)
+    env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)  # dollars and cents
+    env.filters["usd4"] = lambda micros, unknown="": usd(micros, unknown=unknown, places=4)  # a call's cost
+    env.filters["usd_signed"] = lambda micros: usd(micros, signed=True)
     env.filters["cost"] = described  # a figure with what it leaves out: "unknown", "$x + unpriced (…)"
+    env.filters["cost4"] = lambda row: described(row, places=4)
+    env.filters["change"] = _change
+    env.globals["status_colours"] = STATUS_COLOURS
     env.filters["pct"] = lambda share: "—" if share is None else f"{share:.1%}"
     env.filters["num"] = lambda value: "—" if value is None else f"{value:,.0f}" if isinstance(value, (int, float)) else value
     env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
     return env
+
+
+def _change(value: int | None, kind: str = "runs") -> str:
+    """A change from the night before: "+3", "−2", "no change"; money signed; unknown as "—"."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return "no change"
+    return usd(value, signed=True) if kind == "money" else f"{value:+,}".replace("-", "−")
 
 
 def _dollars(groups: list[dict[str, Any]], key: str) -> list[float | None]:
@@ -58,15 +76,20 @@ def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(con.execute("select count(*) from usage_buckets").fetchall()[0][0])
 
 
-def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = None,
-                    until: datetime | None = None, source: str = "auto") -> dict[str, Any]:
+def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None, source: str = "auto",
+                    period: str = "day") -> dict[str, Any]:
     from .charts import bar_chart  # matplotlib costs a quarter of a second to import: only the reports that draw pay it
 
-    by = {name: cost_report(con, name, since, until, source) for name in ("day", "model", "agent", "task_class")}
-    total = by["day"]["total"]
+    window = window or Window()
+    if period not in TIME_GROUPS:
+        raise BadInput(f"--by {period!r}: the finance report groups spend by {', '.join(TIME_GROUPS)}")
+    use_zone(con, window.zone)
+    since, until = window.since, window.until
+    by = {name: cost_report(con, name, since, until, source) for name in (period, "model", "agent", "task_class")}
+    total = by[period]["total"]
     charts = {
-        "per_day": bar_chart([g["key"] for g in by["day"]["groups"]],
-                             {"spend": _dollars(by["day"]["groups"], "cost_micros")}, "Spend per day"),
+        "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
+                                {"spend": _dollars(by[period]["groups"], "cost_micros")}, f"Spend per {period}"),
         "by_model": bar_chart([g["key"] for g in by["model"]["groups"]],
                               {"cost": _dollars(by["model"]["groups"], "cost_micros"),
                                "without cache": _dollars(by["model"]["groups"], "uncached_cost_micros")},
@@ -77,17 +100,27 @@ def finance_context(con: duckdb.DuckDBPyConnection, since: datetime | None = Non
                               "By agent: spend and catalogue tax"),
     }
     costliest = costliest_runs(con, since, until, source)
-    usage = usage_report(con, "day") if _has_usage(con) else None
-    period = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
-                         "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
-    return {"generated_at": _now(), "period": period, "total": total, "by": by, "charts": charts, "source": source,
-            "source_text": SOURCE_TEXT[source],
-            "costliest": costliest, "usage": usage, "prices": by["day"]["prices"],
-            "per_task": by["day"]["cost_per_completed_task"], "waste": by["day"]["spend_on_failed_stalled_budget_stopped"],
+    usage = usage_report(con, "day", window) if _has_usage(con) else None
+    period_span = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
+                              "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
+    return {"generated_at": _now(window.zone), "period": [_local(t, window.zone) for t in period_span], "zone": window.zone,
+            "by_period": period, "total": total, "by": by, "charts": charts, "source": source,
+            "source_text": SOURCE_TEXT[source], "bill": bill_vs_journals(con, window),
+            "costliest": costliest, "usage": usage, "prices": by[period]["prices"],
+            "per_task": by[period]["cost_per_completed_task"],
+            "waste": by[period]["spend_on_failed_stalled_budget_stopped"],
             "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
 
 
-def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None) -> dict[str, Any]:
+# Step tables longer than this fold into <details>, so the page stays short; findings show this many, then fold.
+FOLD_ROWS = 12
+
+
+def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None, zone: str = "UTC",
+                    source: str = "auto") -> dict[str, Any]:
+    from .charts import share_chart
+
+    use_zone(con, zone)
     failing = [r for r in checks.results if r.failures]
     partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
@@ -104,29 +137,45 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
     usage = usage_report(con, "model") if _has_usage(con) else None
-    return {"generated_at": _now(), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
-            "config_source": str(config.path) if config is not None and config.path else None,
+    seen = glance(con, checks, source)
+    shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
+    chart = share_chart([n["night"] for n in seen["nights"]],
+                        {s: [n[s] / n["runs"] for n in seen["nights"]] for s in shown},
+                        f"Stop reasons over the last {len(seen['nights'])} night(s) (share of runs)",
+                        STATUS_COLOURS) if seen["nights"] else None
+    return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
+            "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
-            "budgets": budget_report(con, "agent"), "usage": usage}
+            "budgets": budget_report(con, "agent"), "usage": usage, "glance": seen, "rates_chart": chart,
+            "fold_rows": FOLD_ROWS, "source": source}
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+STATUS_COLOURS = {"succeeded": "#5a9e4b", "failed": "#b8474b", "cancelled": "#8c8c8c", "budget_exceeded": "#e08a2c",
+                  "timed_out": "#7b61a8", "stalled": "#2f6f9f", "running": "#c9b037"}
 
 
-def write_finance(con: duckdb.DuckDBPyConnection, out: Path, since=None, until=None, source: str = "auto") -> Path:
+def _local(moment: datetime | None, zone: str) -> datetime | None:
+    return None if moment is None else moment.astimezone(ZoneInfo(zone))
+
+
+def _now(zone: str = "UTC") -> str:
+    return datetime.now(timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M ") + zone
+
+
+def write_finance(con: duckdb.DuckDBPyConnection, out: Path, window: Window | None = None, source: str = "auto",
+                  period: str = "day") -> Path:
     check_file_target(out)
     with store.frozen_views(con):
-        context = finance_context(con, since, until, source)
+        context = finance_context(con, window, source, period)
     return write_output(out, render("finance.html.j2", context))
 
 
 def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None, config=None,
-                  checks_dir: list[Path] | None = None) -> Path:
+                  checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto", scope=None) -> Path:
     check_file_target(out)
     with store.frozen_views(con):
-        checks = checks or run_checks(con, load_checks(checks_dir), config=config, record=False)
-        context = morning_context(con, checks, config)
+        checks = checks or run_checks(con, load_checks(checks_dir), scope, config=config, record=False)
+        context = morning_context(con, checks, config, zone, source)
     return write_output(out, render("morning.html.j2", context))
 
 
@@ -138,7 +187,7 @@ class MorningResult:
 
 
 def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
-            checks_dir: list[Path] | None = None, source: str = "auto") -> MorningResult:
+            checks_dir: list[Path] | None = None, source: str = "auto", zone: str = "UTC") -> MorningResult:
     """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports.
 
     A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
@@ -155,8 +204,8 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
         with store.frozen_views(con):  # the checks and both reports read the night priced once
             checks = run_checks(con, checks_to_run, config=config)
             make_folder(out)
-            files = {"finance": write_finance(con, out / "finance.html", source=source),
-                     "morning": write_morning(con, out / "morning.html", checks, config),
+            files = {"finance": write_finance(con, out / "finance.html", Window(zone=zone), source=source),
+                     "morning": write_morning(con, out / "morning.html", checks, config, zone=zone, source=source),
                      "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
         write_junit(checks, files["junit"], "--out")

@@ -1,28 +1,34 @@
 """A plain-text summary of what the store holds, rendered from ``reports/summary.txt.j2``.
 
+The agents' table is laid out by the same table code as every other command.
+
 Plain text on purpose: it reads the same in a terminal, a cron mail and a CI log.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
-
-from .store import records
 import jinja2
 
+from .costs import CHOSEN
 from .resources import reports_dir
+from .sheets import Column, Sheet
 from .status import STATUSES
+from .store import records
 
 
 def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """Counts by agent and status, token totals, and the ingest bookkeeping."""
+    """Counts by agent and status, token totals, cost, and the ingest bookkeeping."""
     by_agent = records(con,
-        f"""select coalesce(agent, '(none)') as agent, count(*) as runs,
+        f"""with {CHOSEN}
+            select coalesce(agent, '(none)') as agent, count(*) as runs,
                 {", ".join(f"count(*) filter (where status = '{s}') as {s}" for s in STATUSES)},
-                sum(steps) as steps, sum(tool_results) as tool_results, sum(total_tokens) as tokens
-            from run_view group by all order by agent"""
+                sum(steps)::bigint as steps, sum(tool_results)::bigint as tool_results,
+                sum(total_tokens)::bigint as tokens, sum(c.cost_micros)::bigint as cost_micros,
+                count(*) filter (where c.cost_micros is null) as runs_without_cost
+            from run_view join chosen c using (run_id) group by all order by agent""", {"source": "auto"}
     )
     files = records(con,
         """select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
@@ -39,7 +45,18 @@ def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             "total_runs": sum(row["runs"] for row in by_agent)}
 
 
-def render_summary(con: duckdb.DuckDBPyConnection) -> str:
+def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:
+    """Runs by agent and status, with steps, tokens and cost (reconcile's prices, else the harness's record)."""
+    columns = [Column("agent", "agent"), Column("runs", "runs", "count"),
+               *[Column(s, s, "count") for s in STATUSES], Column("steps", "steps", "count"),
+               Column("tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
+               Column("runs_without_cost", "runs without a cost", "count")]
+    return Sheet(columns, by_agent)
+
+
+def render_summary(con: duckdb.DuckDBPyConnection, render_table: Callable[[Sheet], str]) -> str:
+    """The summary as text; ``render_table`` lays out the agents' table (the CLI's table code)."""
+    data = store_summary(con)
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=False,
                                      trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    return environment.get_template("summary.txt.j2").render(**store_summary(con))
+    return environment.get_template("summary.txt.j2").render(**data, agents_table=render_table(agents_sheet(data["by_agent"])))

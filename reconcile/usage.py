@@ -24,10 +24,10 @@ import duckdb
 
 from .errors import BadInput
 from .store import records
+from .when import TIME_GROUPS, Window, bucket
 
-GROUPS = {
-    "day": "strftime(bucket_start, '%Y-%m-%d')",
-    "hour": "strftime(date_trunc('hour', bucket_start), '%Y-%m-%d %H:00')",
+GROUPS = {  # hours, days, weeks and months of the chosen zone (a provider's daily buckets are UTC days)
+    **{period: bucket("bucket_start", period) for period in ("hour", *TIME_GROUPS)},
     "model": "coalesce(model, '(not grouped by model)')",
     "api_key": "coalesce(api_key_id, '(not grouped by key)')",
     "workspace": "coalesce(workspace_id, '(not grouped by workspace)')",
@@ -40,10 +40,15 @@ def _tokens(prefix: str) -> str:
     return " + ".join(f"{prefix}_{b}" for b in BUCKETS)
 
 
-def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, int]:
+# The buckets that started in the window.
+WITHIN = ("(select * from usage_reconciliation where ($since is null or bucket_start >= $since) "
+          "and ($until is null or bucket_start < $until))")
+
+
+def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str, window: dict) -> dict[str, int]:
     """Each run's ledger tokens (input + output) allocated to the groups its journal calls fell in."""
     rows = con.execute(f"""
-        with calls as (select {key} as key, unnest(run_tokens) as c from usage_reconciliation where run_tokens is not null),
+        with calls as (select {key} as key, unnest(run_tokens) as c from {WITHIN} where run_tokens is not null),
         per as (select key, c.run_id as run_id, sum(c.tokens)::hugeint as tokens from calls group by all),
         ledger as (select run_id, (coalesce(ledger_input_tokens, 0) + coalesce(ledger_output_tokens, 0))::hugeint as ledger
                    from runs where coalesce(ledger_input_tokens, ledger_output_tokens) is not null),
@@ -63,11 +68,14 @@ def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, int]:
             from floored
         )
         select key, sum(base + case when rank <= left_over then 1 else 0 end)::bigint
-        from ranked group by key""").fetchall()
+        from ranked group by key""", window).fetchall()
     return {k: v for k, v in rows}
 
 
-def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day") -> dict[str, Any]:
+def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day", window: Window | None = None) -> dict[str, Any]:
+    """Provider buckets that started in ``window`` beside the journals and ledgers, grouped ``by``."""
+    window = window or Window()
+    params = {"since": window.since, "until": window.until}
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     per_bucket = ", ".join(f"sum(explained_{b})::bigint as explained_{b}, sum(unexplained_{b})::bigint as unexplained_{b}, "
@@ -80,16 +88,18 @@ def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day") -> dict[str, A
         sum(phantom_micros)::bigint as phantom_micros,
         count(*) filter (where provider_micros is null and {_tokens('provider')} + {_tokens('journal')} > 0) as unpriced_rows,
         {per_bucket}"""
-    groups = records(con, f"select {GROUPS[by]} as key, {measures} from usage_reconciliation group by 1 order by 1")
-    total = records(con, f"select 'total' as key, {measures} from usage_reconciliation")[0]
-    ledger = _ledger_by_call(con, GROUPS[by])
+    groups = records(con, f"select {GROUPS[by]} as key, {measures} from {WITHIN} group by 1 order by 1", params)
+    total = records(con, f"select 'total' as key, {measures} from {WITHIN}", params)[0]
+    ledger = _ledger_by_call(con, GROUPS[by], params)
     for row in [*groups, total]:
         row["ledger_tokens"] = (sum(ledger.values()) if ledger else None) if row is total else ledger.get(row["key"])
         row["coverage_tokens"] = row["explained_tokens"] / row["provider_tokens"] if row["provider_tokens"] else None
         row["coverage_usd"] = (row["explained_micros"] / row["provider_micros"]
                                if row["provider_micros"] and not row["unpriced_rows"] else None)
-    phantom_runs = [r["run"] for r in records(con, """select distinct unnest(runs) as run from usage_reconciliation
-                                                      where runs is not null order by 1""")]
-    billed = records(con, """select provider, strftime(bucket_start, '%Y-%m-%d') as day, sum(amount_usd) as billed_usd
-                             from billed_costs group by all order by all""")
+    phantom_runs = [r["run"] for r in records(con, f"""select distinct unnest(runs) as run from {WITHIN}
+                                                       where runs is not null order by 1""", params)]
+    billed = records(con, f"""select provider, {bucket('bucket_start', 'day')} as day, sum(amount_usd) as billed_usd,
+                                     round(sum(amount_usd) * 1000000)::bigint as billed_micros
+                              from billed_costs where ($since is null or bucket_start >= $since)
+                                and ($until is null or bucket_start < $until) group by all order by all""", params)
     return {"by": by, "groups": groups, "total": total, "phantom_runs": phantom_runs, "billed": billed}

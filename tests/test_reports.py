@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+from datetime import datetime
 
 import pytest
 
@@ -46,7 +47,7 @@ def test_morning_exits_like_check_and_is_safe_to_run_twice(night):
     assert first == second and first["findings"]
     tiles = [re.findall(r'class="tile">([^<]+)<b>([^<]+)</b>', (base / f"out{n}" / "finance.html").read_text())
              for n in (1, 2)]
-    assert tiles[0] == tiles[1] and ("Total spend", tiles[0][0][1]) == tiles[0][0]  # the same totals both times
+    assert tiles[0] == tiles[1] and [t[0] for t in tiles[0]][:2] == ["Billed by the providers", "Explained by the journals"]
     assert (base / "out1" / "findings.xml").read_text().startswith("<?xml")
     planted = json.loads((SAMPLE_RUNS / "planted.json").read_text())
     assert len([f for f in first["findings"] if f["run_id"] != "evil<script>"]) == len(planted)
@@ -95,6 +96,10 @@ def test_report_commands(cli, night, tmp_path):
     assert cli("report", "finance", "--out", tmp_path / "f.html", "--since", "2026-11-29", "--db", db).code == ExitCode.OK
     assert "<svg" in (tmp_path / "f.html").read_text()
     assert cli("report", "morning", "--out", tmp_path / "m.html", "--db", db).code == ExitCode.OK
+    every = int(re.search(r"Errors</a><b>(\d+)", (tmp_path / "m.html").read_text())[1])
+    assert cli("report", "morning", "--out", tmp_path / "late.html", "--since", "2026-11-29T03:00Z", "--db", db).code == 0
+    late = int(re.search(r"Errors</a><b>(\d+)", (tmp_path / "late.html").read_text())[1])
+    assert 0 < late < every  # --since/--until choose the runs the checks report, as in reconcile check
     assert cli("morning", SAMPLE_RUNS, "--out", tmp_path / "o", "--exit-zero", "--db", tmp_path / "x.duckdb").code == 0
 
 
@@ -109,34 +114,126 @@ def test_notebook_api(night):
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SPOTTER = ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions" / "projects"
+# (width, media, first-screen height): a laptop screen, and an A4 page at 96 dpi as the browser prints it
+VIEWS = [(1400, "screen", 900), (794, "print", 1123)]
+
+
+@pytest.fixture(scope="module")
+def claude_code_night(tmp_path_factory):
+    """A real Claude Code corpus (two sessions with subagents) through `reconcile morning`."""
+    from reconcile.cli import main
+    base = tmp_path_factory.mktemp("claude-code")
+    assert main(["morning", str(SPOTTER), "--out", str(base / "out"), "--db", str(base / "cc.duckdb"), "--exit-zero"]) == 0
+    return base / "out"
 
 
 @pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"), reason="Debian's chromium is not installed here")
-@pytest.mark.parametrize("name", ["finance.html", "morning.html"])
-def test_reports_render_in_headless_chromium_offline(night, name):
+@pytest.mark.parametrize("corpus", ["sample-night", "claude-code"])
+def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_code_night, corpus):
+    """Both reports at 1400 px and at print width: nothing fetched, nothing run, the night's state on the first screen.
+
+    Screenshots (first screen and whole page) are written to test-artifacts/ for a person to look at.
+    """
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM, ".ci/run installs Debian's chromium for this test"
-    path = night[0] / "out1" / name
-    requests, errors, dialogs = [], [], []
+    folder = night[0] / "out1" if corpus == "sample-night" else claude_code_night
+    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        context = browser.new_context(offline=True, viewport={"width": 1200, "height": 1600})
-        page = context.new_page()
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.goto(path.as_uri())
-        page.wait_for_load_state("load")
-        charts = page.locator("svg")
-        boxes = [charts.nth(i).bounding_box() for i in range(charts.count())]
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / name.replace(".html", ".png")), full_page=True)
+        for name in ("finance", "morning"):
+            path = folder / f"{name}.html"
+            for width, media, screen in VIEWS:
+                requests, errors, dialogs = [], [], []
+                context = browser.new_context(offline=True, viewport={"width": width, "height": screen})
+                page = context.new_page()
+                page.on("request", lambda request: requests.append(request.url))
+                page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+                page.emulate_media(media=media)
+                page.goto(path.as_uri())
+                page.wait_for_load_state("load")
+                stem = ARTIFACTS / f"{corpus}-{name}-{width}{'-print' if media == 'print' else ''}"
+                page.screenshot(path=f"{stem}.png")
+                page.screenshot(path=f"{stem}-full.png", full_page=True)
+                assert requests == [path.as_uri()]  # nothing but the file itself
+                assert errors == [] and dialogs == []  # no console error, and the hostile payloads ran nothing
+                first = page.locator("#glance" if name == "morning" else "#bill").bounding_box()
+                tiles = page.locator(".tiles").first.bounding_box()
+                assert first and first["y"] + first["height"] <= screen, (name, width, first)  # the state, unscrolled
+                assert tiles["y"] + tiles["height"] <= screen
+                page_width = page.evaluate("document.documentElement.scrollWidth")
+                assert page_width <= width, (name, width, page_width)  # nothing runs off the side
+                charts = page.locator("svg")
+                for i in range(charts.count()):
+                    box = charts.nth(i).bounding_box()
+                    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] > 40
+                if name == "finance":
+                    assert charts.count() >= 3
+                if name == "morning" and media == "screen":
+                    folded = page.locator("details")
+                    assert corpus == "claude-code" or folded.count() >= 3  # long step tables fold
+                    assert page.evaluate("document.documentElement.scrollHeight") < 12_000
+                context.close()
         browser.close()
-    assert requests == [path.as_uri()]  # nothing but the file itself
-    assert errors == [] and dialogs == []  # no console error, and the hostile payloads ran nothing
-    if name == "finance.html":
-        assert len(boxes) >= 3 and all(box and box["width"] > 300 and box["height"] > 100 for box in boxes)
+
+
+
+
+def test_morning_report_opens_with_the_night_at_a_glance(night):
+    html = (night[0] / "out1" / "morning.html").read_text()
+    glance = html[html.index('<section id="glance"'):html.index("</section>")]
+    assert "the night of 2026-11-28" in html and "Nights run noon to noon, UTC" in html
+    tiles = dict(re.findall(r'class="tile[^"]*">(?:<a href="#[^"]+">)?([^<]+)(?:</a>)?<b>([^<]+)</b>', glance))
+    assert tiles["Runs"] == "301" and tiles["Spend"].startswith("$") and tiles["Billed vs journals"].count("$") == 2
+    assert tiles["Coverage of the bill"].endswith("%") and int(tiles["Errors"]) > 0
+    statuses = dict(re.findall(r"</span>(\w+)</td><td class=\"n\">(\d+)</td>", glance))
+    assert sum(map(int, statuses.values())) == 301 and int(statuses["succeeded"]) > 200
+    for anchor in ("findings-error", "findings-warn", "not-judged"):  # each count links to its list
+        assert f'href="#{anchor}"' in glance and f'id="{anchor}"' in html
+    assert "<svg" in glance and "Stop reasons over the last 1 night(s)" not in glance  # drawn as paths, no text
+
+
+def test_the_night_before_is_compared(cli, tmp_path):
+    """Two nights: the glance says what changed from the one before."""
+    from reconcile.journal import Journal
+    (tmp_path / "runs").mkdir()
+    for night, (ok, failed) in {"2026-11-27": (3, 1), "2026-11-28": (2, 3)}.items():
+        clock = StepClock(start=datetime.fromisoformat(f"{night}T22:00:00+00:00"))
+        with Journal(tmp_path / "runs" / f"{night}.jsonl", clock=clock) as journal:
+            for n in range(ok + failed):
+                run = journal.start_run(f"{night}-{n}", agent="coder", model="claude-sonnet-4-5", provider="anthropic")
+                run.model_step(usage={"input_uncached": 1000, "output": 100})
+                run.end("model_finished" if n < ok else "tool_error")
+    assert cli("morning", tmp_path / "runs", "--out", tmp_path / "out", "--db", tmp_path / "n.duckdb",
+               "--exit-zero").code == 0
+    html = (tmp_path / "out" / "morning.html").read_text()
+    assert "the night of 2026-11-28" in html and "compared with the night of 2026-11-27" in html
+    assert "Runs<b>5</b>+1 on the night before" in html
+    assert re.search(r"failed</td><td class=\"n\">3</td><td class=\"n\">60.0%</td><td class=\"n\">1</td>"
+                     r"<td class=\"n\">\+2</td>", html)
+    assert "No provider export" not in html and "no provider export loaded" in html
+
+
+def test_finance_headline_is_the_bill_beside_the_journals(night, cli, tmp_path):
+    html = (night[0] / "out1" / "finance.html").read_text()
+    head = html[:html.index("<h2>")]
+    billed = re.search(r"Billed by the providers<b>\$([\d.,]+)</b>cost export", head)
+    explained = re.search(r"Explained by the journals<b>\$([\d.,]+)</b>", head)
+    gap = re.search(r"Gap<b>([+-]?)\$([\d.,]+)</b>", head)
+    assert billed and explained and gap
+    assert abs(float(billed[1]) - float(explained[1]) - float(gap[1] + gap[2])) < 0.011
+    assert head.index("Billed by the providers") < head.index("The journals, priced")  # the bill comes first
+    assert cli("ingest", SAMPLE_RUNS / "2026-11-28", "--db", tmp_path / "j.duckdb").code == 0
+    assert cli("report", "finance", "--tz", "America/Los_Angeles", "--by", "week", "--out", tmp_path / "f.html",
+               "--db", tmp_path / "j.duckdb").code == 0
+    journals_only = (tmp_path / "f.html").read_text()
+    assert "No provider export is loaded" in journals_only and "Billed by the providers" not in journals_only
+    assert "America/Los_Angeles" in journals_only and "Spend per week" in journals_only and "2026-W48" in journals_only
+    assert "µ$" not in journals_only and "spend=$5.00" in journals_only  # limits in dollars for a reader
+    assert cli("report", "finance", "--by", "fortnight", "--out", tmp_path / "g.html",
+               "--db", tmp_path / "j.duckdb").code == ExitCode.BAD_INPUT

@@ -2,7 +2,7 @@
 
 from .junit import write_junit
 from .loader import Check, CheckDefinitionError, load_checks, parse_check
-from .runner import CheckReport, Finding, Scope, parse_moment, run_checks, select_checks
+from .runner import CheckReport, Finding, Scope, run_checks, select_checks
 
 __all__ = ["Check", "CheckDefinitionError", "CheckReport", "Finding", "Scope", "load_checks", "parse_check",
-           "parse_moment", "run_checks", "select_checks", "write_junit"]
+           "run_checks", "select_checks", "write_junit"]

@@ -10,7 +10,7 @@ records no tool catalogue"). Configuration also sets each check's severity and i
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import datetime, timezone
 
 import duckdb
 
@@ -104,21 +104,6 @@ class Scope:
     @property
     def active(self) -> bool:
         return any(v is not None for v in (self.since, self.until, self.agent))
-
-
-def parse_moment(text: str | None, end_of_day: bool = False) -> datetime | None:
-    """A date (``2026-11-28``) or an ISO timestamp, in UTC. A bare date as ``--until`` means its end."""
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time(), timezone.utc)
-        else:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise BadInput(f"{text!r} is not a date or time; use 2026-11-28 or 2026-11-28T22:00:00Z") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:

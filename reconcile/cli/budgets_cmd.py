@@ -8,12 +8,14 @@ import typer
 
 from .. import store
 from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
-from ..checks import parse_moment
 from ..errors import BadInput, ExitCode
 from ..status import STATUSES
 from . import app
-from .options import ConfigOption, CostSourceOption, DbOption, JsonOption, configured
-from .render import console, print_json, table
+from ..sheets import Column, Sheet
+from ..when import use_zone, window
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
+                      TzOption, UntilOption, configured)
+from .render import console, output, table
 
 
 def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
@@ -41,32 +43,36 @@ def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
 @app.command("budgets")
 def budgets_command(
     by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model.")] = "agent",
-    since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
     emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
     alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
     cost_source: CostSourceOption = "auto",
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
 
+    --csv and --parquet carry the ceilings' table (a row per group and ceiling); --json carries everything.
     Example: reconcile budgets --by agent --emit toml
     """
-    start, end = parse_moment(since), parse_moment(until, end_of_day=True)
+    scope = window(since, until, tz)
     config, path = configured(config_file, db)
     with store.connect(path, read_only=True) as con:
-        report = budget_report(con, by, start, end, cost_source)
-        rates = stop_reason_rates(con, by, start, end)
+        use_zone(con, scope.zone)
+        report = budget_report(con, by, scope.since, scope.until, cost_source)
+        rates = stop_reason_rates(con, by, scope.since, scope.until)
         percentiles = latency_and_size(con, config)
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
         console.print(emit(report, emit_style), markup=False, end="")
-    elif json_out:
-        print_json({**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts})
-    else:
-        _print(report, rates, percentiles, alerts)
+    elif output(ceilings_sheet(report), json_out, csv_out, parquet,
+                json_data={**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts}):
+        _print(report, rates, percentiles, alerts, scope.zone)
     if alerts:
         raise typer.Exit(ExitCode.FINDINGS)
 
@@ -78,17 +84,17 @@ def _fmt(value, digits: int = 1) -> str:
 _UNITS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
 
 
-def _ceiling(name: str, value) -> str:
-    if value is None:
-        return ""
-    return f"{value:,.1f}" if name == "wall_seconds" else f"{value:,.0f}"
+CEILING_COLUMNS = [
+    Column("ceiling", "ceiling"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
+    Column("p50", "p50", "number"), Column("p95", "p95", "number"), Column("p99", "p99", "number"),
+    Column("censored", "cut while progressing", "count"), Column("configured", "configured", "number"),
+    Column("recommended", "recommended", "number"), Column("at_least", "at least (a lower bound)", "bool"),
+    Column("would_stop", "succeeded runs it would stop", "count"), Column("would_stop_runs", "which"),
+]
 
 
-def _quantile(name: str, value) -> str:
-    return "" if value is None else f"{value:,.1f}" if name in ("steps", "wall_seconds") else f"{value:,.0f}"
-
-
-def _print(report, rates, percentiles, alerts) -> None:
+def ceilings_sheet(report: dict) -> Sheet:
+    """A row per group and ceiling: the succeeded runs' quantiles, the configured and the recommended value."""
     rows = []
     for g in report["groups"]:
         for name, column in _UNITS.items():
@@ -96,19 +102,19 @@ def _print(report, rates, percentiles, alerts) -> None:
             if recommendation is None and metric["p99"] is None:
                 continue
             stops = (recommendation or {}).get("would_stop", {"count": 0, "runs": []})
-            shown = (("at least " if recommendation["at_least"] else "") + _ceiling(name, recommendation["value"])
-                     if recommendation else "")
-            rows.append([g["key"], column, g["runs"], f"{g['success_rate']:.1%}", _quantile(name, metric["p50"]),
-                         _quantile(name, metric["p95"]), _quantile(name, metric["p99"]), metric["censored"] or "",
-                         _ceiling(name, g["configured"][name]), shown,
-                         (f"{stops['count']}: " + ", ".join(stops["runs"][:5]) + (" …" if stops["count"] > 5 else ""))
-                         if stops["count"] else "none"])
-    columns = [report["by"], "ceiling", "runs", "success", "p50", "p95", "p99", "cut while progressing", "configured",
-               "recommended", "succeeded runs it would stop"]
-    console.print(table(columns, rows, title="Ceilings from the succeeded runs (exact quantiles; runs cut while "
-                                             "still progressing counted as needing at least what they used)",
-                        right={"runs", "success", "p50", "p95", "p99", "cut while progressing", "configured",
-                               "recommended"}))
+            rows.append({"key": g["key"], "ceiling": column, "runs": g["runs"], "success_rate": g["success_rate"],
+                         "p50": metric["p50"], "p95": metric["p95"], "p99": metric["p99"],
+                         "censored": metric["censored"] or 0, "configured": g["configured"][name],
+                         "recommended": recommendation["value"] if recommendation else None,
+                         "at_least": bool(recommendation and recommendation["at_least"]),
+                         "would_stop": stops["count"],
+                         "would_stop_runs": ", ".join(stops["runs"][:5]) + (" …" if stops["count"] > 5 else "")})
+    return Sheet([Column("key", report["by"]), *CEILING_COLUMNS], rows,
+                 title="Ceilings from the succeeded runs (exact quantiles; runs cut while still progressing counted as "
+                       "needing at least what they used)")
+
+
+def _print(report, rates, percentiles, alerts, zone: str) -> None:
     for g in report["groups"]:
         for name, recommendation in g["recommendation"].items():
             if recommendation["at_least"]:
@@ -121,7 +127,7 @@ def _print(report, rates, percentiles, alerts) -> None:
     rate_rows = [[key, status, row["day"], row["runs"], f"{row['share']:.1%}",
                   "" if row["change"] is None else f"{row['change']:+.1%}"] for (key, status), row in sorted(latest.items())]
     console.print(table(["group", "status", "day", "runs", "share", "change"], rate_rows,
-                        title="Stop-reason rates (latest day, change from the day before)", right={"runs", "share", "change"}))
+                        title=f"Stop-reason rates (latest day in {zone}, change from the day before)", right={"runs", "share", "change"}))
     latency = [[r["kind"], r["what"], r["steps"], *[_fmt(q, 0) for q in r["ms_quantiles"]]] for r in percentiles["latency"]]
     console.print(table(["kind", "model / tool", "steps", "p50 ms", "p95 ms", "p99 ms"], latency,
                         title="Latency", right={"steps", "p50 ms", "p95 ms", "p99 ms"}))

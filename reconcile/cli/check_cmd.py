@@ -8,47 +8,65 @@ from typing import Annotated
 import typer
 
 from .. import store
-from ..checks import Scope, load_checks, parse_moment, run_checks, select_checks, write_junit
+from ..checks import Scope, load_checks, run_checks, select_checks, write_junit
+from ..sheets import Column, Sheet
+from ..when import window
 from ..errors import ExitCode
 from . import app
-from .options import ChecksDirOption, ConfigOption, DbOption, JsonOption, SetOption, configured
-from .render import console, print_json, table
+from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption,
+                      SinceOption, TzOption, UntilOption, configured)
+from .render import console, output, table
 
 
 @app.command("check")
 def check_command(
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only this check (repeatable).")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="Report runs started at or after this date/time (UTC).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Report runs started before this time, or on or before this date.")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Report only this agent's runs.")] = None,
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML to this file.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """Run every invariant check; exit 1 when one at error severity finds a violation.
 
     Reads the store without changing it. A store, or a --since/--until window, with no runs is an
-    error (exit 2), never a pass.
+    error (exit 2), never a pass. --csv and --parquet carry one row per finding.
     Example: reconcile check --since 2026-11-28 --junit findings.xml
     """
     config, path = configured(config_file, db, setting)
-    scope = Scope(parse_moment(since), parse_moment(until, end_of_day=True), agent)
+    times = window(since, until, tz)
+    scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
     with store.connect(path, read_only=True) as con:
         store.require_runs(con, str(path), scope.since, scope.until)
         report = run_checks(con, checks, scope, config=config, record=False)
     if junit:
         write_junit(report, junit)
-    if json_out:
-        print_json(report.to_json())
+    if json_out or csv_out or parquet:
+        output(findings_sheet(report), json_out, csv_out, parquet, json_data=report.to_json())
     else:
         print_report(report)
     if report.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
+
+
+FINDING_COLUMNS = [Column("check", "check"), Column("severity", "severity"), Column("outcome", "outcome"),
+                   Column("run_id", "run"), Column("step", "step", "count"), Column("detail", "detail")]
+
+
+def findings_sheet(report) -> Sheet:
+    """One row per finding, with its check's severity and the outcome its thresholds gave."""
+    rows = [{"check": r.name, "severity": r.severity, "outcome": r.outcome, "run_id": f.run_id, "step": f.step,
+             "detail": f.detail} for r in report.results for f in r.findings]
+    return Sheet(FINDING_COLUMNS, rows, title="Findings")
 
 
 def print_report(report) -> None:

@@ -10,15 +10,17 @@ from typing import Annotated
 import typer
 
 from .. import pricing, store
-from ..checks import parse_moment
 from ..costs import SOURCE_TEXT, cost_report
 from ..errors import BadInput
 from ..money import described, usd
-from ..projection import Inputs, fit, markdown, projection_table
+from ..projection import Inputs, fit, projection_sheet, projection_table
 from ..reprice import reprice
+from ..sheets import Column, Sheet
+from ..when import TIME_GROUPS, use_zone, window
 from . import app
-from .options import ConfigOption, CostSourceOption, DbOption, JsonOption, configured
-from .render import console, print_json, table
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
+                      TzOption, UntilOption, configured)
+from .render import console, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
 prices_app = typer.Typer(help="The prices costs are computed with.", no_args_is_help=True)
@@ -34,45 +36,68 @@ def _pct(share: float | None) -> str:
     return "" if share is None else f"{share:.1%}"
 
 
-def _from_harness(group: dict) -> str:
-    if not group["harness_sourced_runs"]:
-        return ""
-    return f"{usd(group['harness_sourced_micros'])} ({group['harness_sourced_runs']} run(s))"
+COST_COLUMNS = [
+    Column("cost_micros", "cost", "money", unknown="unknown"), Column("left_out", "left out of the cost"),
+    Column("harness_sourced_micros", "of it, harness-reported", "money"),
+    Column("harness_sourced_runs", "harness runs", "count"), Column("priced_micros", "ours", "money"),
+    Column("uncached_cost_micros", "uncached", "money"), Column("savings_micros", "saved by cache", "money"),
+    Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count"),
+    Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
+    Column("harness_difference_micros", "harness − ours", "signed_money"),
+]
+TASK_COLUMNS = [
+    Column("agent", "agent"), Column("task_class", "task class"), Column("model", "model"),
+    Column("limits", "limits"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
+    Column("cost_micros", "cost", "money", unknown="unknown"),
+    Column("cost_per_completed_task_micros", "per completed task", "money", unknown="unknown"),
+]
+
+
+def _left_out(group: dict) -> str:
+    """What a group's cost leaves out ("unpriced (9 calls …)"), from the same words as everywhere else."""
+    text = described(group)
+    if " + " in text:
+        return text.partition(" + ")[2]
+    return text.removeprefix("unknown").strip(" ()") if text.startswith("unknown") else ""
+
+
+def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
+    """The groups and their total as one sheet: a row a group, money in micro-dollars."""
+    rows = [{**g, "left_out": _left_out(g)} for g in [*report["groups"], report["total"]]]
+    columns = [Column("key", by), Column("runs", "runs", "count"), Column("model_calls", "calls", "count"), *COST_COLUMNS]
+    zone_note = f", days in {zone}" if by in TIME_GROUPS else ""
+    return Sheet(columns, rows, title=f"Cost (source: {SOURCE_TEXT[source]}{zone_note})", zone=zone)
 
 
 @cost_app.callback(invoke_without_command=True)
 def cost_command(
     ctx: typer.Context,
-    by: Annotated[str, typer.Option("--by", help="Group by day, agent, model, task_class or run.")] = "model",
-    since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Group by day, week, month, agent, model, task_class or run.")] = "model",
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
     cost_source: CostSourceOption = "auto",
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
 
-    Example: reconcile cost --by agent --since 2026-11-28
+    --csv and --parquet carry the groups' table (money in exact dollars); --json carries everything.
+    Example: reconcile cost --by agent --since 7d
     """
     if ctx.invoked_subcommand is not None:
         return
+    scope = window(since, until, tz)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
-        report = cost_report(con, by, parse_moment(since), parse_moment(until, end_of_day=True), cost_source)
-    if json_out:
-        return print_json(report)
-    rows = [[g["key"], g["runs"], g["model_calls"], described(g), _from_harness(g), _usd(g["priced_micros"]),
-             _usd(g["uncached_cost_micros"]), _usd(g["savings_micros"]), _pct(g["cache_hit_rate"]),
-             f"{g['catalogue_tax_tokens']:,}", _usd(g["catalogue_tax_micros"]), _pct(g["catalogue_tax_share"]),
-             _usd(g["harness_difference_micros"], signed=True)] for g in [*report["groups"], report["total"]]]
-    columns = [by, "runs", "calls", "cost", "of it, harness-reported", "ours", "uncached", "saved by cache",
-               "hit rate", "catalogue tok", "catalogue tax", "tax share", "harness − ours"]
-    console.print(table(columns, rows, right=set(columns[1:]), title=f"Cost (source: {SOURCE_TEXT[cost_source]})"))
-    tasks = [[r["agent"], r["task_class"], r["model"], r["limits"], r["runs"], _pct(r["success_rate"]),
-              usd(r["cost_micros"]), usd(r["cost_per_completed_task_micros"])] for r in report["cost_per_completed_task"]]
-    console.print(table(["agent", "task class", "model", "limits", "runs", "success", "cost", "per completed task"],
-                        tasks, title="Cost per completed task (total cost / success rate)",
-                        right={"runs", "success", "cost", "per completed task"}))
+        use_zone(con, scope.zone)
+        report = cost_report(con, by, scope.since, scope.until, cost_source)
+    if not output(cost_sheet(report, by, scope.zone, cost_source), json_out, csv_out, parquet, json_data=report):
+        return None
+    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"],
+                                    title="Cost per completed task (total cost / success rate)")))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")
@@ -89,21 +114,56 @@ def cost_command(
     return None
 
 
+FIT_COLUMNS = [
+    Column("agent", "agent"), Column("runs", "runs", "count"), Column("prefix_tokens", "first input", "count"),
+    Column("catalogue_tokens", "catalogue", "count"), Column("growth_tokens", "growth / turn", "count"),
+    Column("output_tokens", "output / turn", "count"), Column("input_price", "input $/Mtok", "decimal"),
+    Column("output_price", "output $/Mtok", "decimal"), Column("cache_read_multiplier", "read ×", "decimal"),
+    Column("cache_write_multiplier", "write ×", "decimal"), Column("success_rate", "success", "share"),
+    Column("observed_mean_micros", "observed mean cost / run", "money4"),
+]
+
+
+def _decimal(option: str, text: str) -> Decimal:
+    try:
+        value = Decimal(text.strip())
+    except ArithmeticError:
+        raise BadInput(f"{option} {text!r} is not a number; give a decimal such as {option} 2.5") from None
+    if not value.is_finite() or value < 0:
+        raise BadInput(f"{option} {text!r} must be a finite number of zero or more, e.g. {option} 2.5")
+    return value
+
+
+def _turns(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        counts = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise BadInput(f"--turns {text!r}: give whole numbers separated by commas, e.g. --turns 3,5,10") from None
+    if not counts or min(counts) < 1 or max(counts) > 100_000:
+        raise BadInput(f"--turns {text!r}: give turn counts from 1 to 100,000, e.g. --turns 3,5,10")
+    return counts
+
+
 @cost_app.command("project")
 def project_command(
-    prefix: Annotated[int, typer.Option(help="Static prefix tokens sent every turn (system prompt + catalogue).")] = 9000,
-    catalogue: Annotated[int, typer.Option(help="Of the prefix, the tool catalogue's tokens.")] = 7500,
-    task: Annotated[int, typer.Option(help="Task tokens.")] = 400,
-    growth: Annotated[int, typer.Option(help="History tokens added per completed turn.")] = 1650,
-    output: Annotated[int, typer.Option(help="Output tokens per turn.")] = 250,
+    prefix: Annotated[int, typer.Option(min=0, help="Static prefix tokens sent every turn (system prompt + catalogue).")] = 9000,
+    catalogue: Annotated[int, typer.Option(min=0, help="Of the prefix, the tool catalogue's tokens.")] = 7500,
+    task: Annotated[int, typer.Option(min=0, help="Task tokens.")] = 400,
+    growth: Annotated[int, typer.Option(min=0, help="History tokens added per completed turn.")] = 1650,
+    output_tokens: Annotated[int, typer.Option("--output", min=0, help="Output tokens per turn.")] = 250,
     input_price: Annotated[str, typer.Option(help="Input price, dollars per million tokens.")] = "2",
     output_price: Annotated[str, typer.Option(help="Output price, dollars per million tokens.")] = "10",
     cache_read: Annotated[str, typer.Option(help="Cache read price as a multiple of the input price.")] = "0.10",
     cache_write: Annotated[str, typer.Option(help="Cache write price as a multiple of the input price.")] = "1.25",
     success_rate: Annotated[str, typer.Option(help="Share of runs that complete their task.")] = "0.72",
-    turns: Annotated[str, typer.Option(help="Turn counts to project, comma-separated.")] = "3,5,10,20,40",
+    turns: Annotated[str | None, typer.Option(help="Turn counts to project, comma-separated. Default 3,5,10,20,40; "
+                                                   "with --fit, each agent's median and p99.")] = None,
     fit_runs: Annotated[bool, typer.Option("--fit", help="Derive the inputs per agent from the runs in the store.")] = False,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -111,28 +171,26 @@ def project_command(
 
     Example: reconcile cost project --turns 3,5,10 --success-rate 0.8
     """
+    counts = _turns(turns)
     if fit_runs:
         with store.connect(configured(config_file, db)[1], read_only=True) as con:
-            fitted = fit(con)
-        if json_out:
-            return print_json(fitted)
-        for agent in fitted:
-            console.print(f"{agent['agent']} ({agent['runs']} runs; inputs fitted from them: {agent['inputs']}); "
-                          f"observed mean cost per run ${agent['observed_mean_cost_usd']:.4f}")
-            console.print(markdown(agent["rows"], Decimal(str(agent["inputs"]["success_rate"]))))
+            fitted = fit(con, counts)
+        rows = [{"agent": a["agent"], "runs": a["runs"], **a["inputs"], "observed_mean_micros":
+                 None if a["observed_mean_cost_usd"] is None else int(a["observed_mean_cost_usd"] * 1_000_000)}
+                for a in fitted]
+        if output(Sheet(FIT_COLUMNS, rows, title="Inputs fitted per agent from its runs (medians)"),
+                  json_out, csv_out, parquet, json_data=fitted):
+            for agent in fitted:
+                console.print(sheet_table(projection_sheet(agent["rows"], Decimal(str(agent["inputs"]["success_rate"])),
+                                                           title=f"{agent['agent']}: projected cost by turns")))
         return None
-    try:
-        counts = [int(t) for t in turns.split(",") if t.strip()]
-        inputs = Inputs(prefix, catalogue, task, growth, output, Decimal(input_price), Decimal(output_price),
-                        Decimal(cache_read), Decimal(cache_write), Decimal(success_rate))
-    except (ValueError, ArithmeticError) as exc:
-        raise BadInput(f"a projection input is not a number ({exc}); e.g. --turns 3,5,10 --input-price 2") from exc
-    if not counts or min(counts) < 1 or not 0 < inputs.success_rate <= 1:
-        raise BadInput("--turns needs positive whole numbers and --success-rate a share in (0, 1].")
-    rows = projection_table(inputs, counts)
-    if json_out:
-        return print_json(rows)
-    console.print(markdown(rows, inputs.success_rate))
+    inputs = Inputs(prefix, catalogue, task, growth, output_tokens, _decimal("--input-price", input_price),
+                    _decimal("--output-price", output_price), _decimal("--cache-read", cache_read),
+                    _decimal("--cache-write", cache_write), _decimal("--success-rate", success_rate))
+    if not 0 < inputs.success_rate <= 1:
+        raise BadInput(f"--success-rate {success_rate!r} must be a share above 0 and at most 1, e.g. 0.72")
+    rows = projection_table(inputs, counts or [3, 5, 10, 20, 40])
+    output(projection_sheet(rows, inputs.success_rate), json_out, csv_out, parquet, json_data=rows)
     return None
 
 
@@ -153,11 +211,66 @@ def prices_add_command(
     console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.")
 
 
+PRICE_COLUMNS = [
+    Column("provider", "provider"), Column("model", "model"), Column("effective_from", "from"),
+    Column("effective_to", "to"), Column("uncached_mtok", "input", "decimal"),
+    Column("cache_read_mtok", "cache read", "decimal"), Column("cache_write_5m_mtok", "cache write 5m", "decimal"),
+    Column("cache_write_1h_mtok", "cache write 1h", "decimal"), Column("output_mtok", "output", "decimal"),
+    Column("source", "source"), Column("source_version", "version"),
+]
+
+
+@prices_app.command("list")
+def prices_list_command(
+    model: Annotated[str | None, typer.Option("--model", help="Only prices whose model contains this text.")] = None,
+    snapshot: Annotated[bool, typer.Option("--snapshot", help="List the genai-prices snapshot's prices too.")] = False,
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """List the price overrides (dollars per million tokens), and with --snapshot the snapshot's prices.
+
+    Example: reconcile prices list --snapshot --model sonnet
+    """
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+        rows = pricing.list_prices(con, model, snapshot)
+    what = "Prices" if snapshot else "Price overrides"
+    sheet = Sheet(PRICE_COLUMNS, rows, title=f"{what} (dollars per million tokens; overrides win over the snapshot)")
+    if output(sheet, json_out, csv_out, parquet) and not rows:
+        console.print("No price overrides are loaded: costs use the genai-prices snapshot. Add one with reconcile "
+                      "prices add FILE; see the snapshot with --snapshot." if not snapshot else "No price matches.")
+
+
+@prices_app.command("remove")
+def prices_remove_command(
+    file: Annotated[Path | None, typer.Argument(help="Remove the overrides loaded from this file.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Remove the overrides of this model (exactly as "
+                                                               "listed).")] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="With --model: only this provider's.")] = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """Remove price overrides (by the file they came from, or by model); costs fall back to the snapshot.
+
+    Example: reconcile prices remove negotiated.csv
+    """
+    if (file is None) == (model is None):
+        raise BadInput("give the file the overrides came from, or --model MODEL (see reconcile prices list)")
+    with store.connect(configured(config_file, db)[1], create=False) as con:
+        removed = pricing.remove_overrides(con, str(file.resolve()) if file else None, model, provider)
+        pricing.resolve(con)
+    console.print(f"{removed} price override(s) removed; costs now use the snapshot where no other override matches.")
+
+
 @app.command("reprice")
 def reprice_command(
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price the same usage with the snapshot's prices of this date.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price the same usage with this file's prices only.")] = None,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -171,42 +284,50 @@ def reprice_command(
         raise BadInput(f"--as-of {as_of!r} is not a date like 2026-01-01") from exc
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         result = reprice(con, day, prices.resolve() if prices else None)
-    if json_out:
-        return print_json(result)
-    rows = [[m["model"], m["steps"], _usd(m["cost_micros"]), _usd(m["repriced_micros"]), _usd(m["difference_micros"], signed=True),
-             m["repriced_as"] or "(no price)"] for m in result["models"]]
-    console.print(table(["model", "steps", "now", "repriced", "difference", "priced as"], rows,
-                        right={"steps", "now", "repriced", "difference"}))
+    columns = [Column("model", "model"), Column("steps", "steps", "count"), Column("cost_micros", "now", "money"),
+               Column("repriced_micros", "repriced", "money"), Column("difference_micros", "difference", "signed_money"),
+               Column("repriced_as", "priced as")]
+    rows = [{**m, "repriced_as": m["repriced_as"] or "(no price)"} for m in result["models"]]
+    output(Sheet(columns, rows), json_out, csv_out, parquet, json_data=result)
     return None
+
+
+USAGE_COLUMNS = [
+    Column("provider_tokens", "provider tokens", "count"), Column("journal_tokens", "journal tokens", "count"),
+    Column("ledger_tokens", "ledger tokens", "count"), Column("coverage_tokens", "coverage", "share"),
+    Column("unexplained_tokens", "unexplained tokens", "count"), Column("unexplained_micros", "unexplained $", "money"),
+    Column("phantom_tokens", "phantom tokens", "count"), Column("phantom_micros", "phantom $", "money"),
+    Column("coverage_usd", "coverage $", "share"), Column("unpriced_rows", "unpriced buckets", "count"),
+]
 
 
 @app.command("usage")
 def usage_command(
-    by: Annotated[str, typer.Option("--by", help="Group by day, hour, model, api_key, workspace or project.")] = "day",
+    by: Annotated[str, typer.Option("--by", help="Group by hour, day, week, month, model, api_key, workspace or "
+                                                 "project.")] = "day",
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """The three-way match: what the provider billed, what the journals say, what the ledger counted.
 
-    Example: reconcile usage --by model
+    A provider's daily buckets are UTC days: --tz UTC keeps each one whole.
+    Example: reconcile usage --by model --since 7d
     """
     from ..usage import usage_report
 
+    scope = window(since, until, tz)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
-        report = usage_report(con, by)
-    if json_out:
-        return print_json(report)
-    def money(group, key):  # a row whose model has no price leaves the dollars unknown, never $0
-        return usd(group[key]) + (" + unpriced" if group["unpriced_rows"] and group[key] is not None else "")
-
-    rows = [[g["key"], f"{g['provider_tokens'] or 0:,}", f"{g['journal_tokens'] or 0:,}",
-             "" if g["ledger_tokens"] is None else f"{g['ledger_tokens']:,}", _pct(g["coverage_tokens"]),
-             f"{g['unexplained_tokens'] or 0:,}", money(g, "unexplained_micros"), f"{g['phantom_tokens'] or 0:,}",
-             money(g, "phantom_micros"), _pct(g["coverage_usd"])] for g in [*report["groups"], report["total"]]]
-    columns = [by, "provider tokens", "journal tokens", "ledger tokens", "coverage", "unexplained tokens",
-               "unexplained $", "phantom tokens", "phantom $", "coverage $"]
-    console.print(table(columns, rows, right=set(columns[1:])))
-    if report["phantom_runs"]:
+        use_zone(con, scope.zone)
+        report = usage_report(con, by, scope)
+    # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
+    sheet = Sheet([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]], zone=scope.zone,
+                  title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
+    if output(sheet, json_out, csv_out, parquet, json_data=report) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

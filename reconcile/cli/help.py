@@ -17,7 +17,7 @@ SECTIONS = [
     ("Judge", ["check"]),
     ("Money and limits", ["cost", "usage", "budgets", "reprice", "prices"]),
     ("Report", ["report"]),
-    ("Inspect", ["summary", "show", "sql", "config"]),
+    ("Inspect", ["runs", "show", "summary", "sql", "config"]),
 ]
 
 # Option and argument names, as a reader would say what goes there (typer would print "<list[str]>").
@@ -26,7 +26,7 @@ METAVARS = {
     "checks_dir": "FOLDER", "set_values": "KEY=VALUE", "settings": "KEY=VALUE", "setting": "KEY=VALUE", "junit": "FILE", "out": "PATH",
     "usage": "EXPORT", "by": "GROUP", "cost_source": "SOURCE", "format": "FORMAT", "prices": "FILE",
     "run_id": "RUN", "step": "N", "query": "SELECT", "folder": "FOLDER", "alert_rate": "RATE", "as_of": "WHEN",
-    "emit_style": "STYLE",
+    "emit_style": "STYLE", "status": "STATUS", "sort": "KEY", "limit": "N", "tz": "ZONE", "parquet": "FILE",
 }
 
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from typing import Annotated
 
 import typer
 
 from .. import store
 from ..inspect import find_run, run_select, run_steps, step_detail
-from ..summary import render_summary
+from ..summary import agents_sheet, render_summary, store_summary
 from . import app
-from .options import ConfigOption, DbOption, JsonOption, configured
-from .render import console, print_csv, print_json, table
+from ..money import usd
+from ..outputs import write_output
+from ..sheets import Column, Sheet, rows_parquet
+from .options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, configured
+from .render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),
@@ -26,50 +31,94 @@ def show_command(
     run_id: Annotated[str, typer.Argument(help="A run id, or an unambiguous prefix of one.")],
     step: Annotated[int | None, typer.Option("--step", help="Show every recorded field of this step.")] = None,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
-    """Show a run's header and its steps, or one step in full.
+    """Show a run's header and its steps, or one step in full; --csv and --parquet carry the steps.
 
     Example: reconcile show 8f3a --step 7
     """
+    one_format(json_out, csv_out, parquet)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         run = find_run(con, run_id)
         if step is not None:
             detail = step_detail(con, run["run_id"], step)
             if json_out:
                 return print_json(detail)
-            console.print(table(["field", "value"], list(detail.items()), title=f"run {run['run_id']} step {step}"))
+            console.print(table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
+                                title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(con, run["run_id"])
     if json_out:
         return print_json({"run": run, "steps": steps})
-    header = [(label, run.get(key)) for label, key in _HEADER_FIELDS if run.get(key) not in (None, [])]
+    header = [(label, _value(run.get(key))) for label, key in _HEADER_FIELDS if run.get(key) not in (None, [])]
     if run.get("status_inferred"):
         header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
                   for label, value in header]
     header.append(("steps / tool results", f"{run['steps']} / {run['tool_results']} "
                    f"(ledger: {run['ledger_steps']} / {run['ledger_tool_results']})"))
-    header.append(("tokens in / out", f"{run['input_tokens']} / {run['output_tokens']} "
-                   f"(ledger: {run['ledger_input_tokens']} / {run['ledger_output_tokens']})"))
+    header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])} "
+                   f"(ledger: {_value(run['ledger_input_tokens'])} / {_value(run['ledger_output_tokens'])})"))
+    header.append(("cost", _run_cost(run)))
     limits = {k: run[k] for k in ("max_steps", "max_tokens", "max_wall_seconds", "max_cost_micros", "max_repeats")
               if run.get(k) is not None}
     if limits:
-        header.append(("limits", ", ".join(f"{k}={v}" for k, v in limits.items())))
+        header.append(("limits", ", ".join(f"{k}={usd(v) if k == 'max_cost_micros' else v}" for k, v in limits.items())
+                       .replace("max_cost_micros=", "max_cost=")))
+    rows = [{**s, "what": s["what"] if not s["agent_label"] else f"[{s['agent_label']}] {s['what']}",
+             "input_tokens": s["input_tokens"] if s["kind"] == "model" else None, "error": (s["error"] or "")[:80]}
+            for s in steps]
+    sheet = Sheet(STEP_COLUMNS, rows, title=f"run {run['run_id']}: {len(rows)} step(s)")
+    if csv_out or parquet:
+        output(sheet, csv_out=csv_out, parquet=parquet)
+        return None
     console.print(table(["", ""], header, header=False))
-    columns = ["idx", "kind", "what", "in", "out", "cost µ$", "ms", "error"]
-    rows = [[s["idx"], s["kind"], s["what"] if not s["agent_label"] else f"[{s['agent_label']}] {s['what']}",
-             s["input_tokens"] if s["kind"] == "model" else None, s["output_tokens"], s["cost_micros"], s["ms"],
-             (s["error"] or "")[:80]] for s in steps]
-    console.print(table(columns, rows, right={"idx", "in", "out", "cost µ$", "ms"}))
+    output(sheet)
     return None
+
+
+STEP_COLUMNS = [Column("idx", "idx", "count"), Column("kind", "kind"), Column("what", "what"),
+                Column("input_tokens", "in", "count"), Column("output_tokens", "out", "count"),
+                Column("cost_micros", "cost", "money4"), Column("ms", "ms", "count"), Column("error", "error")]
+
+
+def _field(value) -> str:
+    """A step field: structured values (the tool calls) as JSON, not as a Python repr."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(to_jsonable(value), ensure_ascii=False, indent=1)
+    return _value(value) if isinstance(value, datetime) else value
+
+
+def _value(value) -> str:
+    """A header value as people read it: lists joined, moments in UTC to the second, counts with separators."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _run_cost(run: dict) -> str:
+    """The run's cost by reconcile's prices, beside what its harness and ledger recorded (per-call precision)."""
+    ours = usd(run["cost_micros"], places=4) + (f" + {run['unpriced_steps']} unpriced step(s)"
+                                                  if run.get("unpriced_steps") else "")
+    others = [f"{name}: {usd(run[key], places=4)}" for name, key in
+              (("harness", "harness_step_cost_micros"), ("ledger", "ledger_cost_micros")) if run.get(key) is not None]
+    return ours + (f" ({', '.join(others)})" if others else "")
 
 
 @app.command("sql")
 def sql_command(
     query: Annotated[str, typer.Argument(help="One SELECT over the documented views and tables.")],
     json_out: JsonOption = False,
-    csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -77,23 +126,38 @@ def sql_command(
 
     Example: reconcile sql "select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'"
     """
+    one_format(json_out, csv_out, parquet)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         columns, rows = run_select(con, query)
     if json_out:
         print_json([dict(zip(columns, row)) for row in rows])
     elif csv_out:
         print_csv(columns, rows)
+    elif parquet:
+        written = write_output(parquet, rows_parquet(columns, rows), option="--parquet")
+        LiteralConsole(stderr=True).print(f"wrote {len(rows)} row(s) to {written}")
     else:
         console.print(table(columns, rows))
         console.print(f"{len(rows)} row(s)")
 
 
 @app.command("summary")
-def summary_command(config_file: ConfigOption = None, db: DbOption = None) -> None:
-    """Print what the store holds: runs by agent and status, and the ingest accounting.
+def summary_command(
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """Print what the store holds: runs by agent and status, cost, and the ingest accounting.
 
+    --csv and --parquet carry the agents' table; --json carries everything.
     Example: reconcile summary --db night.duckdb
     """
+    one_format(json_out, csv_out, parquet)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
-        text = render_summary(con)
+        if json_out or csv_out or parquet:
+            data = store_summary(con)
+            return output(agents_sheet(data["by_agent"]), json_out, csv_out, parquet, json_data=data) and None
+        text = render_summary(con, rendered)
     console.print(text, markup=False, end="")

@@ -29,6 +29,19 @@ SetOption = Annotated[
 ChecksDirOption = Annotated[
     list[Path] | None, typer.Option("--checks-dir", help="A folder of your own .sql checks (repeatable).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV (money in exact dollars, times in UTC) instead of a table.")]
+ParquetOption = Annotated[Path | None, typer.Option("--parquet", metavar="FILE", show_default=False,
+                                                   help="Write the table to this Parquet file instead of printing it.")]
+SinceOption = Annotated[str | None, typer.Option(
+    "--since", metavar="WHEN", show_default=False,
+    help="Runs started at or after WHEN: 2026-11-28, 2026-11-28T22:00Z, today, yesterday, 12h, 7d, 2w.")]
+UntilOption = Annotated[str | None, typer.Option(
+    "--until", metavar="WHEN", show_default=False,
+    help="Runs started before WHEN; a day (2026-11-28, today, yesterday) means up to its end.")]
+TzOption = Annotated[str | None, typer.Option(
+    "--tz", envvar="RECONCILE_TZ", metavar="ZONE", show_default=False,
+    help="The time zone days and --since/--until are read in (IANA name, e.g. Europe/Paris). Default: the "
+         "local zone.")]
 CostSourceOption = Annotated[str, typer.Option(
     "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
                           "every call could be priced, else the harness's.")]

@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from .. import store
-from ..checks import parse_moment
+from ..checks import Scope
+from ..when import resolve_zone, window
 from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
 from .check_cmd import print_report
-from .options import ChecksDirOption, ConfigOption, CostSourceOption, DbOption, SetOption, configured
+from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, SetOption, SinceOption, TzOption,
+                      UntilOption, configured)
 from .render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
@@ -24,8 +26,10 @@ OutFile = Annotated[Path, typer.Option("--out", help="The HTML file to write.")]
 @report_app.command("finance")
 def finance_command(
     out: OutFile = Path("finance.html"),
-    since: Annotated[str | None, typer.Option("--since", help="Runs started at or after this date/time (UTC).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Runs started before this time, or on or before this date.")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
+    by: Annotated[str, typer.Option("--by", help="Group spend over time by day, week or month.")] = "day",
     cost_source: CostSourceOption = "auto",
     config_file: ConfigOption = None,
     db: DbOption = None,
@@ -35,29 +39,37 @@ def finance_command(
     Example: reconcile report finance --out finance.html --since 2026-11-01
     """
     _, path = configured(config_file, db)
-    start, end = parse_moment(since), parse_moment(until, end_of_day=True)
+    scope = window(since, until, tz)
     with store.connect(path, read_only=True) as con:
-        store.require_runs(con, str(path), start, end)
-        written = write_finance(con, out, start, end, cost_source)
+        store.require_runs(con, str(path), scope.since, scope.until)
+        written = write_finance(con, out, scope, cost_source, by)
     console.print(f"wrote {written}")
 
 
 @report_app.command("morning")
 def morning_report_command(
     out: OutFile = Path("morning.html"),
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
+    cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
-    """Write the morning report: findings with their runs' steps, what was not judged, stop rates, budgets.
+    """Write the morning report: the night at a glance, findings with their runs' steps, what was not judged.
+
+    --since/--until choose the runs the checks report (as reconcile check does).
 
     Example: reconcile report morning --out morning.html
     """
     config, path = configured(config_file, db, setting)
+    scope = window(since, until, tz)
     with store.connect(path, read_only=True) as con:
-        store.require_runs(con, str(path))
-        written = write_morning(con, out, config=config, checks_dir=checks_dir)
+        store.require_runs(con, str(path), scope.since, scope.until)
+        written = write_morning(con, out, config=config, checks_dir=checks_dir, zone=scope.zone,
+                                source=cost_source, scope=Scope(scope.since, scope.until))
     console.print(f"wrote {written}")
 
 
@@ -67,6 +79,7 @@ def morning_command(
     usage: Annotated[list[Path] | None, typer.Option("--usage", help="A provider usage or cost export (repeatable).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write the reports, findings.json and findings.xml.")] = Path("reconcile-morning"),
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
+    tz: TzOption = None,
     cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
@@ -80,7 +93,8 @@ def morning_command(
     Example: reconcile morning sample_runs/ --out morning/
     """
     config, path = configured(config_file, db, setting)
-    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source)
+    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
+                     zone=resolve_zone(tz))
     totals = result.ingested.totals
     console.print(f"ingested {totals['files']} file(s) ({totals['unchanged']} unchanged): {totals['loaded']} loaded, "
                   f"{totals['rejected']} rejected")

@@ -1,0 +1,49 @@
+"""``reconcile runs``: one row a run, to find the failed, the costly and the long ones without SQL."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import store
+from ..runs import SORTS, list_runs, runs_summary
+from ..when import use_zone, window
+from . import app
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
+                      TzOption, UntilOption, configured)
+from .render import console, output
+
+
+@app.command("runs")
+def runs_command(
+    status: Annotated[list[str] | None, typer.Option("--status", help="Only runs with this status (repeatable), "
+                                                     "e.g. --status failed --status budget_exceeded.")] = None,
+    agent: Annotated[list[str] | None, typer.Option("--agent", help="Only this agent's runs (repeatable).")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
+    sort: Annotated[str, typer.Option("--sort", help=f"Order by {', '.join(SORTS)} (the largest first; "
+                                                     "started: the earliest first).")] = "started",
+    limit: Annotated[int | None, typer.Option("-n", "--limit", help="Show only the first N runs.")] = None,
+    fold_subagents: Annotated[bool, typer.Option(
+        "--fold-subagents/--no-fold-subagents",
+        help="One row per Claude Code session, its subagents' steps, tokens and cost folded in (as ccusage's "
+             "session report).")] = True,
+    cost_source: CostSourceOption = "auto",
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """List the runs, one row each: status, stop reason, start, wall time, steps, tokens and cost.
+
+    Example: reconcile runs --status failed --since yesterday --sort cost -n 10
+    """
+    scope = window(since, until, tz)
+    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+        use_zone(con, scope.zone)
+        sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source)
+    if output(sheet, json_out, csv_out, parquet):
+        console.print(runs_summary(sheet.rows))
