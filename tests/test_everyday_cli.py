@@ -141,7 +141,7 @@ TABULAR = [
     (["runs"], "cost_usd"), (["cost", "--by", "agent"], "cost_usd"), (["budgets"], "p99"), (["usage"], "phantom_usd"),
     (["check", "--exit-zero"], "detail"), (["reprice", "--as-of", "2026-01-01"], "difference_usd"), (["show", "0ca2"], "cost_usd"),
     (["prices", "list", "--snapshot", "--model", "haiku-4-5"], "output_mtok"), (["cost", "project"], "cached_usd"),
-    (["summary"], "cost_usd"), (["sql", "select run_id, cost_micros from run_view order by run_id limit 3"], "cost_micros"),
+    (["summary"], "cost_usd"), (["config"], "value"), (["sql", "select run_id, cost_micros from run_view order by run_id limit 3"], "cost_micros"),
 ]
 
 

@@ -10,9 +10,10 @@ from .. import store
 from ..checks import load_checks
 from ..checks.settings import run_settings_statements, variable_statements
 from ..config import describe
+from ..sheets import Column, Sheet
 from . import app
-from .options import ChecksDirOption, ConfigOption, DbOption, JsonOption, SetOption, configured
-from .render import console, print_json, table
+from .options import ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption, configured
+from .render import console, output
 
 
 @app.command("config")
@@ -22,6 +23,8 @@ def config_command(
     sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that sets the check variables and run_settings "
                                                     "for the store (to paste a check into the duckdb shell).")] = False,
     json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -36,7 +39,5 @@ def config_command(
         console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
     rows = describe(config, load_checks(checks_dir), path, db is not None)
-    if json_out:
-        print_json(rows)
-        return
-    console.print(table(["what", "scope", "value", "from"], [[r["what"], r["scope"], r["value"], r["from"]] for r in rows]))
+    output(Sheet([Column("what", "what"), Column("scope", "scope"), Column("value", "value"), Column("from", "from")],
+                 rows), json_out, csv_out, parquet)
