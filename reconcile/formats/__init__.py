@@ -25,6 +25,7 @@ ENTRY_POINT_GROUP = "reconcile.formats"
 BUILTIN = [  # the order is the order sniffers are asked
     "reconcile.formats.native:FORMAT",
     "reconcile.formats.claude_code:FORMAT",
+    "reconcile.formats.codex:FORMAT",
     "reconcile.formats.langfuse:FORMAT",
     "reconcile.formats.swe_agent:FORMAT",
     "reconcile.formats.openhands:FORMAT",

@@ -1,0 +1,182 @@
+-- Staging for Codex CLI rollouts. Input: _parsed(file_no, line_no, line, j) for every line whose
+-- fields passed the typed checks, many files at once. Output: the _stage_* tables the landing reads.
+--
+-- A model request's items (reasoning, assistant text, calls) sit between two inputs (a call's
+-- output, a user or developer message); its token_count falls among them, before them (0.39) or
+-- after them (0.104). So a *segment* — the lines between two inputs — is one model step, with
+-- the usage of the new cumulative totals counted in it.
+
+create or replace temp table _cx as
+select file_no, line_no, j, j.type as type, j.payload.type as ptype, (j.timestamp)::timestamptz as ts,
+       (j.type = 'response_item' and (j.payload.type in ('function_call_output', 'custom_tool_call_output')
+            or (j.payload.type = 'message' and j.payload.role in ('user', 'developer')))) as is_input,
+       (j.type = 'response_item' and (j.payload.type in ('function_call', 'custom_tool_call', 'reasoning')
+            or (j.payload.type = 'message' and j.payload.role = 'assistant'))) as is_output
+from _parsed;
+
+create or replace temp table _cx as
+select *, sum(case when is_input then 1 else 0 end) over (partition by file_no order by line_no) as segment,
+       last_value(case when type = 'turn_context' then j.payload.model end ignore nulls)
+           over (partition by file_no order by line_no) as model
+from _cx;
+
+-- The run each file is: its session (an archived copy of a session is the same run).
+create or replace temp table _cx_files as
+select f.file_no, coalesce(m.id, f.stem) as run_id, m.provider, m.started_at
+from _files f
+left join (select file_no, arg_min(j.payload.id, line_no) as id, arg_min(j.payload.model_provider, line_no) as provider,
+                  min(ts) as started_at
+           from _cx where type = 'session_meta' group by file_no) m using (file_no);
+
+-- Cumulative totals; a count equal to the one before is a repeat (some versions write each twice).
+create or replace temp table _cx_counts as
+with totals as (
+    select file_no, line_no, ts, segment, j.payload.info.total_token_usage as t, j.payload.info.last_token_usage as l
+    from _cx where type = 'event_msg' and ptype = 'token_count'
+      and j.payload.info.total_token_usage.input_tokens is not null
+),
+compared as (
+    select *, lag(t) over (partition by file_no order by line_no) as p,
+           lag(line_no) over (partition by file_no order by line_no) as p_line
+    from totals
+)
+select file_no, line_no, ts, segment, p_line,
+       p is not null and t.input_tokens = p.input_tokens and t.cached_input_tokens = p.cached_input_tokens
+           and t.output_tokens = p.output_tokens
+           and coalesce(t.reasoning_output_tokens, 0) = coalesce(p.reasoning_output_tokens, 0) as repeat,
+       -- the difference of the cumulative totals; a total that went down (a restarted count) gives its last request
+       case when p is null or (t.input_tokens >= p.input_tokens and t.cached_input_tokens >= p.cached_input_tokens
+                               and t.output_tokens >= p.output_tokens)
+            then {'input': t.input_tokens - coalesce(p.input_tokens, 0),
+                  'cached': t.cached_input_tokens - coalesce(p.cached_input_tokens, 0),
+                  'output': t.output_tokens - coalesce(p.output_tokens, 0),
+                  'reasoning': coalesce(t.reasoning_output_tokens, 0) - coalesce(p.reasoning_output_tokens, 0)}
+            else {'input': l.input_tokens, 'cached': l.cached_input_tokens, 'output': l.output_tokens,
+                  'reasoning': coalesce(l.reasoning_output_tokens, 0)} end as used
+from compared;
+
+-- One model step per segment that holds a new count or a model item.
+create or replace temp table _cx_model as
+with opened as (  -- when each segment's request was sent: its opening input line, else the session's start
+    select file_no, segment, max(ts) filter (where is_input) as sent_at from _cx group by all
+)
+select c.file_no, c.segment,
+       coalesce(min(k.line_no) filter (where not k.repeat), min(c.line_no) filter (where c.is_output)) as line_no,
+       min(c.ts) filter (where c.is_output or c.line_no = k.line_no) as first_ts,
+       greatest(max(c.ts) filter (where c.is_output), max(k.ts) filter (where not k.repeat)) as last_ts,
+       any_value(o.sent_at) as sent_at,
+       sum(k.used.input) filter (where not k.repeat) as input_tokens,
+       sum(k.used.cached) filter (where not k.repeat) as cached,
+       sum(k.used.output) filter (where not k.repeat) as output_tokens,
+       sum(k.used.reasoning) filter (where not k.repeat) as reasoning_tokens,
+       count(k.line_no) filter (where not k.repeat) as counts,
+       arg_max(c.model, c.line_no) as model
+from _cx c
+left join _cx_counts k on k.file_no = c.file_no and k.line_no = c.line_no
+left join opened o on o.file_no = c.file_no and o.segment = c.segment
+where c.is_output or (k.line_no is not null and not k.repeat)
+group by c.file_no, c.segment;
+
+create or replace temp table _cx_outputs as
+select file_no, line_no, ts, j.payload.call_id as call_id,
+       case json_type(j.payload.output)
+           when 'VARCHAR' then j.payload.output ->> '$'
+           when 'NULL' then null
+           else j.payload.output::varchar end as text
+from _cx where type = 'response_item' and ptype in ('function_call_output', 'custom_tool_call_output');
+
+create or replace temp table _cx_steps as
+with items as (
+    select file_no, line_no, 'model' as kind, segment from _cx_model
+    union all select file_no, line_no, 'tool', null from _cx_outputs
+    union all select file_no, line_no, 'event', null from _cx where type = 'compacted'
+)
+select row_number() over (partition by file_no order by line_no) - 1 as idx, i.*, f.run_id
+from items i join _cx_files f using (file_no);
+
+create or replace temp table _stage_calls as
+select s.file_no, s.run_id, s.idx as step_idx,
+       row_number() over (partition by c.file_no, c.segment order by c.line_no) - 1 as call_position,
+       c.j.payload.call_id as call_id, c.j.payload.name as tool_name,
+       case when c.ptype = 'custom_tool_call' then to_json(c.j.payload.input ->> '$')
+            when json_type(c.j.payload.arguments) = 'VARCHAR' then coalesce(try(json(c.j.payload.arguments ->> '$')),
+                                                                           to_json(c.j.payload.arguments ->> '$'))
+            else c.j.payload.arguments end as args,
+       c.ts as asked_at
+from _cx c join _cx_steps s on s.kind = 'model' and s.file_no = c.file_no and s.segment = c.segment
+where c.type = 'response_item' and c.ptype in ('function_call', 'custom_tool_call');
+
+create or replace temp table _cx_text as
+select c.file_no, c.segment, nullif(string_agg(b.block ->> 'text', '' order by c.line_no, b.position), '') as text
+from _cx c, (select unnest(json_list(c.j.payload.content)) as block,
+                    generate_subscripts(json_list(c.j.payload.content), 1) as position) b
+where c.is_output and c.ptype = 'message' and b.block ->> 'type' = 'output_text'
+group by all;
+
+create or replace temp table _stage_steps as
+select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
+       date_diff('millisecond', coalesce(m.sent_at, m.first_ts), m.last_ts) as ms, true as main_thread,
+       m.line_no::integer as source_line, m.model, coalesce(f.provider, 'openai') as provider,
+       -- OpenAI's buckets overlap (cached within input, reasoning within output); ours are disjoint
+       (m.input_tokens - m.cached)::bigint as input_uncached, m.cached::bigint as cache_read,
+       case when m.counts > 0 then 0 end::bigint as cache_write_5m, case when m.counts > 0 then 0 end::bigint as cache_write_1h,
+       m.output_tokens::bigint as output_tokens, m.reasoning_tokens::bigint as reasoning_tokens,
+       t.text as output_text, m.input_tokens::bigint as context_tokens,
+       null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
+       null::varchar as event, null::varchar as detail
+from _cx_steps s join _cx_model m using (file_no, segment) join _cx_files f using (file_no)
+left join _cx_text t using (file_no, segment)
+where s.kind = 'model'
+union all by name
+select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, o.ts as started_at,
+       date_diff('millisecond', c.asked_at, o.ts) as ms, true as main_thread, o.line_no::integer as source_line,
+       o.call_id, o.text as result_text
+from _cx_steps s join _cx_outputs o using (file_no, line_no)
+left join _stage_calls c on c.file_no = o.file_no and c.call_id = o.call_id
+where s.kind = 'tool'
+union all by name
+select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
+       true as main_thread, c.line_no::integer as source_line, 'compaction' as event, 'compacted' as detail
+from _cx_steps s join _cx c using (file_no, line_no)
+where s.kind = 'event';
+
+alter table _stage_calls drop column asked_at;
+
+create or replace temp table _stage_records as
+select c.file_no, c.line_no as record_no, f.run_id,
+       case when k.repeat or (c.ptype = 'token_count' and k.line_no is null) then 'skip'
+            when c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output
+                 or k.line_no is not null or c.ptype in ('task_started', 'task_complete', 'turn_aborted')
+            then 'load' else 'skip' end as decision,
+       case when k.repeat then 'repeat of the token_count before it (same cumulative totals)'
+            when c.ptype = 'token_count' and k.line_no is null then 'token_count without usage (a rate-limit snapshot)'
+            when c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output
+                 or k.line_no is not null or c.ptype in ('task_started', 'task_complete', 'turn_aborted') then null
+            else 'not a step (' || c.type || coalesce('/' || c.ptype, '') || ')' end as note
+from _cx c join _cx_files f using (file_no) left join _cx_counts k using (file_no, line_no);
+
+-- Status, inferred: how the last task ended; a session without task events by its last model item.
+create or replace temp table _stage_runs as
+with tasks as (
+    select file_no, arg_max(ptype, line_no) as last_task, arg_max(ts, line_no) as task_ts
+    from _cx where type = 'event_msg' and ptype in ('task_started', 'task_complete', 'turn_aborted') group by file_no
+),
+last_item as (
+    select file_no, arg_max(case when ptype = 'message' then 'text' else ptype end, line_no) as item, max(ts) as ts
+    from _cx where is_output or is_input group by file_no
+),
+models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
+           from _stage_steps where kind = 'model' group by file_no),
+outcome as (
+    select f.file_no, case when t.last_task = 'task_complete' then 'succeeded'
+                           when t.last_task = 'turn_aborted' then 'cancelled'
+                           when t.last_task is null and l.item = 'text' then 'succeeded'
+                           else 'running' end as status,
+           case when t.last_task is not null then t.task_ts else l.ts end as ts, t.last_task
+    from _cx_files f left join tasks t using (file_no) left join last_item l using (file_no)
+)
+select f.file_no, f.run_id, 1 as source_line, 'codex' as agent, m.model, coalesce(f.provider, 'openai') as provider,
+       coalesce(f.started_at, (select min(ts) from _cx c where c.file_no = f.file_no)) as started_at,
+       case when o.status <> 'running' then o.ts end as ended_at, o.status,
+       case when o.last_task in ('task_complete', 'turn_aborted') then o.last_task end as stop_reason
+from _cx_files f join outcome o using (file_no) left join models m using (file_no);
