@@ -28,6 +28,7 @@ STOP_REASON_RULES: list[tuple[str, str, str]] = [
     (r"submitted \((exit_format|exit_api|exit_error)\)", "failed",
      "SWE-agent: auto-submitted after an error"),
     (r"submitted \(.*\)", "succeeded", "SWE-agent: submitted, with another note"),
+    (r"limitsexceeded", "budget_exceeded", "mini-swe-agent: its step or cost limit was reached (LimitsExceeded)"),
     (r"max_steps|max_turns|max_iterations|step limit \(\d+\)|turn limit \(\d+\)", "budget_exceeded",
      "the step ceiling was reached"),
     (r"max_prompt_tokens|max_completion_tokens|max_tokens|token limit \(\d+\)|exit_context",

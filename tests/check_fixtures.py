@@ -84,7 +84,22 @@ def planted_ledger_matches_transcript(j):
     run.tool(calls[0])
     run.model(final=True)
     run.end(output_tokens=run.ledger["output_tokens"] + 10, cost_micros=1)
-    return [("off", None)]
+    cost = Run(j, "cost_off")  # two priced steps: rounding moves a sum by at most 1.5 micro-dollars; 2 is a real gap
+    _, calls = cost.model([("read_file", {"path": "a"})])
+    cost.tool(calls[0])
+    cost.model(final=True)
+    cost.end(cost_micros=cost.ledger["cost_micros"] + 2)
+    return [("off", None), ("cost_off", None)]
+
+
+def clean_ledger(j):
+    """A ledger kept in dollars: its cost, rounded once, is 1 micro-dollar off the steps' rounded costs."""
+    clean_default(j)
+    rounded = Run(j, "rounded")
+    _, calls = rounded.model([("read_file", {"path": "a"})])
+    rounded.tool(calls[0])
+    rounded.model(final=True)
+    rounded.end(cost_micros=rounded.ledger["cost_micros"] + 1)
 
 
 def planted_final_answer_not_overwritten(j):
@@ -408,7 +423,7 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
     "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry, "loop_stopped_at_limit": clean_loops,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
-    "tool_errors_flagged": clean_tool_results,
+    "tool_errors_flagged": clean_tool_results, "ledger_matches_transcript": clean_ledger,
     "stop_reason_as_expected": clean_statuses,
     "cost_per_request_stable": lambda j: _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55}),  # +9 %
     "tokens_match_provider": clean_provider, "costs_match_provider": clean_provider,

@@ -27,6 +27,7 @@ BUILTIN = [  # the order is the order sniffers are asked
     "reconcile.formats.claude_code:FORMAT",
     "reconcile.formats.codex:FORMAT",
     "reconcile.formats.langfuse:FORMAT",
+    "reconcile.formats.mini_swe_agent:FORMAT",  # before SWE-agent: a trajectory's config names an "environment"
     "reconcile.formats.swe_agent:FORMAT",
     "reconcile.formats.openhands:FORMAT",
     "reconcile.formats.provider:OPENAI_USAGE",
