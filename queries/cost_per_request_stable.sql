@@ -23,3 +23,5 @@ select null as run_id, null as step,
        week as at
 from compared
 where previous > 0 and per_request > previous * (1 + getvariable('cost_rise_threshold')::double)
+  -- week over week: against the week just before; weeks months apart (other work, other people) say nothing
+  and previous_week = week - interval 7 day

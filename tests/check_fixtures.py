@@ -286,6 +286,17 @@ def _weeks(j, second_week_usage):
         run.end()
 
 
+def clean_cost_weeks(j):
+    """+9 % week over week, then — six weeks on, with nothing between — a dearer week: not week over week."""
+    import datetime as dt
+    _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55})
+    j.clock.now = dt.datetime(2026, 11, 2, tzinfo=dt.timezone.utc) + dt.timedelta(days=7 * 7)
+    later = Run(j, "week7", task_class="triage")
+    later.model(usage={"input_uncached": 300, "cache_read": 900, "output": 150})
+    later.model(usage={"input_uncached": 300, "cache_read": 900, "output": 150}, final=True)
+    later.end()
+
+
 def planted_cost_per_request_stable(j):
     _weeks(j, {"input_uncached": 130, "cache_read": 900, "output": 70})  # +28 % a request
     return [(None, None)]
@@ -425,6 +436,6 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "tool_errors_flagged": clean_tool_results, "ledger_matches_transcript": clean_ledger,
     "stop_reason_as_expected": clean_statuses,
-    "cost_per_request_stable": lambda j: _weeks(j, {"input_uncached": 110, "cache_read": 900, "output": 55}),  # +9 %
+    "cost_per_request_stable": clean_cost_weeks,
     "tokens_match_provider": clean_provider, "costs_match_provider": clean_provider,
 }

@@ -26,6 +26,8 @@ BUILTIN = [  # the order is the order sniffers are asked
     "reconcile.formats.native:FORMAT",
     "reconcile.formats.claude_code:FORMAT",
     "reconcile.formats.codex:FORMAT",
+    "reconcile.formats.gemini:CHAT",
+    "reconcile.formats.gemini:JSONL",
     "reconcile.formats.langfuse:FORMAT",
     "reconcile.formats.mini_swe_agent:FORMAT",  # before SWE-agent: a trajectory's config names an "environment"
     "reconcile.formats.swe_agent:FORMAT",

@@ -1,0 +1,104 @@
+-- Gemini CLI, both layouts: from _gm_all(file_no, record_no, m, msg_id, mtype, rewind_to, is_set, is_meta)
+-- and _gm_session(file_no, run_id, started_at) to the _stage_* tables.
+
+-- A message re-written under the same id: its last copy is the message.
+create or replace temp table _gm as
+select a.*, s.run_id,
+       a.msg_id is not null and a.record_no = max(a.record_no) over (partition by a.file_no, a.msg_id) as last_copy
+from _gm_all a join _gm_session s using (file_no);
+
+create or replace temp table _stage_records as
+select file_no, record_no, m::varchar as raw, run_id,
+       case when is_meta or (mtype in ('user', 'gemini', 'info', 'error', 'warning') and last_copy) then 'load'
+            when mtype is not null or is_set or rewind_to is not null then 'skip'
+            else 'reject' end as decision,
+       case when is_meta or (mtype in ('user', 'gemini', 'info', 'error', 'warning') and last_copy) then null
+            when mtype in ('user', 'gemini', 'info', 'error', 'warning') and msg_id is null
+                then 'a ' || mtype || ' message without an "id"'
+            when mtype in ('user', 'gemini', 'info', 'error', 'warning')
+                then 'an earlier copy of a message re-written under the same id'
+            when mtype is not null then 'a ' || left(mtype, 40) || ' record (not a step)'
+            when is_set then 'a metadata update ($set)'
+            when rewind_to is not null then 'a rewind to an earlier message (the rewound messages were answered and billed: kept)'
+            else 'record ' || record_no || ' is not a Gemini CLI message: no "type", "$set" or "$rewindTo"' end as note
+from _gm;
+
+create or replace temp table _gm_msgs as
+select g.* from _gm g join _stage_records r using (file_no, record_no)
+where r.decision = 'load' and g.mtype is not null;
+
+create or replace temp table _gm_calls as
+select g.file_no, g.run_id, g.record_no, c.position, c.call
+from _gm_msgs g, (select unnest(json_list(g.m -> 'toolCalls')) as call,
+                         generate_subscripts(json_list(g.m -> 'toolCalls'), 1) as position) c
+where g.mtype = 'gemini';
+
+create or replace temp table _gm_steps as
+with items as (
+    select file_no, run_id, record_no, 0 as position, 'model' as kind from _gm_msgs where mtype = 'gemini'
+    union all select file_no, run_id, record_no, position, 'tool' from _gm_calls
+)
+select row_number() over (partition by file_no order by record_no, position) - 1 as idx, * from items;
+
+create or replace temp table _stage_calls as
+select s.file_no, s.run_id, m.idx as step_idx, c.position - 1 as call_position,
+       coalesce(c.call ->> 'id', 'call-' || c.record_no || '-' || c.position) as call_id, c.call ->> 'name' as tool_name,
+       c.call -> 'args' as args
+from _gm_calls c join _gm_steps s using (file_no, record_no, position)
+join _gm_steps m on m.file_no = c.file_no and m.record_no = c.record_no and m.kind = 'model';
+
+create or replace temp table _stage_steps as
+with model as (
+    select s.file_no, s.run_id, s.idx, g.record_no, g.m, g.m -> 'tokens' as t
+    from _gm_steps s join _gm_msgs g using (file_no, record_no) where s.kind = 'model'
+)
+select file_no, run_id, idx::integer as idx, 'model' as kind, record_no::integer as source_line,
+       staged_timestamp(m ->> 'timestamp') as started_at, m ->> 'model' as model, 'google' as provider,
+       m ->> 'id' as response_id,
+       -- cached is inside input; the tool-use prompt is beside it; thoughts are billed as output
+       staged_number(t ->> 'input') - coalesce(staged_number(t ->> 'cached'), 0) + coalesce(staged_number(t ->> 'tool'), 0)
+           as input_uncached,
+       case when t ->> 'input' is not null then coalesce(staged_number(t ->> 'cached'), 0) end as cache_read,
+       case when t ->> 'input' is not null then 0 end as cache_write_5m,
+       case when t ->> 'input' is not null then 0 end as cache_write_1h,
+       staged_number(t ->> 'output') + coalesce(staged_number(t ->> 'thoughts'), 0) as output_tokens,
+       staged_number(t ->> 'thoughts') as reasoning_tokens,
+       staged_number(t ->> 'input') + coalesce(staged_number(t ->> 'tool'), 0) as context_tokens,
+       nullif(case json_type(m -> 'content')
+                  when 'VARCHAR' then m ->> 'content'
+                  when 'ARRAY' then array_to_string(list_transform(json_list(m -> 'content'), lambda p: p ->> 'text'), '')
+              end, '') as output_text
+from model
+union all by name
+select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, c.record_no::integer as source_line,
+       staged_timestamp(c.call ->> 'timestamp') as started_at,
+       coalesce(c.call ->> 'id', 'call-' || c.record_no || '-' || c.position) as call_id,
+       case c.call ->> 'status' when 'success' then 'ok' when 'error' then 'error' when 'cancelled' then 'error' end
+           as tool_status,
+       case when c.call ->> 'status' in ('error', 'cancelled') then left(coalesce(c.call ->> 'resultDisplay', c.call ->> 'status'), 200) end
+           as error,
+       coalesce(case json_type(c.call -> 'resultDisplay') when 'VARCHAR' then c.call ->> 'resultDisplay' end,
+                c.call -> 'result' -> 0 -> 'functionResponse' -> 'response' ->> 'output',
+                (c.call -> 'result')::varchar, '') as result_text
+from _gm_steps s join _gm_calls c using (file_no, record_no, position)
+where s.kind = 'tool';
+
+-- Status, inferred (a chat has no end record): succeeded when the session ends on the model's answer
+-- (a gemini message with text and no tool call), failed when on an error message, else running.
+create or replace temp table _stage_runs as
+with last_message as (
+    select file_no, arg_max(mtype, record_no) as mtype,
+           arg_max(json_array_length(coalesce(m -> 'toolCalls', '[]'::json)), record_no) as calls,
+           arg_max(m ->> 'content', record_no) as content, max(staged_timestamp(m ->> 'timestamp')) as ts
+    from _gm_msgs where mtype in ('user', 'gemini', 'error') group by file_no
+),
+models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
+           from _stage_steps where kind = 'model' group by file_no)
+select s.file_no, s.run_id, 'gemini-cli' as agent, m.model, 'google' as provider,
+       coalesce(s.started_at, (select min(staged_timestamp(g.m ->> 'timestamp')) from _gm g where g.file_no = s.file_no))
+           as started_at,
+       case when l.mtype in ('gemini', 'error') then l.ts end as ended_at,
+       case when l.mtype = 'gemini' and l.calls = 0 and nullif(trim(coalesce(l.content, '')), '') is not null then 'succeeded'
+            when l.mtype = 'error' then 'failed' else 'running' end as status,
+       case when l.mtype = 'error' then left(l.content, 200) end as stop_reason
+from _gm_session s left join last_message l using (file_no) left join models m using (file_no);
