@@ -29,6 +29,7 @@ BUILTIN = [  # the order is the order sniffers are asked
     "reconcile.formats.gemini:CHAT",
     "reconcile.formats.gemini:JSONL",
     "reconcile.formats.langfuse:FORMAT",
+    "reconcile.formats.inspect_ai:FORMAT",
     "reconcile.formats.mini_swe_agent:FORMAT",  # before SWE-agent: a trajectory's config names an "environment"
     "reconcile.formats.swe_agent:FORMAT",
     "reconcile.formats.openhands:FORMAT",

@@ -17,9 +17,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import time
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +133,43 @@ class _LineCounter:
         return self.newlines + (0 if at_end else 1), self.raw_cr or self.pending_cr, at_end
 
 
+def _is_eval_archive(path: Path) -> bool:
+    """An Inspect AI ``.eval`` log: a zip holding ``header.json``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "header.json" in archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _eval_document(path: Path, target: str) -> None:
+    """Write ``{"header": …, "samples": [...]}`` from an ``.eval`` archive, member by member (bytes, not parsed).
+
+    A member the standard library cannot inflate (a newer compression) leaves the document
+    invalid, which the document reader reports as the file's reject.
+    """
+    with zipfile.ZipFile(path) as archive, open(target, "wb") as out:
+        samples = sorted((name for name in archive.namelist()
+                          if name.startswith("samples/") and name.endswith(".json")), key=_sample_order)
+        try:
+            out.write(b'{"header": ')
+            with archive.open("header.json") as header:
+                shutil.copyfileobj(header, out, CHUNK)
+            out.write(b', "samples": [')
+            for number, name in enumerate(samples):
+                out.write(b"," if number else b"")
+                with archive.open(name) as sample:
+                    shutil.copyfileobj(sample, out, CHUNK)
+            out.write(b"]}")
+        except (NotImplementedError, zipfile.BadZipFile, OSError):
+            out.write(b"\n(unreadable member)")
+
+
+def _sample_order(name: str) -> tuple:
+    """samples/<id>_epoch_<n>.json in id and epoch order (numbers as numbers)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
 class Aliases:
     """Plain-named links to the files of one load, in a directory nobody else uses.
 
@@ -150,6 +189,9 @@ class Aliases:
                 alias = os.path.join(self.folder, f"f{number}.txt")
                 with gzip.open(source.path) as packed, open(alias, "wb") as plain:
                     shutil.copyfileobj(packed, plain, CHUNK)
+            elif self.decompress and _is_eval_archive(source.path):
+                alias = os.path.join(self.folder, f"f{number}.json")
+                _eval_document(source.path, alias)
             else:
                 alias = os.path.join(self.folder, f"f{number}{'.gz' if source.gzip else '.txt'}")
                 os.symlink(os.path.abspath(source.path), alias)
