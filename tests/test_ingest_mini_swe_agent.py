@@ -86,9 +86,10 @@ def test_statuses_submissions_and_calls(mini):
 def test_cost_matches_the_harness_with_the_provider_s_own_prices(mini, tmp_path):
     """OpenRouter's Gemini costs equal genai-prices' exactly; DeepSeek's equal DeepSeek's published V3.2 prices.
 
-    genai-prices 0.2.3 lists deepseek-reasoner at 0.135 / 0.035 / 0.55 $/Mtok (the old R1 off-peak rate), so by
-    the snapshot the DeepSeek runs cost ~10 % more than the harness paid; an override with the published prices
-    (0.28 input, 0.028 cache hit, 0.42 output, from 2025-09-29) brings them within 0.5 %.
+    genai-prices 0.2.3 still lists deepseek-reasoner at R1's prices (its default, the off-peak 0.135 / 0.035 / 0.55
+    $/Mtok, is what reconcile applies: it uses no time-of-day prices), so by the snapshot the DeepSeek runs cost
+    ~10 % more than the harness paid at DeepSeek's V3.2 prices; an override with those (0.28 input, 0.028 cache
+    hit, 0.42 output, from 2025-09-29) brings them within 0.5 %.
     """
     con, _ = mini
     gemini = con.execute("""select sum(cost_micros), sum(harness_cost_micros) from step_view
