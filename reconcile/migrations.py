@@ -340,6 +340,14 @@ def m011_file_stamps(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table ingested_files add column mtime_ns bigint")
 
 
+def m012_working_time(con: duckdb.DuckDBPyConnection) -> None:
+    """The time a run spent working, where its harness tells it apart from waiting (Inspect AI's working_time).
+
+    NULL where the format does not record it: wall time (ended − started) is then all that is known.
+    """
+    con.execute("alter table runs add column working_seconds double")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -352,6 +360,7 @@ MIGRATIONS: list[Migration] = [
     m009_price_lookup,
     m010_ingest_deferrals,
     m011_file_stamps,
+    m012_working_time,
 ]
 
 

@@ -165,6 +165,7 @@ select
     r.started_at,
     r.ended_at,
     date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 as wall_seconds,
+    r.working_seconds,  -- time spent working, where the harness records it apart from waiting (Inspect AI)
     coalesce(t.model_steps, 0) as steps,
     coalesce(t.tool_results, 0) as tool_results,
     coalesce(t.events, 0) as events,

@@ -90,3 +90,19 @@ def test_models_tools_and_status(gemini):
     assert set(statuses.values()) <= {"succeeded", "running", "failed"} and statuses["5b959dae-8655-4cd1-b10f-720b8c336ea2"] == "succeeded"
     unpriced = con.execute("select count(*) from step_view where kind = 'model' and unpriced").fetchall()[0][0]
     assert unpriced == 0
+
+
+def test_a_rewind_keeps_the_rewound_messages_and_is_accounted_for(tmp_path):
+    """$rewindTo (not in the real files): skipped, counted, and the rewound answers stay — they were billed."""
+    lines = JSONL.read_text().splitlines()
+    first_gemini = next(json.loads(line)["id"] for line in lines if '"type": "gemini"' in line or '"type":"gemini"' in line)
+    rewound = tmp_path / "rewound.jsonl"
+    rewound.write_text("\n".join([*lines, json.dumps({"$rewindTo": first_gemini})]) + "\n")
+    con = store.connect(tmp_path / "r.duckdb")
+    report = ingest(con, [rewound])
+    f = report.files[0]
+    assert f.format == "gemini_cli_jsonl" and f.rejected == 0 and f.loaded + f.skipped == f.lines == len(lines) + 1
+    assert "a rewind to an earlier message" in str(f.notes)
+    total = con.execute("select sum(total_tokens) from run_view").fetchall()[0][0]
+    assert total == independent(JSONL)["total"]
+    con.close()

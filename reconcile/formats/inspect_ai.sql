@@ -101,7 +101,10 @@ with span as (select file_no, run_id, min(started_at) as started_at,
 select s.file_no, s.run_id, 'inspect-ai' as agent, s.eval ->> 'task' as task_class, s.model,
        nullif(split_part(coalesce(s.model, ''), '/', 1), '') as provider,
        coalesce(p.started_at, staged_timestamp(s.eval ->> 'created')) as started_at,
-       coalesce(p.last_at, p.started_at) as ended_at,
+       -- total_time is the sample's wall time (null in logs before 2025); working_time leaves out waiting
+       coalesce(p.started_at + to_milliseconds(round(staged_number(s.sample ->> 'total_time') * 1000)::bigint),
+                p.last_at, p.started_at) as ended_at,
+       staged_number(s.sample ->> 'working_time') as working_seconds,
        case when coalesce(json_type(s.sample -> 'error'), 'NULL') <> 'NULL' then 'failed'
             when s.sample ->> '$.limit.type' in ('message', 'turn', 'token', 'cost', 'context') then 'budget_exceeded'
             when s.sample ->> '$.limit.type' in ('time', 'working') then 'timed_out'
