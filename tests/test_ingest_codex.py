@@ -136,3 +136,18 @@ def test_reconcile_ingest_dot_codex_as_typed(cli, tmp_path, monkeypatch):
     assert len(copies) == 2 and sorted(f["loaded"] for f in copies)[0] == 0  # one copy loads; the other's run was loaded
     skipped = next(f for f in copies if f["loaded"] == 0)
     assert skipped["skipped"] == skipped["lines"]
+
+
+def test_a_damaged_rollout_rejects_its_bad_lines_by_name_and_keeps_the_rest(tmp_path):
+    lines = DOUBLED.read_text().splitlines()
+    bad_count = json.loads(lines[17])
+    bad_count["payload"]["info"]["total_token_usage"]["input_tokens"] = -5
+    damaged = tmp_path / "rollout-damaged.jsonl"
+    damaged.write_text("\n".join([*lines[:17], json.dumps(bad_count), "{not json", *lines[18:]]) + "\n")
+    con = store.connect(tmp_path / "d.duckdb")
+    report = ingest(con, [damaged])
+    f = report.files[0]
+    assert f.format == "codex" and f.rejected == 2 and f.loaded + f.rejected + f.skipped == f.lines == len(lines) + 1
+    reasons = dict(con.execute("select line, reason from rejects").fetchall())
+    assert "input_tokens" in reasons[18] and "-5" in reasons[18] and 19 in reasons
+    con.close()
