@@ -34,11 +34,11 @@ def test_wheel_installs_and_runs_with_shipped_resources(tmp_path):
     assert summary.returncode == 0, summary.stderr
     assert "120 runs" in summary.stdout and "triage" in summary.stdout  # rendered from reports/summary.txt.j2
     # every built-in format's staging SQL ships beside its module, and a non-native one loads from the wheel
-    shipped = subprocess.run([python, "-c", "from importlib import resources; from reconcile.formats import transcript_formats; "
-                              "print(' '.join(f.name for f in transcript_formats() if resources.files("
-                              "type(f).__module__.rpartition('.')[0]).joinpath(type(f).__module__.rpartition('.')[2] "
-                              "+ '.sql').is_file()))"], check=True, cwd=tmp_path, capture_output=True, text=True)
-    assert shipped.stdout.split() == ["native", "claude_code", "langfuse", "swe_agent", "openhands", "otel"]
+    shipped = subprocess.run([python, "-c", "from reconcile.formats import transcript_formats; "
+                              "print(' '.join(f.name for f in transcript_formats() if f.staging_sql()))"],
+                             check=True, cwd=tmp_path, capture_output=True, text=True)
+    assert shipped.stdout.split() == ["native", "claude_code", "codex", "gemini_cli", "gemini_cli_jsonl", "langfuse",
+                                      "inspect_ai", "mini_swe_agent", "swe_agent", "openhands", "otel"]
     session = ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions" / "extra-fixtures" / "short.jsonl"
     cc = subprocess.run([reconcile, "ingest", session, "--db", "cc.duckdb"], cwd=tmp_path, capture_output=True, text=True)
     assert cc.returncode == 0 and "claude_code" in cc.stdout, cc.stderr
