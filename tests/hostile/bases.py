@@ -144,6 +144,59 @@ def anthropic_usage_json(uid: str) -> dict:
                       "results": results}], "has_more": False}
 
 
+def codex(uid: str) -> list[dict]:
+    """A Codex rollout: meta, the model, one call and its output between two counts (the second repeated)."""
+    def count(inp, cached, out):
+        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                 "reasoning_output_tokens": 0, "total_tokens": inp + out}
+        return {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}
+    return [{"timestamp": TS.format(0), "type": "session_meta", "payload": {"id": uid, "cli_version": "0.104.0"}},
+            {"timestamp": TS.format(1), "type": "turn_context", "payload": {"model": "gpt-5.3-codex"}},
+            {"timestamp": TS.format(2), "type": "response_item",
+             "payload": {"type": "function_call", "name": "shell", "arguments": "{\"cmd\": \"ls\"}", "call_id": "c1"}},
+            {"timestamp": TS.format(3), "type": "event_msg", "payload": count(100, 20, 10)},
+            {"timestamp": TS.format(4), "type": "response_item",
+             "payload": {"type": "function_call_output", "call_id": "c1", "output": "a.py"}},
+            {"timestamp": TS.format(5), "type": "event_msg", "payload": count(100, 20, 10)},
+            {"timestamp": TS.format(6), "type": "response_item",
+             "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+            {"timestamp": TS.format(7), "type": "event_msg", "payload": count(250, 120, 30)}]
+
+
+def gemini_jsonl(uid: str) -> list[dict]:
+    message = {"id": "g1", "timestamp": TS.format(2), "type": "gemini", "content": "done", "model": "gemini-2.5-pro",
+               "tokens": {"input": 100, "output": 10, "cached": 20, "thoughts": 5, "tool": 0, "total": 115}}
+    return [{"sessionId": uid, "projectHash": "h", "startTime": TS.format(0), "lastUpdated": TS.format(0)},
+            {"id": "u1", "timestamp": TS.format(1), "type": "user", "content": "hi"},
+            message, {"$set": {"lastUpdated": TS.format(3)}}]
+
+
+def gemini_chat(uid: str) -> dict:
+    first, user, message, _ = gemini_jsonl(uid)
+    return {**first, "messages": [user, message]}
+
+
+def inspect_log(uid: str) -> dict:
+    usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110, "input_tokens_cache_read": 20}
+    event = {"event": "model", "timestamp": TS.format(1), "completed": TS.format(2), "model": "openai/gpt-4o-mini",
+             "output": {"model": "gpt-4o-mini", "usage": usage,
+                        "choices": [{"message": {"role": "assistant", "content": "done"}, "stop_reason": "stop"}]}}
+    return {"version": 2, "status": "success",
+            "eval": {"eval_id": uid, "task": "t", "model": "openai/gpt-4o-mini", "packages": {"inspect_ai": "0.3.95"}},
+            "samples": [{"id": 1, "epoch": 1, "events": [event], "model_usage": {"openai/gpt-4o-mini": usage}}]}
+
+
+def mini_swe_agent(uid: str) -> dict:
+    usage = {"prompt_tokens": 100, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 20}}
+    return {"info": {"exit_status": "Submitted", "submission": "diff", "model_stats": {"instance_cost": 0.001, "api_calls": 1}},
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                         {"role": "assistant", "content": "THOUGHT: done\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+                          "extra": {"response": {"id": "r1", "model": "gpt-4o-mini", "created": 1764370800,
+                                                 "usage": {**usage, "cost": 0.001}}}},
+                         {"role": "user", "content": "diff"}],
+            "trajectory_format": "mini-swe-agent-1", "instance_id": uid}
+
+
 def mutated(document, change):
     """A deep copy of ``document`` after ``change(copy)``."""
     copied = copy.deepcopy(document)

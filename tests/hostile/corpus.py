@@ -310,6 +310,39 @@ case("limits-claude-code", "numbers at and beyond type limits", "claude_code",
               "ccl-pre.jsonl": [(5, 'field "compactMetadata.preTokens" is 1e308')]})
 
 
+def _count(n, key, value):
+    """Set a token count of the n-th line's cumulative usage (a Codex token_count)."""
+    return lambda L: L[n]["payload"]["info"]["total_token_usage"].__setitem__(key, value)
+
+
+case("limits-codex", "numbers at and beyond type limits", "codex",
+     files={"cx-ok.jsonl": jsonl(bases.codex("cx-ok")),
+            "cx-neg.jsonl": jsonl(mutated(bases.codex("cx-neg"), _count(3, "input_tokens", -3))),
+            "cx-2p63.jsonl": jsonl(mutated(bases.codex("cx-2p63"), _count(7, "output_tokens", 2**63)))},
+     # with line 4's count rejected, line 6's (the same totals) is no longer a repeat: it is the request's count
+     expect={"cx-ok.jsonl": ("loaded", 8, 7, 0, 1), "cx-neg.jsonl": ("loaded", 8, 7, 1, 0),
+             "cx-2p63.jsonl": ("loaded", 8, 6, 1, 1)},
+     rejects={"cx-neg.jsonl": [(4, 'field "payload.info.total_token_usage.input_tokens" is -3')],
+              "cx-2p63.jsonl": [(8, 'field "payload.info.total_token_usage.output_tokens" is 9223372036854775808')]})
+
+case("limits-gemini", "numbers at and beyond type limits", ("gemini_cli", "gemini_cli_jsonl"),
+     files={"gm-neg.jsonl": jsonl(mutated(bases.gemini_jsonl("gm-neg"), lambda L: L[2]["tokens"].__setitem__("input", -1))),
+            "gm-dup.jsonl": jsonl([*bases.gemini_jsonl("gm-dup"), bases.gemini_jsonl("gm-dup")[2]]),
+            "gm-big.json": json.dumps(mutated(bases.gemini_chat("gm-big"),
+                                              lambda d: d["messages"][1]["tokens"].__setitem__("output", 1e300))).encode()},
+     expect={"gm-neg.jsonl": ("loaded", 4, 2, 1, 1), "gm-dup.jsonl": ("loaded", 5, 3, 0, 2),
+             "gm-big.json": ("loaded", 2, 1, 1, 0)},
+     rejects={"gm-neg.jsonl": [(3, 'field "tokens.input" is -1')], "gm-big.json": [(2, 'field "output_tokens" is ')]})
+
+case("limits-inspect-and-mini", "numbers at and beyond type limits", ("inspect_ai", "mini_swe_agent"),
+     files={"ia-neg.json": json.dumps(mutated(bases.inspect_log("ia-neg"), lambda d: d["samples"][0]["events"][0]["output"]
+                                              ["usage"].__setitem__("output_tokens", -4))).encode(),
+            "ms-neg.traj.json": json.dumps(mutated(bases.mini_swe_agent("ms-neg"), lambda d: d["messages"][2]["extra"]
+                                                   ["response"]["usage"].__setitem__("prompt_tokens", 10))).encode()},
+     expect={"ia-neg.json": ("loaded", 1, 0, 1, 0), "ms-neg.traj.json": ("loaded", 4, 0, 1, 3)},
+     rejects={"ia-neg.json": [(1, 'field "output_tokens" is -4')], "ms-neg.traj.json": [(3, 'field "input_uncached" is -10')]})
+
+
 def _usage_csv(uid: str, old: str, new: str) -> bytes:
     data = bases.anthropic_usage_csv(uid).decode()
     first, second, third = data.splitlines(keepends=True)

@@ -39,7 +39,8 @@ def test_the_corpus_covers_enough_classes_and_every_format():
     assert len(corpus.classes()) >= 25, sorted(corpus.classes())
     from reconcile.formats import FORMATS
 
-    transcript_formats = {"native", "claude_code", "langfuse", "swe_agent", "openhands", "otel"}
+    transcript_formats = {"native", "claude_code", "codex", "gemini_cli", "gemini_cli_jsonl", "langfuse", "inspect_ai",
+                          "mini_swe_agent", "swe_agent", "openhands", "otel"}
     assert transcript_formats <= corpus.formats() and transcript_formats <= set(FORMATS)
     assert corpus.formats() & {"anthropic_usage", "openai_usage", "anthropic_costs", "openai_costs"}
 
