@@ -103,3 +103,18 @@ def test_an_eval_archive_with_a_member_it_cannot_inflate_is_a_clear_reject(tmp_p
     assert report.files[0].format == "inspect_ai" and report.files[0].rejected == 1
     assert "not valid JSON" in str(report.files[0].notes) or report.files[0].loaded == 0
     con.close()
+
+
+def test_an_early_log_s_events_under_transcript_are_read(tmp_path):
+    """Before inspect 0.3.5x a sample kept its events in "transcript": {"events": [...]}."""
+    log = json.loads(BROWSER.read_text())
+    sample = log["samples"][0]
+    sample["transcript"] = {"events": sample.pop("events"), "content": {}}
+    early = tmp_path / "early.json"
+    early.write_text(json.dumps(log))
+    con = store.connect(tmp_path / "e.duckdb")
+    report = ingest(con, [early])
+    assert report.files[0].rejected == 0
+    assert con.execute("select count(*) filter (where kind = 'model'), count(*) filter (where kind = 'tool') from steps"
+                       ).fetchall()[0] == (5, 4)
+    con.close()

@@ -16,6 +16,8 @@ from versioned;
 
 create or replace temp table _ia_samples as
 select l.file_no, s.position as record_no, s.sample, l.eval, l.model, l.input_excludes_cache,
+       -- early logs (before inspect 0.3.5x) keep a sample's events under "transcript"
+       coalesce(s.sample -> 'events', s.sample -> 'transcript' -> 'events') as events,
        coalesce(l.eval ->> 'eval_id', f.stem) || '/' || coalesce(s.sample ->> 'id', s.position::varchar)
            || '/epoch ' || coalesce(s.sample ->> 'epoch', '1') as run_id
 from _ia_logs l join _files f using (file_no),
@@ -23,8 +25,8 @@ from _ia_logs l join _files f using (file_no),
 
 create or replace temp table _stage_records as
 select file_no, record_no, sample::varchar as raw, run_id,
-       case when json_type(sample -> 'events') = 'ARRAY' then 'load' else 'reject' end as decision,
-       case when coalesce(json_type(sample -> 'events'), 'NULL') <> 'ARRAY'
+       case when json_type(events) = 'ARRAY' then 'load' else 'reject' end as decision,
+       case when coalesce(json_type(events), 'NULL') <> 'ARRAY'
             then 'sample ' || record_no || ' has no "events" list: its calls cannot be read' end as note
 from _ia_samples;
 
@@ -33,7 +35,7 @@ create or replace temp table _ia_events as
 with recursive walk(file_no, run_id, input_excludes_cache, path, e) as (
     select s.file_no, s.run_id, s.input_excludes_cache, [e.position], e.event
     from _ia_samples s join _stage_records r on r.file_no = s.file_no and r.record_no = s.record_no,
-         (select unnest(json_list(s.sample -> 'events')) as event, generate_subscripts(json_list(s.sample -> 'events'), 1) as position) e
+         (select unnest(json_list(s.events)) as event, generate_subscripts(json_list(s.events), 1) as position) e
     where r.decision = 'load'
     union all
     select w.file_no, w.run_id, w.input_excludes_cache, list_append(w.path, c.position), c.child
