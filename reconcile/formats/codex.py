@@ -29,17 +29,15 @@ from .base import TranscriptFormat
 
 USAGE = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
+# Only what staging reads is typed (a field of another event, typed here, would reject lines for nothing).
 FIELDS = [
     Field("type", "str", "true"),
     Field("timestamp", "ts", "true"),
     Field("payload", "object", "true"),
     Field("payload.type", "str"),
     Field("payload.id", "str", "{type} = 'session_meta'"),
-    Field("payload.cli_version", "str"),
-    Field("payload.originator", "str"),
     Field("payload.model_provider", "str"),
     Field("payload.model", "str"),
-    Field("payload.turn_id", "str"),
     Field("payload.role", "str"),
     Field("payload.content", "any"),
     Field("payload.name", "str"),
@@ -47,12 +45,8 @@ FIELDS = [
     Field("payload.arguments", "any"),
     Field("payload.input", "any"),
     Field("payload.output", "any"),
-    Field("payload.status", "str"),
-    Field("payload.message", "any"),
-    Field("payload.last_agent_message", "any"),
     *(Field(f"payload.info.{total}.{name}", "count") for total in ("total_token_usage", "last_token_usage")
       for name in USAGE),
-    Field("payload.info.model_context_window", "count"),
 ]
 
 LINE_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
