@@ -106,3 +106,26 @@ def test_a_rewind_keeps_the_rewound_messages_and_is_accounted_for(tmp_path):
     total = con.execute("select sum(total_tokens) from run_view").fetchall()[0][0]
     assert total == independent(JSONL)["total"]
     con.close()
+
+
+def test_reconcile_ingest_dot_gemini_as_typed(cli, tmp_path, monkeypatch):
+    """`reconcile ingest ~/.gemini`: the chats are runs; logs, checkpoints, settings and credentials are passed over."""
+    import shutil
+    project = tmp_path / "home" / ".gemini" / "tmp" / ("9d" * 32)
+    (project / "chats").mkdir(parents=True)
+    shutil.copy(GEMINI / "codemie__session-2025-12-01T21-45-5b959dae.json", project / "chats" / "session-2025-12-01T21-45-5b959dae.json")
+    shutil.copy(JSONL, project / "chats" / "session-2026-04-23T12-52-0ab84937.jsonl")
+    (project / "logs.json").write_text('[{"sessionId": "s", "messageId": 0, "type": "user", "message": "hi", '
+                                       '"timestamp": "2026-04-23T12:52:52.759Z"}]')
+    (project / "checkpoint-before-refactor.json").write_text('[{"role": "user", "parts": [{"text": "hi"}]}]')
+    (project.parent.parent / "settings.json").write_text('{"theme": "Default"}')
+    (project.parent.parent / "oauth_creds.json").write_text('{"access_token": "ya29.secret", "refresh_token": "1//x"}')
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    result = cli("ingest", "~/.gemini", "--json", "--db", tmp_path / "g.duckdb")
+    assert result.code == 0, result.err
+    report = result.json()
+    assert sorted(f["format"] for f in report["files"]) == ["gemini_cli", "gemini_cli_jsonl"]
+    assert report["totals"]["rejected"] == 0
+    passed = {Path(p["path"]).name for p in report["passed_over"]}
+    assert passed == {"logs.json", "checkpoint-before-refactor.json", "settings.json", "oauth_creds.json"}
+    assert "ya29.secret" not in result.out  # a credentials file is passed over without its content being shown
