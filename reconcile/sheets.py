@@ -96,8 +96,14 @@ def to_csv(sheet: Sheet) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([c.export_key for c in sheet.columns])
     for row in sheet.rows:
-        writer.writerow(["" if (v := exported(row.get(c.key), c.kind)) is None else v for c in sheet.columns])
+        writer.writerow([_csv_cell(exported(row.get(c.key), c.kind)) for c in sheet.columns])
     return out.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    return format(value, "f") if isinstance(value, Decimal) else value  # 0.000000000, never 0E-9
 
 
 def write_parquet(sheet: Sheet, path: Path) -> Path:

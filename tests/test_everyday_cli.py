@@ -196,6 +196,8 @@ def test_prices_list_and_remove(cli, night_db, tmp_path):
     listed = cli("prices", "list", "--json", "--db", db).json()
     assert [(p["model"], p["cache_read_mtok"], p["source"]) for p in listed] == [
         ("claude-sonnet-4-5", "0.000000000", str(prices))]  # a free cache read is a price of 0, not "missing"
+    exported = rows_of(cli("prices", "list", "--csv", "--db", db).out)
+    assert exported[0]["cache_read_mtok"] == "0.000000000" and exported[0]["uncached_mtok"] == "2.500000000"
     during = {g["key"]: g["cost_micros"] for g in cli("cost", "--by", "model", "--json", "--db", db).json()["groups"]}
     assert during["claude-sonnet-4-5"] != next(g["cost_micros"] for g in before["groups"] if g["key"] == "claude-sonnet-4-5")
     missing = cli("prices", "remove", tmp_path / "other.csv", "--db", db)
