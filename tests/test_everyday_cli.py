@@ -65,8 +65,10 @@ def test_the_default_zone_is_the_machine_s_and_utc_has_one_name(monkeypatch):
     assert local_zone() == resolve_zone(None) == "Asia/Tokyo"
     monkeypatch.setenv("TZ", "Etc/UTC")
     assert local_zone() == "UTC"
-    monkeypatch.setenv("TZ", "../../etc/passwd")  # a zone name is never a path
-    assert local_zone() in ("UTC",) or "/" in local_zone()
+    monkeypatch.setenv("TZ", "../../etc/passwd")  # a zone name is never a path: the machine's zone is used instead
+    assert "passwd" not in local_zone() and resolve_zone(local_zone()) == local_zone()
+    monkeypatch.setenv("TZ", "Not/A_Zone")
+    assert local_zone() != "Not/A_Zone"
 
 
 def test_one_night_is_one_day_in_the_team_s_zone(cli, night_db):
