@@ -93,7 +93,7 @@ def test_the_newer_meaning_of_input_tokens_is_read_from_the_log_s_version(tmp_pa
     con.close()
 
 
-def test_an_eval_archive_with_a_member_it_cannot_inflate_is_a_clear_reject(tmp_path):
+def test_an_eval_archive_whose_header_is_cut_short_is_a_clear_reject(tmp_path):
     broken = tmp_path / "broken.eval"
     with zipfile.ZipFile(broken, "w") as archive:
         archive.writestr("_journal/start.json", "{}")
@@ -102,6 +102,8 @@ def test_an_eval_archive_with_a_member_it_cannot_inflate_is_a_clear_reject(tmp_p
     report = ingest(con, [broken])
     assert report.files[0].format == "inspect_ai" and report.files[0].rejected == 1
     assert "not valid JSON" in str(report.files[0].notes) or report.files[0].loaded == 0
+    reasons = [reason for (reason,) in con.execute("select reason from rejects").fetchall()]
+    assert len(reasons) == 1 and reasons[0].startswith("not valid JSON")  # named, never a crash
     con.close()
 
 
@@ -117,4 +119,25 @@ def test_an_early_log_s_events_under_transcript_are_read(tmp_path):
     assert report.files[0].rejected == 0
     assert con.execute("select count(*) filter (where kind = 'model'), count(*) filter (where kind = 'tool') from steps"
                        ).fetchall()[0] == (5, 4)
+    con.close()
+
+
+def test_an_eval_member_the_standard_library_cannot_inflate_is_a_clear_reject(tmp_path):
+    """A member compressed with a method zipfile lacks (93 is zstd) leaves an invalid document: one named reject."""
+    archive = tmp_path / "zstd.eval"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as out:
+        out.writestr("header.json", json.dumps({"version": 2, "eval": {"task": "t"}}))
+        out.writestr("samples/1_epoch_1.json", json.dumps({"id": 1, "epoch": 1, "events": []}))
+    data = bytearray(archive.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):  # local headers, then the central directory
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            if b"samples/" in data[start:start + 80]:
+                data[start + offset:start + offset + 2] = (93).to_bytes(2, "little")
+            start += 4
+    archive.write_bytes(bytes(data))
+    con = store.connect(tmp_path / "z.duckdb")
+    report = ingest(con, [archive])
+    assert report.files[0].format == "inspect_ai" and report.files[0].rejected == 1
+    assert con.execute("select reason from rejects").fetchall()[0][0].startswith("not valid JSON")
     con.close()
