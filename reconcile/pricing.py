@@ -9,31 +9,31 @@ of a request whose total input passes ``tier_start``.
 
 Resolution runs once per distinct (provider, model, day) among the model steps, not per step:
 an override (a user's file: negotiated rates, models the package lacks) wins, else genai-prices'
-own matcher names the model and the ``prices`` row for that day is taken. The result goes to
+own matcher names the model and the ``prices`` row for that day is taken — a shipped correction
+of that entry where one covers the day (``price_files``), else the library's own. The result goes to
 ``model_prices``; ``step_view`` prices every step from it in SQL. A model with no price gets a
 row with NULL prices, so ``cost_micros`` stays NULL (never $0) and ``models_priced`` reports it.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import functools
 import hashlib
 import re
-import tomllib
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from .errors import BadInput
+from .price_files import CORRECTIONS, corrections, read_override_rows
 from .store import records
 
 BUCKETS = ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 SNAPSHOT = "genai-prices"
-OVERRIDE_COLUMNS = ("provider", "model", "from", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+SHIPPED = (SNAPSHOT, CORRECTIONS)  # the prices that come with the install, as opposed to a user's overrides
 
 
 def snapshot_version() -> str:
@@ -43,17 +43,20 @@ def snapshot_version() -> str:
 
 
 def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
-    """Load the installed genai-prices snapshot into ``prices`` unless that version is there."""
-    version = snapshot_version()
-    loaded = con.execute("select count(*) from prices where source = ? and source_version = ?",
-                         [SNAPSHOT, version]).fetchall()[0][0]
-    if loaded:
+    """Load the installed genai-prices snapshot and reconcile's corrections into ``prices`` unless
+    those versions are there."""
+    version, (fix_version, fixes) = snapshot_version(), corrections()
+    loaded = con.execute("select count(*) filter (where source = ? and source_version = ?), "
+                         "count(*) filter (where source = ? and source_version = ?) from prices",
+                         [SNAPSHOT, version, CORRECTIONS, fix_version]).fetchall()[0]
+    if loaded[0] and loaded[1] == len(fixes):
         return
     con.execute("begin")
-    con.execute("delete from prices where source = ?", [SNAPSHOT])
+    con.execute("delete from prices where source in (?, ?)", list(SHIPPED))
     con.register("_snapshot_prices", _snapshot_table(version))
     con.execute("insert into prices select * from _snapshot_prices")
     con.unregister("_snapshot_prices")
+    con.executemany(f"insert into prices values ({', '.join(['?'] * 17)})", [[*row, fix_version] for row in fixes])
     con.execute("delete from model_prices")  # prices changed: resolve again
     con.execute("commit")
 
@@ -139,25 +142,29 @@ def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
 
 
 def list_prices(con: duckdb.DuckDBPyConnection, model: str | None = None, snapshot: bool = False) -> list[dict]:
-    """The overrides (and with ``snapshot`` the snapshot's prices), optionally those whose model contains ``model``."""
+    """The overrides (and with ``snapshot`` the shipped prices: reconcile's corrections, then the
+    genai-prices snapshot), optionally those whose model contains ``model``."""
     return records(con, """
         select provider, model, effective_from, effective_to, uncached_mtok, cache_read_mtok, cache_write_5m_mtok,
                cache_write_1h_mtok, output_mtok, source, source_version
         from prices
-        where ($snapshot or source <> 'genai-prices') and ($model is null or contains(lower(model), lower($model)))
-        order by source = 'genai-prices', provider, model, effective_from nulls first""",
-        {"snapshot": snapshot, "model": model})
+        where ($snapshot or source not in ($snapshot_source, $corrections))
+          and ($model is null or contains(lower(model), lower($model)))
+        order by source = $snapshot_source, source = $corrections, provider, model, effective_from nulls first""",
+        {"snapshot": snapshot, "model": model, "snapshot_source": SNAPSHOT, "corrections": CORRECTIONS})
 
 
 def remove_overrides(con: duckdb.DuckDBPyConnection, source: str | None = None, model: str | None = None,
                      provider: str | None = None) -> int:
     """Delete the overrides loaded from ``source``, or those of ``model`` (and ``provider``); return how many.
 
-    Nothing matching is an error naming what is loaded, so a typo never passes for a removal.
+    Nothing matching is an error naming what is loaded, so a typo never passes for a removal. The
+    shipped prices are not removable (an override wins over them).
     """
-    where = ("source <> 'genai-prices' and ($source is null or source = $source) and ($model is null or model = $model) "
-             "and ($provider is null or provider = $provider)")
-    params = {"source": source, "model": model, "provider": provider}
+    where = ("source not in ($snapshot_source, $corrections) and ($source is null or source = $source) "
+             "and ($model is null or model = $model) and ($provider is null or provider = $provider)")
+    params = {"source": source, "model": model, "provider": provider, "snapshot_source": SNAPSHOT,
+              "corrections": CORRECTIONS}
     count = con.execute(f"select count(*) from prices where {where}", params).fetchall()[0][0]
     if not count:
         loaded = [f"{r['model']} ({r['source']})" for r in list_prices(con)]
@@ -168,74 +175,6 @@ def remove_overrides(con: duckdb.DuckDBPyConnection, source: str | None = None, 
     con.execute("delete from model_prices")
     con.execute("commit")
     return count
-
-
-def read_override_rows(path: Path) -> list[list]:
-    """A price file's rows in ``prices``' column order (without the version), validated."""
-    if not path.is_file():
-        what = "is a folder" if path.is_dir() else "does not exist"
-        raise BadInput(f"The price file {path} {what}. Give a CSV or TOML file with columns "
-                       f"{', '.join(OVERRIDE_COLUMNS)} (docs/costs.md).")
-    try:
-        records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
-    except OSError as exc:
-        raise BadInput(f"Cannot read the price file {path}: {exc.strerror or exc}. Check its permissions.") from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"The price file {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV or TOML.") from exc
-    return [_override_row(path, where, record) for where, record in records]
-
-
-def _read_csv(path: Path) -> list[tuple[str, dict]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in ("provider", "model", "input", "output") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise BadInput(f"{path}:1: the header lacks {', '.join(missing)}; columns are {', '.join(OVERRIDE_COLUMNS)}")
-        return [(f"{path}:{number}", row) for number, row in enumerate(reader, 2)]
-
-
-def _read_toml(path: Path) -> list[tuple[str, dict]]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"{path}: not valid TOML: {exc}") from exc
-    entries = data.get("price")
-    if not isinstance(entries, list):
-        raise BadInput(f"{path}: expected [[price]] tables with keys {', '.join(OVERRIDE_COLUMNS)}")
-    return [(f"{path} [[price]] #{number}", entry) for number, entry in enumerate(entries, 1)]
-
-
-def _override_row(path: Path, where: str, record: dict) -> list:
-    def price(key: str, required: bool = False) -> Decimal | None:
-        raw = record.get(key)
-        if raw in (None, ""):
-            if required:
-                raise BadInput(f"{where}: {key!r} is missing; give the price in dollars per million tokens")
-            return None
-        try:
-            value = Decimal(str(raw))
-        except InvalidOperation as exc:
-            raise BadInput(f"{where}: {key} = {raw!r} is not a number; give dollars per million tokens, e.g. 3.75") from exc
-        if value < 0:
-            raise BadInput(f"{where}: {key} = {raw!r} is negative")
-        return value
-
-    for key in ("provider", "model"):
-        if not str(record.get(key) or "").strip():
-            raise BadInput(f"{where}: {key!r} is missing (use * as the provider to match any)")
-    start = record.get("from") or None
-    if start is not None and not isinstance(start, dt.date):
-        try:
-            start = dt.date.fromisoformat(str(start))
-        except ValueError as exc:
-            raise BadInput(f"{where}: from = {start!r} is not a date like 2026-11-01") from exc
-    source, output = price("input", True), price("output", True)
-    read, write_5m, write_1h = price("cache_read"), price("cache_write_5m"), price("cache_write_1h")
-    read = source if read is None else read  # a price of 0 (free cache reads) is a price, not a missing one
-    write_5m = source if write_5m is None else write_5m
-    write_1h = write_5m if write_1h is None else write_1h
-    return [str(record["provider"]).strip(), str(record["model"]).strip(), start, None,
-            source, read, write_5m, write_1h, output, None, None, None, None, None, None, str(path)]
 
 
 def resolve(con: duckdb.DuckDBPyConnection) -> int:
@@ -269,21 +208,23 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
                 f"(effective_to is null or DATE '{day}' < effective_to)"
     override = con.execute(
         f"""select provider, model from {table}
-            where source <> ? and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
+            where source not in (?, ?) and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
             order by length(model) desc, effective_from desc nulls last limit 1""",
-        [SNAPSHOT, provider, model]).fetchall()
+        [*SHIPPED, provider, model]).fetchall()
     lookup = None
     if override:
-        where = ("source <> '" + SNAPSHOT + "' and provider = " + _quote(override[0][0]) + " and model = "
-                 + _quote(override[0][1]))
+        where = (f"source not in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = " + _quote(override[0][0])
+                 + " and model = " + _quote(override[0][1]))
+        order = "effective_from desc nulls last"
     else:
         matched = _genai_match(provider, model) if snapshot else None
         if matched is None:
             return NO_PRICE
-        where = f"source = '{SNAPSHOT}' and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
+        where = f"source in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
+        order = f"source = '{SNAPSHOT}', effective_from desc nulls last"  # a correction covering the day wins
         lookup = matched[2]
     row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from {table} "
-                      f"where {where} and {in_period} order by effective_from desc nulls last limit 1").fetchall()
+                      f"where {where} and {in_period} order by {order} limit 1").fetchall()
     if not row:
         return NO_PRICE
     return ", ".join(_literal(v) for v in [*row[0], lookup])

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from . import pricing
+from .price_files import read_override_rows
 from .errors import BadInput
 from .store import records
 from .views import STEP_COST
@@ -26,7 +27,7 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
     pairs = con.execute("select distinct provider, model, day from model_prices").fetchall()
     if prices_file is not None:  # the file's prices only: its rows, in a table shaped like prices
         con.execute("create or replace temp table _file_prices as select * from prices limit 0")
-        rows = pricing.read_override_rows(prices_file)
+        rows = read_override_rows(prices_file)
         if rows:
             con.executemany(f"insert into _file_prices values ({', '.join(['?'] * 17)})", [[*r, "file"] for r in rows])
     for provider, model, day in pairs:  # per distinct model and day, not per step

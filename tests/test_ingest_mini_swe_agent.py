@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from reconcile import pricing, store
+from reconcile import store
 from reconcile.ingest import ingest
 
 MINI = ROOT / "tests" / "fixtures" / "realdata" / "mini-swe-agent"
@@ -83,23 +83,21 @@ def test_statuses_submissions_and_calls(mini):
     assert pairs == 0
 
 
-def test_cost_matches_the_harness_with_the_provider_s_own_prices(mini, tmp_path):
-    """OpenRouter's Gemini costs equal genai-prices' exactly; DeepSeek's equal DeepSeek's published V3.2 prices.
+def test_cost_matches_the_harness_with_the_provider_s_own_prices(mini):
+    """OpenRouter's Gemini costs equal genai-prices' exactly; DeepSeek's equal DeepSeek's V3.2 list.
 
-    genai-prices 0.2.3 still lists deepseek-reasoner at R1's prices (its default, the off-peak 0.135 / 0.035 / 0.55
-    $/Mtok, is what reconcile applies: it uses no time-of-day prices), so by the snapshot the DeepSeek runs cost
-    ~10 % more than the harness paid at DeepSeek's V3.2 prices; an override with those (0.28 input, 0.028 cache
-    hit, 0.42 output, from 2025-09-29) brings them within 0.5 %.
+    genai-prices 0.2.3 still lists deepseek-reasoner at R1's prices (its default the night price 0.135 / 0.035 /
+    0.55 $/Mtok); reconcile's shipped correction (reconcile/price_corrections.toml) prices April 2026 at V3.2's
+    0.28 input, 0.028 cache hit, 0.42 output, which is what LiteLLM recorded, so no override is needed.
     """
     con, _ = mini
     gemini = con.execute("""select sum(cost_micros), sum(harness_cost_micros) from step_view
                             where run_id like '20251118_gemini%' and kind = 'model'""").fetchall()[0]
     assert abs(gemini[0] - gemini[1]) / gemini[1] < 0.005
-    prices = tmp_path / "deepseek.csv"
-    prices.write_text("provider,model,from,input,output,cache_read\n*,deepseek-reasoner,2025-09-29,0.28,0.42,0.028\n")
-    pricing.load_overrides(con, prices)
-    pricing.resolve(con)
-    for run_id, ours, theirs in con.execute("""select run_id, sum(cost_micros), sum(harness_cost_micros) from step_view
-                                               where run_id like 'deepseek%' and kind = 'model' and harness_cost_micros > 0
-                                               group by run_id""").fetchall():
+    deepseek = con.execute("""select run_id, sum(cost_micros), sum(harness_cost_micros), any_value(price_source)
+                              from step_view where run_id like 'deepseek%' and kind = 'model'
+                              and harness_cost_micros > 0 group by run_id""").fetchall()
+    assert deepseek
+    for run_id, ours, theirs, source in deepseek:
+        assert source == "reconcile-corrections", run_id
         assert abs(ours - theirs) / theirs < 0.005, run_id

@@ -11,7 +11,7 @@ from genai_prices import Usage, calc_price
 
 from conftest import ROOT
 from journals import StepClock, write_simple_run
-from reconcile import pricing, store
+from reconcile import price_files, pricing, store
 from reconcile.errors import BadInput
 from reconcile.ingest import ingest
 from reconcile.journal import Journal
@@ -145,3 +145,55 @@ def test_model_ids_are_normalised_before_pricing_and_the_lookup_is_recorded(tmp_
     ingest(con, [path])
     assert con.execute("select priced_as, priced_from, cost_micros > 0, unpriced from step_view").fetchall() == [
         (priced_as, via, True, False)]
+
+
+def _deepseek_step(con, tmp_path, name: str, day: dt.date) -> None:
+    path = tmp_path / f"{name}.jsonl"
+    with Journal(path, clock=StepClock(dt.datetime(day.year, day.month, day.day, 12, tzinfo=dt.timezone.utc))) as journal:
+        run = journal.start_run(name, agent="a", model="deepseek-reasoner", provider="deepseek")
+        run.model_step(usage={"input_uncached": 1_000_000, "cache_read": 1_000_000, "output": 1_000_000}, final=True,
+                       text="x")
+        run.end("model_finished")
+    ingest(con, [path])
+
+
+def test_a_shipped_correction_prices_its_period_and_the_library_the_rest(con, tmp_path):
+    """genai-prices lists deepseek-reasoner at R1's night price; from 2025-09-29 DeepSeek charged V3.2's list."""
+    _deepseek_step(con, tmp_path, "v32", dt.date(2026, 4, 13))
+    _deepseek_step(con, tmp_path, "r1", dt.date(2025, 6, 1))
+    priced = dict(con.execute("select run_id, (cost_micros, price_source, priced_as) from step_view").fetchall())
+    assert priced["v32"] == (280_000 + 28_000 + 420_000, "reconcile-corrections", "deepseek-reasoner")
+    assert priced["r1"] == (135_000 + 35_000 + 550_000, "genai-prices", "deepseek-reasoner")  # before any correction
+    rates = tmp_path / "negotiated.csv"
+    rates.write_text("provider,model,input,output,cache_read\ndeepseek,deepseek-reasoner,0.1,0.2,0.01\n")
+    pricing.load_overrides(con, rates)
+    pricing.resolve(con)
+    assert con.execute("select cost_micros, price_source from step_view where run_id = 'v32'").fetchall() == [
+        (100_000 + 10_000 + 200_000, str(rates))]  # a user's override wins over a correction
+
+
+def test_corrections_are_listed_with_the_shipped_prices_and_cannot_be_removed(con, tmp_path):
+    pricing.ensure_snapshot(con)
+    assert pricing.list_prices(con) == []  # not a user's override
+    listed = pricing.list_prices(con, "deepseek-reasoner", snapshot=True)
+    assert listed[0]["source"] == "reconcile-corrections" and listed[-1]["source"] == "genai-prices"
+    assert {(str(p["effective_from"]), str(p["uncached_mtok"])) for p in listed if p["effective_from"]} >= {
+        ("2025-09-29", "0.280000000")}
+    with pytest.raises(BadInput, match="no price override matches"):
+        pricing.remove_overrides(con, model="deepseek-reasoner")
+
+
+def test_a_changed_corrections_file_is_loaded_again(con, monkeypatch):
+    pricing.ensure_snapshot(con)
+    version, rows = price_files.corrections()
+    monkeypatch.setattr(pricing, "corrections", lambda: ("newer", rows[:1]))
+    pricing.ensure_snapshot(con)
+    assert con.execute("select distinct source_version, count(*) from prices where source = 'reconcile-corrections' "
+                       "group by 1").fetchall() == [("newer", 1)]
+
+
+def test_an_override_period_that_ends_before_it_starts_is_refused(con, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("provider,model,from,to,input,output\nacme,x,2026-05-01,2026-04-01,1,2\n")
+    with pytest.raises(BadInput, match="to = 2026-04-01 is not after from = 2026-05-01"):
+        pricing.load_overrides(con, path)

@@ -196,12 +196,13 @@ def project_command(
 
 @prices_app.command("add")
 def prices_add_command(
-    file: Annotated[Path, typer.Argument(help="CSV or TOML: provider, model, from, input, output, cache_read, "
-                                              "cache_write_5m, cache_write_1h (dollars per million tokens).")],
+    file: Annotated[Path, typer.Argument(help="CSV or TOML: provider, model, from, to, input, output, "
+                                              "cache_read, cache_write_5m, cache_write_1h (dollars per million "
+                                              "tokens).")],
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
-    """Load price overrides (negotiated rates, models genai-prices lacks); they win over the snapshot.
+    """Load price overrides (negotiated rates, models genai-prices lacks); they win over the shipped prices.
 
     Example: reconcile prices add negotiated.csv
     """
@@ -223,24 +224,27 @@ PRICE_COLUMNS = [
 @prices_app.command("list")
 def prices_list_command(
     model: Annotated[str | None, typer.Option("--model", help="Only prices whose model contains this text.")] = None,
-    snapshot: Annotated[bool, typer.Option("--snapshot", help="List the genai-prices snapshot's prices too.")] = False,
+    snapshot: Annotated[bool, typer.Option("--snapshot", help="List the shipped prices too: reconcile's dated "
+                                                      "corrections and the genai-prices snapshot.")] = False,
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
-    """List the price overrides (dollars per million tokens), and with --snapshot the snapshot's prices.
+    """List the price overrides (dollars per million tokens), and with --snapshot the shipped prices.
 
     Example: reconcile prices list --snapshot --model sonnet
     """
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         rows = pricing.list_prices(con, model, snapshot)
     what = "Prices" if snapshot else "Price overrides"
-    sheet = Sheet(PRICE_COLUMNS, rows, title=f"{what} (dollars per million tokens; overrides win over the snapshot)")
+    sheet = Sheet(PRICE_COLUMNS, rows,
+                  title=f"{what} (dollars per million tokens; overrides win over the shipped prices)")
     if output(sheet, json_out, csv_out, parquet) and not rows:
-        console.print("No price overrides are loaded: costs use the genai-prices snapshot. Add one with reconcile "
-                      "prices add FILE; see the snapshot with --snapshot." if not snapshot else "No price matches.")
+        console.print("No price overrides are loaded: costs use the genai-prices snapshot and reconcile's dated "
+                      "corrections of it. Add one with reconcile prices add FILE; see the shipped prices with "
+                      "--snapshot." if not snapshot else "No price matches.")
 
 
 @prices_app.command("remove")
