@@ -105,7 +105,7 @@ def test_buckets_models_calls_and_status(codex):
     assert steps[1][1] == "mcp__cloud-associates__search_workflows" and steps[1][2] == "call_OIMY41RetdVChp5U51mMLGOD"
     older = con.execute("select model, provider, status from run_view where run_id = '01996135-afde-7911-97f0-d863511eca56'"
                         ).fetchall()[0]
-    assert older == ("aide-gpt-5", "openai", "succeeded")  # 0.39: no task events, ends on the model's text
+    assert older == ("aide-gpt-5", None, "succeeded")  # 0.39: no task events, ends on the model's text; no provider recorded
     final = con.execute("""select count(*) from steps where run_id = '019c8bfe-ec25-79e0-97d7-bda6a9c575ff'
                            and is_final""").fetchall()[0][0]
     assert final == 1

@@ -116,7 +116,7 @@ group by all;
 create or replace temp table _stage_steps as
 select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
        date_diff('millisecond', coalesce(m.sent_at, m.first_ts), m.last_ts) as ms, true as main_thread,
-       m.line_no::integer as source_line, m.model, coalesce(f.provider, 'openai') as provider,
+       m.line_no::integer as source_line, m.model, f.provider,
        -- OpenAI's buckets overlap (cached within input, reasoning within output); ours are disjoint
        (m.input_tokens - m.cached)::bigint as input_uncached, m.cached::bigint as cache_read,
        case when m.counts > 0 then 0 end::bigint as cache_write_5m, case when m.counts > 0 then 0 end::bigint as cache_write_1h,
@@ -175,7 +175,7 @@ outcome as (
            case when t.last_task is not null then t.task_ts else l.ts end as ts, t.last_task
     from _cx_files f left join tasks t using (file_no) left join last_item l using (file_no)
 )
-select f.file_no, f.run_id, 1 as source_line, 'codex' as agent, m.model, coalesce(f.provider, 'openai') as provider,
+select f.file_no, f.run_id, 1 as source_line, 'codex' as agent, m.model, f.provider,
        coalesce(f.started_at, (select min(ts) from _cx c where c.file_no = f.file_no)) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, o.status,
        case when o.last_task in ('task_complete', 'turn_aborted') then o.last_task end as stop_reason

@@ -117,7 +117,7 @@ select s.file_no, s.run_id, 'inspect-ai' as agent, s.eval ->> 'task' as task_cla
                 then left(s.sample -> 'error' ->> 'message', 200)
             when (s.sample ->> '$.limit.type') is not null
                 then s.sample ->> '$.limit.type' || ' limit (' || coalesce(s.sample ->> '$.limit.limit', '?') || ')'
-            else 'completed' end as stop_reason,
+            end as stop_reason,  -- a sample that ran to its end: Inspect records no reason
        staged_number(s.eval -> 'config' ->> 'token_limit') as max_tokens,
        staged_number(s.eval -> 'config' ->> 'time_limit') as max_wall_seconds,
        staged_micros(s.eval -> 'config' ->> 'cost_limit') as max_cost_micros
