@@ -6,15 +6,15 @@ from typing import Annotated
 
 import typer
 
-from .. import store
+from ..dataset import reading
 from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
 from ..errors import BadInput, ExitCode
 from ..status import STATUSES
 from . import app
 from ..sheets import Column, Sheet
 from ..when import use_zone, window
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
-                      TzOption, UntilOption, configured)
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, FromParquetOption, JsonOption, ParquetOption,
+                      SinceOption, TzOption, UntilOption, configured)
 from .render import console, output, table
 
 
@@ -54,6 +54,7 @@ def budgets_command(
     parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
+    from_parquet: FromParquetOption = None,
 ) -> None:
     """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
 
@@ -62,7 +63,7 @@ def budgets_command(
     """
     scope = window(since, until, tz)
     config, path = configured(config_file, db)
-    with store.connect(path, read_only=True) as con:
+    with reading(path, from_parquet) as con:  # not pruned: latency and size percentiles read every run
         use_zone(con, scope.zone)
         report = budget_report(con, by, scope.since, scope.until, cost_source)
         rates = stop_reason_rates(con, by, scope.since, scope.until)

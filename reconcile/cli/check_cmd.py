@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from .. import store
+from ..dataset import reading
 from ..checks import Scope, load_checks, run_checks, select_checks, write_junit
 from ..sheets import Column, Sheet
 from ..when import window
 from ..errors import ExitCode
 from . import app
-from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption,
-                      SinceOption, TzOption, UntilOption, configured)
+from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, FromParquetOption, ParquetOption,
+                      SetOption, SinceOption, TzOption, UntilOption, configured)
 from .render import console, output, table
 
 
@@ -34,6 +35,7 @@ def check_command(
     parquet: ParquetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
+    from_parquet: FromParquetOption = None,
 ) -> None:
     """Run every invariant check; exit 1 when one at error severity finds a violation.
 
@@ -45,8 +47,8 @@ def check_command(
     times = window(since, until, tz)
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
-    with store.connect(path, read_only=True) as con:
-        store.require_runs(con, str(path), scope.since, scope.until)
+    with reading(path, from_parquet) as con:  # checks read all the data: some judge a run against history
+        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
         report = run_checks(con, checks, scope, config=config, record=False)
     if junit:
         write_junit(report, junit)

@@ -16,7 +16,7 @@ SECTIONS = [
     ("Load", ["ingest", "morning"]),
     ("Judge", ["check"]),
     ("Money and limits", ["cost", "usage", "budgets", "reprice", "prices"]),
-    ("Report", ["report"]),
+    ("Report", ["report", "export"]),
     ("Inspect", ["runs", "show", "summary", "sql", "config"]),
 ]
 

@@ -42,6 +42,9 @@ TzOption = Annotated[str | None, typer.Option(
     "--tz", envvar="RECONCILE_TZ", metavar="ZONE", show_default=False,
     help="The time zone days and --since/--until are read in (IANA name, e.g. Europe/Paris). Default: the "
          "local zone.")]
+FromParquetOption = Annotated[Path | None, typer.Option(
+    "--from-parquet", metavar="DIR", show_default=False,
+    help="Read the dataset reconcile export --to wrote there instead of the store.")]
 CostSourceOption = Annotated[str, typer.Option(
     "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
                           "every call could be priced, else the harness's.")]

@@ -9,13 +9,14 @@ import typer
 
 from .. import store
 from ..checks import Scope
+from ..dataset import reading
 from ..when import resolve_zone, window
 from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
 from .check_cmd import print_report
-from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, SetOption, SinceOption, TzOption,
-                      UntilOption, configured)
+from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
+                      SinceOption, TzOption, UntilOption, configured)
 from .render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
@@ -33,6 +34,7 @@ def finance_command(
     cost_source: CostSourceOption = "auto",
     config_file: ConfigOption = None,
     db: DbOption = None,
+    from_parquet: FromParquetOption = None,
 ) -> None:
     """Write the finance report: spend, cache savings, catalogue tax, cost per completed task.
 
@@ -40,8 +42,8 @@ def finance_command(
     """
     _, path = configured(config_file, db)
     scope = window(since, until, tz)
-    with store.connect(path, read_only=True) as con:
-        store.require_runs(con, str(path), scope.since, scope.until)
+    with reading(path, from_parquet, scope.since, scope.until) as con:
+        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
         written = write_finance(con, out, scope, cost_source, by)
     console.print(f"wrote {written}")
 
@@ -57,6 +59,7 @@ def morning_report_command(
     setting: SetOption = None,
     config_file: ConfigOption = None,
     db: DbOption = None,
+    from_parquet: FromParquetOption = None,
 ) -> None:
     """Write the morning report: the night at a glance, findings with their runs' steps, what was not judged.
 
@@ -66,8 +69,8 @@ def morning_report_command(
     """
     config, path = configured(config_file, db, setting)
     scope = window(since, until, tz)
-    with store.connect(path, read_only=True) as con:
-        store.require_runs(con, str(path), scope.since, scope.until)
+    with reading(path, from_parquet) as con:  # not pruned: the glance compares with earlier nights
+        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
         written = write_morning(con, out, config=config, checks_dir=checks_dir, zone=scope.zone,
                                 source=cost_source, scope=Scope(scope.since, scope.until))
     console.print(f"wrote {written}")

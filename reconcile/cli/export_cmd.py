@@ -1,0 +1,45 @@
+"""``reconcile export --to DIR``: the store as partitioned Parquet, for other engines and for --from-parquet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..export import export
+from . import app
+from .options import ConfigOption, DbOption, JsonOption, configured
+from .render import console, print_json, table
+
+
+@app.command("export")
+def export_command(
+    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="The dataset's folder (created if missing).")],
+    json_out: JsonOption = False,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+) -> None:
+    """Write the canonical tables as Parquet partitioned by UTC day (hive layout), with a manifest.
+
+    Only the days that changed since the last export to DIR are written again. Read the dataset
+    back with --from-parquet DIR (check, cost, budgets, usage, report), or with any engine that
+    reads partitioned Parquet (docs/scale-out.md).
+    Example: reconcile export --to /data/agent-runs
+    """
+    result = export(configured(config_file, db)[1], to)
+    if json_out:
+        print_json(result.to_json())
+        return
+    rows = [[name, result.rows[name], _days(result.written.get(name, [])), result.unchanged.get(name, 0),
+             _days(result.removed.get(name, []))] for name in result.rows]
+    console.print(table(["table", "rows", "written", "unchanged days", "removed"], rows,
+                        title=f"Exported to {to}", right={"rows", "unchanged days"}))
+
+
+def _days(days: list[str]) -> str:
+    if not days:
+        return "-"
+    if days == ["all"]:
+        return "all"
+    return days[0] if len(days) == 1 else f"{len(days)} days ({days[0]} … {days[-1]})"

@@ -1,0 +1,187 @@
+"""``reconcile export --to DIR``: the canonical tables as Parquet, partitioned by day, with a manifest.
+
+The layout is hive's, one folder per table and per UTC day (``steps/day=2026-11-28/…``), so any
+engine that reads partitioned Parquet (DuckDB, Spark, Trino) can read it and prune by day:
+
+- a run, its steps, tool calls and tool catalogue share the day the run started (a run is never
+  split across days); a run with no start time goes to ``day=unknown``;
+- provider usage and billed costs by the day their bucket starts; ingested files and rejects by
+  the day they were ingested;
+- small tables that are not about a day (ingest deferrals, price overrides, resolved prices) are
+  one file each.
+
+Exports are incremental: each (table, day) partition's row count and content fingerprint go into
+``manifest.json``, and a later export rewrites only the partitions whose fingerprint changed (and
+removes the days that have no rows any more). A partition is written beside the dataset and moved
+into place, and the manifest is written last, so a reader never sees half a day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from . import __version__, store
+from .errors import BadInput
+from .migrations import MIGRATIONS
+from .pricing import SHIPPED
+
+MANIFEST = "manifest.json"
+FORMAT = "reconcile-export"
+UNKNOWN_DAY = "unknown"
+
+# table -> how its rows get a day: a timestamp column of its own, or the run they belong to
+BY_RUN = "run"
+PARTITIONED = {
+    "runs": "started_at", "steps": BY_RUN, "tool_calls": BY_RUN, "run_tools": BY_RUN,
+    "usage_buckets": "bucket_start", "billed_costs": "bucket_start",
+    "ingested_files": "ingested_at", "rejects": "ingested_at", "usage_replacements": "replaced_at",
+}
+# table -> which rows: the user's price overrides travel with the data (the shipped prices come with the install)
+WHOLE = {"ingest_deferrals": "true", "model_prices": "true", "prices": f"source not in {SHIPPED!r}"}
+
+
+@dataclass
+class ExportResult:
+    """What one export did, per table: partitions written, kept as they were, removed."""
+
+    target: Path
+    rows: dict[str, int] = field(default_factory=dict)
+    written: dict[str, list[str]] = field(default_factory=dict)
+    unchanged: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"to": str(self.target), "tables": {
+            name: {"rows": self.rows[name], "written": self.written.get(name, []),
+                   "unchanged": self.unchanged.get(name, 0), "removed": self.removed.get(name, [])}
+            for name in self.rows}}
+
+
+def export(db: str | Path, target: Path) -> ExportResult:
+    """Export the store at ``db`` to ``target`` (created if needed); rewrite only what changed."""
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
+    previous = read_manifest(target) if (target / MANIFEST).exists() else None
+    if previous is None and target.exists() and any(target.iterdir()):
+        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
+                       "or one a previous export wrote.")
+    store.connect(db, read_only=True).close()  # refuses what is not a store; upgrades an older one
+    target.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
+                                            "autoload_known_extensions": False,
+                                            "memory_limit": store.memory_limit()})
+    try:
+        con.execute("set TimeZone = 'UTC'")
+        con.execute(f"attach {_literal(str(Path(db).resolve()))} as source (read_only)")
+        con.execute("use source")
+        con.execute("begin transaction")  # one snapshot of the store for every table
+        con.execute(f"create temp table _run_days as select run_id, {_day('started_at')} as day from runs")
+        result = ExportResult(target)
+        tables: dict[str, dict] = {}
+        for name, by in PARTITIONED.items():
+            tables[name] = _export_partitioned(con, name, by, target, (previous or {}).get("tables", {}).get(name),
+                                               result)
+        for name, where in WHOLE.items():
+            tables[name] = _export_whole(con, name, where, target, result)
+        files = con.execute("""select path, sha256, format, lines, loaded, rejected, skipped, ingested_at::varchar
+                               from ingested_files order by path""").fetchall()
+        con.execute("commit")
+    finally:
+        con.close()
+    manifest = {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
+                "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "partitioned_by": "day (UTC)", "tables": tables,
+                "source_files": [dict(zip(("path", "sha256", "format", "lines", "loaded", "rejected", "skipped",
+                                           "ingested_at"), row)) for row in files]}
+    _write_atomically(target / MANIFEST, json.dumps(manifest, indent=1, default=str) + "\n")
+    return result
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of an export, checked to be one this version can read."""
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{folder}: no {MANIFEST}; give a folder that reconcile export --to wrote.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{path}: not a readable export manifest ({exc}); export again with reconcile export --to.") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BadInput(f"{path}: not a reconcile export manifest (format {manifest.get('format')!r}).")
+    if manifest.get("schema_version") != len(MIGRATIONS):
+        raise BadInput(f"{path}: exported with store schema {manifest.get('schema_version')}, this reconcile reads "
+                       f"schema {len(MIGRATIONS)}; export again from the store with this version.")
+    return manifest
+
+
+def _export_partitioned(con, name: str, by: str, target: Path, before: dict | None, result: ExportResult) -> dict:
+    if by == BY_RUN:  # a row whose run is missing (never, in a store) would otherwise have no day
+        source = (f"(select coalesce(d.day, '{UNKNOWN_DAY}') as day, t.* from {name} t "
+                  "left join _run_days d using (run_id))")
+    else:
+        source = f"(select {_day(by)} as day, t.* from {name} t)"
+    columns = _columns(con, name)
+    days = {day: {"rows": rows, "fingerprint": fingerprint} for day, rows, fingerprint in con.execute(
+        f"select day, count(*), sum(hash(row({columns})))::varchar from {source} group by day order by day").fetchall()}
+    old = (before or {}).get("days", {})
+    changed = sorted(day for day, facts in days.items() if old.get(day) != facts)
+    gone = sorted(set(old) - set(days))
+    folder = target / name
+    if changed:
+        with tempfile.TemporaryDirectory(prefix=".export-", dir=target) as staging:
+            con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
+            con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
+                        f"to {_literal(staging)} (format parquet, partition_by (day), compression zstd)")
+            folder.mkdir(exist_ok=True)
+            for day in changed:
+                final = folder / f"day={day}"
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(os.path.join(staging, f"day={day}"), final)
+    for day in gone:
+        shutil.rmtree(folder / f"day={day}", ignore_errors=True)
+    result.rows[name] = sum(facts["rows"] for facts in days.values())
+    result.written[name], result.removed[name] = changed, gone
+    result.unchanged[name] = len(days) - len(changed)
+    return {"partitioned_by": "day", "rows": result.rows[name], "days": days}
+
+
+def _export_whole(con, name: str, where: str, target: Path, result: ExportResult) -> dict:
+    path = target / f"{name}.parquet"
+    staging = target / f".{name}.parquet.part"
+    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {_literal(str(staging))} "
+                "(format parquet, compression zstd)")
+    os.replace(staging, path)
+    rows = con.execute(f"select count(*) from {name} where {where}").fetchall()[0][0]
+    result.rows[name], result.written[name] = rows, ["all"]
+    return {"partitioned_by": None, "rows": rows, "file": path.name}
+
+
+def _columns(con, name: str) -> str:
+    """The table's columns, in order, quoted (the export's column order is the store's)."""
+    names = [row[0] for row in con.execute("select column_name from information_schema.columns where table_name = ? "
+                                           "and table_catalog = 'source' order by ordinal_position", [name]).fetchall()]
+    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+
+
+def _day(column: str) -> str:
+    return f"coalesce(({column})::date::varchar, '{UNKNOWN_DAY}')"  # the session's zone is UTC
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    staging = path.with_name(f".{path.name}.part")
+    staging.write_text(text, encoding="utf-8")
+    os.replace(staging, path)
