@@ -3,7 +3,7 @@
 -- severity: error
 -- remedy: unexplained tokens are calls the journals never recorded (a crashed writer, a run outside the harness, a leaked key); phantom tokens are journal steps the provider never billed (a step written twice, an invented one); a ledger off from the provider's counts miscounts
 -- needs: journals
-select case when len(runs) = 1 then runs[1] end as run_id, null as step,
+select case when array_length(runs) = 1 then runs[1] end as run_id, null as step,
        format('{} {} {} bucket {}: provider {} tokens, journals {} (unexplained {}, phantom {}; {} / {})',
               provider, coalesce(model, 'all models'), coalesce(bucket_width, 'reported'), strftime(bucket_start, '%Y-%m-%d %H:%M'),
               provider_input_uncached + provider_cache_read + provider_cache_write_5m + provider_cache_write_1h + provider_output_tokens,

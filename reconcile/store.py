@@ -197,8 +197,11 @@ def frozen_views(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     this connection finds before the view (the temp schema comes first), so every query — and
     every view built on it — reads the same rows, priced once. Re-entrant: an inner block reuses
     the outer one's tables. Nothing is written to the store; a large table spills to DuckDB's
-    temp directory under the memory limit.
+    temp directory under the memory limit. Another engine (Spark) caches in its own way: a no-op.
     """
+    if not isinstance(con, duckdb.DuckDBPyConnection):
+        yield
+        return
     present = {row[0] for row in con.execute(
         "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
         [list(FROZEN_VIEWS)]).fetchall()}

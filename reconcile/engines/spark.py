@@ -1,0 +1,153 @@
+"""The Apache Spark engine (``pip install 'reconcile[spark]'``; Java 17 or newer for a local session).
+
+A statement arrives in DuckDB's dialect, as the runner and the views write it; parameters and
+``set variable`` values are written into it as DuckDB literals first, then ``spark_sql.render``
+makes it Spark SQL. A temporary table becomes a cached temporary view (``CACHE TABLE … AS``), so
+what the runner builds once (the runs in scope, the facts each run records) is computed once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from . import EngineError
+from .spark_sql import NotPortable, render
+
+_SET_VARIABLE = re.compile(r"^\s*set\s+variable\s+(\w+)\s*=\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_CREATE = re.compile(r"^\s*create\s+or\s+replace\s+(temp\s+table|temp\s+view|view)\s+(\w+)\s+as\s+(.*)$",
+                     re.IGNORECASE | re.DOTALL)
+_DROP = re.compile(r"^\s*drop\s+(?:table|view)\s+(?:if\s+exists\s+)?(\w+)\s*$", re.IGNORECASE)
+
+
+class SparkResult:
+    def __init__(self, rows: list[tuple], names: list[str]):
+        self._rows = rows
+        self.description = [(name, None, None, None, None, None, None) for name in names]
+
+    def fetchall(self) -> list[tuple]:
+        return self._rows
+
+
+class SparkEngine:
+    """A Spark session with the logical tables bound as temporary views."""
+
+    name = "spark"
+
+    def __init__(self, master: str | None = None, remote: str | None = None):
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise BadInput("--engine spark needs pyspark: pip install 'reconcile[spark]' (and Java 17+ for a local "
+                           "session).") from None
+        builder = SparkSession.builder.appName("reconcile")
+        if remote:
+            builder = builder.remote(remote)
+        else:
+            builder = (builder.master(master or "local[*]").config("spark.ui.enabled", "false")
+                       .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
+                       .config("spark.sql.shuffle.partitions", os.environ.get("RECONCILE_SPARK_PARTITIONS", "8")))
+        # UTC like the store; DuckDB's lenient arithmetic (a division by zero is NULL, not an error)
+        builder = builder.config("spark.sql.session.timeZone", "UTC").config("spark.sql.ansi.enabled", "false")
+        try:
+            self.spark = builder.getOrCreate()
+        except Exception as exc:  # no Java, a cluster that does not answer
+            raise BadInput(f"cannot start Spark ({'remote ' + remote if remote else master or 'local[*]'}): "
+                           f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+        if not remote:
+            self.spark.sparkContext.setLogLevel("ERROR")
+        self.variables: dict[str, str] = {}
+        self.cached: set[str] = set()
+
+    def bind(self, table: str, source: Path, partitioned: bool) -> None:
+        """``table`` as a temporary view over ``source``: a hive-partitioned folder (its ``day``
+        column left out) or one Parquet file."""
+        reader = self.spark.read
+        if partitioned:
+            frame = reader.option("basePath", str(source)).parquet(str(source)).drop("day")
+        else:
+            frame = reader.parquet(str(source))
+        frame.createOrReplaceTempView(table)
+
+    def register(self, table: str, rows: list[list], schema: str) -> None:
+        """A small table from Python rows (``schema`` as Spark DDL, e.g. ``a string, b boolean``)."""
+        self.spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(table)
+
+    def execute(self, sql: str, params: Any = None) -> SparkResult:
+        sql = _bind_parameters(sql, params)
+        variable = _SET_VARIABLE.match(sql)
+        if variable:
+            self.variables[variable.group(1).lower()] = variable.group(2).strip().rstrip(";")
+            return SparkResult([], [])
+        if _DROP.match(sql):  # kept: a cached view built from it is re-read from its definition
+            return SparkResult([], [])
+        created = _CREATE.match(sql)
+        try:
+            if created:
+                kind, name, query = created.groups()
+                rendered = render(query, self.variables)
+                self._drop(name)
+                if kind.lower().startswith("temp table"):
+                    self._run(f"CACHE TABLE {name} AS {rendered}")
+                    self.cached.add(name)
+                else:
+                    self._run(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {rendered}")
+                return SparkResult([], [])
+            frame = self._run(render(sql, self.variables))
+        except NotPortable as exc:
+            raise EngineError(str(exc)) from exc
+        return SparkResult([tuple(row) for row in frame.collect()], frame.columns)
+
+    def arrow(self, sql: str):
+        return self._run(render(sql, self.variables)).toArrow()
+
+    def close(self) -> None:
+        self.spark.stop()
+
+    def _drop(self, name: str) -> None:
+        if name in self.cached:
+            self._run(f"UNCACHE TABLE IF EXISTS {name}")
+            self.cached.discard(name)
+        self._run(f"DROP VIEW IF EXISTS {name}")
+
+    def _run(self, statement: str):
+        try:
+            return self.spark.sql(statement)
+        except Exception as exc:  # pyspark's AnalysisException and friends
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise EngineError(f"Spark: {first}\n  in: {statement[:400]}") from exc
+
+
+def _bind_parameters(sql: str, params: Any) -> str:
+    """``$name`` (a dict) or ``?`` (a list) replaced by DuckDB literals, before rendering."""
+    if not params:
+        return sql
+    if isinstance(params, dict):
+        for name in sorted(params, key=len, reverse=True):
+            sql = re.sub(rf"\${name}\b", lambda _m, v=params[name]: _literal(v), sql)
+        return sql
+    values = iter(params)
+    return re.sub(r"\?", lambda _m: _literal(next(values)), sql)
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        return f"timestamptz '{value.astimezone(dt.timezone.utc).isoformat()}'"
+    if isinstance(value, dt.date):
+        return f"date '{value.isoformat()}'"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    return "'" + str(value).replace("'", "''") + "'"

@@ -1,0 +1,55 @@
+"""An export (``reconcile export --to DIR``) bound in Spark: the logical tables and the views the checks read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ..export import PARTITIONED, WHOLE, read_manifest
+from ..migrations import apply_migrations
+from ..views import ALL_VIEWS, _format_facts
+from .spark import SparkEngine
+
+_SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double", "BOOLEAN": "boolean",
+                "TIMESTAMP WITH TIME ZONE": "timestamp", "DATE": "date", "JSON": "string"}
+
+
+def open_spark_dataset(folder: Path, master: str | None = None, remote: str | None = None) -> SparkEngine:
+    """A Spark engine whose logical tables are the export in ``folder``, with the documented views on top."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    engine = SparkEngine(master=master, remote=remote)
+    try:
+        schemas = _store_schemas()
+        for name in PARTITIONED:
+            if manifest["tables"].get(name, {}).get("rows"):
+                engine.bind(name, folder / name, partitioned=True)
+            else:  # no partition was written: an empty table of the store's shape
+                engine.register(name, [], schemas[name])
+        for name in WHOLE:
+            engine.bind(name, folder / f"{name}.parquet", partitioned=False)
+        engine.register("format_facts", _format_facts(),
+                        "format string, fact string, recorded boolean, how string, inferred boolean")
+        for sql in ALL_VIEWS:
+            engine.execute(sql)
+    except BaseException:
+        engine.close()
+        raise
+    return engine
+
+
+def _store_schemas() -> dict[str, str]:
+    """Each canonical table's columns as Spark DDL, read off an empty store of this version."""
+    con = duckdb.connect(":memory:")
+    try:
+        apply_migrations(con)
+        rows = con.execute("select table_name, column_name, data_type from information_schema.columns "
+                           "order by table_name, ordinal_position").fetchall()
+    finally:
+        con.close()
+    schemas: dict[str, list[str]] = {}
+    for table, column, kind in rows:
+        spark_type = _SPARK_TYPES.get(kind) or (kind.lower() if kind.startswith("DECIMAL") else "string")
+        schemas.setdefault(table, []).append(f"`{column}` {spark_type}")
+    return {table: ", ".join(columns) for table, columns in schemas.items()}

@@ -1,0 +1,187 @@
+"""DuckDB's SQL, as the checks and views are written, rendered for Spark SQL.
+
+Checks are written once, in DuckDB's dialect. For Spark a statement is rendered in three steps:
+settings become literals (``getvariable('stall_window')`` → its value), the shared macros are
+expanded (``canonical_status(x)`` → its CASE), and sqlglot transpiles the result in strict mode
+(an unsupported construct is an error, never a silent approximation). Before generating, a few
+constructs sqlglot would translate *wrongly* are rewritten to what means the same in Spark:
+
+- ``format('{} of {}', a, b)`` would become printf-style ``format_string`` with ``{}`` left in:
+  it becomes ``concat('', a, ' of ', b)`` with each argument cast to a string;
+- ``list(x order by x)`` / ``list(distinct x order by x)`` would lose the order: it becomes
+  ``array_sort(collect_list(x))`` / ``array_sort(collect_set(x))``; ordering by anything else is
+  refused (``lint`` names the portable spelling);
+- ``to_milliseconds(n)`` (an interval) becomes ``make_dt_interval(0, 0, 0, n / 1000)``;
+- ``regexp_full_match(s, p)`` becomes ``s rlike '^(?:p)$'``.
+
+``lint`` lists the DuckDB constructs a shipped check must not use because no rewrite keeps their
+meaning; ``tests/test_portability.py`` runs it over every shipped check.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
+from ..errors import ReconcileError
+from ..status import canonical_status_macro_sql
+
+
+class NotPortable(ReconcileError):
+    """A statement that cannot be rendered for Spark with its meaning kept."""
+
+
+_VARIABLE = re.compile(r"getvariable\('([a-z_]+)'\)")
+
+
+def render(sql: str, variables: dict[str, str] | None = None) -> str:
+    """``sql`` (DuckDB) as Spark SQL, with ``variables`` (name → SQL literal) in place of getvariable."""
+    variables = variables or {}
+
+    def literal(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in variables:
+            raise NotPortable(f"getvariable('{name}') has no value to render for Spark")
+        return f"({variables[name]})"
+
+    text = _VARIABLE.sub(literal, sql)
+    try:
+        trees = sqlglot.parse(text, read="duckdb")
+        out = []
+        for tree in trees:
+            if tree is None:
+                continue
+            tree = _until_stable(_until_stable(tree, _expand_macros), _rewrite)
+            out.append(tree.sql(dialect="spark", unsupported_level=ErrorLevel.RAISE))
+    except SqlglotError as exc:
+        raise NotPortable(f"cannot render for Spark: {exc}") from exc
+    return ";\n".join(out)
+
+
+def _until_stable(tree: exp.Expression, rule) -> exp.Expression:
+    """Apply ``rule`` until nothing changes: sqlglot does not look inside a node a rule has just replaced."""
+    for _ in range(20):
+        changed = tree.transform(rule)
+        if changed == tree:
+            return changed
+        tree = changed
+    raise NotPortable("rendering for Spark did not settle")
+
+
+def _macro_body() -> tuple[str, exp.Expression]:
+    text = canonical_status_macro_sql()
+    body = text.split(" as ", 1)[1]
+    return "canonical_status", sqlglot.parse_one(body, read="duckdb")
+
+
+_MACROS = dict([_macro_body()])
+
+
+def _expand_macros(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Anonymous) and node.name.lower() in _MACROS:
+        argument = node.expressions[0]
+        body = _MACROS[node.name.lower()].copy()
+        return body.transform(lambda n: argument.copy() if isinstance(n, exp.Column) and n.name == "raw"
+                              and not n.table else n)
+    return node
+
+
+def _rewrite(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Anonymous):
+        name = node.name.lower()
+        if name == "to_milliseconds":
+            return exp.func("make_dt_interval", exp.Literal.number(0), exp.Literal.number(0), exp.Literal.number(0),
+                            exp.Div(this=node.expressions[0].copy(), expression=exp.Literal.number(1000)))
+        if name == "regexp_full_match":
+            return _full_match(node.expressions[0], node.expressions[1])
+    if isinstance(node, exp.RegexpFullMatch) if hasattr(exp, "RegexpFullMatch") else False:
+        return _full_match(node.this, node.expression)
+    if isinstance(node, exp.Format) if hasattr(exp, "Format") else False:
+        return _format(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "format":
+        return _format(node)
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:  # DuckDB lists count from 1, Spark's from 0
+        index = node.expressions[0]
+        if index.is_int:  # sqlglot already moved a literal index to 0-based, an expression it left as written
+            if index.to_py() < 0:
+                raise NotPortable("a negative list index (from the end): write it as list[len(list) - n + 1]")
+            index = exp.Literal.number(index.to_py() + 1)
+        return exp.func("element_at", node.this.copy(), index.copy())
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg):  # the filter goes inside the sort
+        return _ordered_list(node.this, node.expression)
+    if isinstance(node, exp.ArrayAgg):
+        return _ordered_list(node)
+    return node
+
+
+def _full_match(value: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+    if not isinstance(pattern, exp.Literal) or not pattern.is_string:
+        raise NotPortable("regexp_full_match with a pattern that is not a literal")
+    return exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^(?:{pattern.this})$"))
+
+
+_PLACEHOLDER = re.compile(r"\{(:\.(\d+)f|:g)?\}")
+
+
+def _format(node: exp.Expression) -> exp.Expression:
+    """``format(template, …)`` as a ``concat`` of its pieces; NULL when an argument is NULL, as in DuckDB."""
+    arguments = [node.this, *node.expressions] if isinstance(node.this, exp.Expression) else list(node.expressions)
+    template, values = arguments[0], arguments[1:]
+    if isinstance(template, exp.Concat) and all(isinstance(e, exp.Literal) and e.is_string for e in template.expressions):
+        template = exp.Literal.string("".join(e.this for e in template.expressions))  # 'a ' 'b': one literal
+    if not isinstance(template, exp.Literal) or not template.is_string:
+        raise NotPortable("format() with a template that is not a literal")
+    text, parts, used = template.this, [], 0
+    position = 0
+    for match in _PLACEHOLDER.finditer(text):
+        if match.start() > position:
+            parts.append(exp.Literal.string(text[position:match.start()]))
+        if used >= len(values):
+            raise NotPortable(f"format({text!r}) has more placeholders than arguments")
+        value = values[used].copy()
+        used += 1
+        if match.group(2) is not None:  # {:.4f}
+            parts.append(exp.func("format_string", exp.Literal.string(f"%.{match.group(2)}f"), exp.cast(value, "double")))
+        elif match.group(1) == ":g":  # a plain number without a trailing .0
+            parts.append(exp.func("regexp_replace", exp.cast(value, "string"), exp.Literal.string(r"\.0$"),
+                                  exp.Literal.string("")))
+        else:
+            parts.append(exp.cast(value, "string"))
+        position = match.end()
+    rest = text[position:]
+    if "{" in rest or "{" in _PLACEHOLDER.sub("", text) or used != len(values):
+        raise NotPortable(f"format({text!r}) uses placeholders other than {{}}, {{:.Nf}} and {{:g}}")
+    if rest:
+        parts.append(exp.Literal.string(rest))
+    return exp.func("concat", *parts) if parts else exp.Literal.string("")
+
+
+def _ordered_list(node: exp.ArrayAgg, where: exp.Expression | None = None) -> exp.Expression:
+    inner = node.this
+    order = None
+    if isinstance(inner, exp.Order):
+        order, inner = inner, inner.this
+    distinct = isinstance(inner, exp.Distinct)
+    value = inner.expressions[0] if distinct else inner
+    collect = exp.func("collect_set" if distinct else "collect_list", value.copy())
+    if where is not None:
+        collect = exp.Filter(this=collect, expression=where.copy())
+    if order is None:
+        return collect
+    keys = order.expressions
+    if len(keys) != 1 or keys[0].args.get("desc"):
+        raise NotPortable("list(x order by …) with several keys or descending: order by one key, ascending")
+    if keys[0].this == value:
+        return exp.func("array_sort", collect)
+    if distinct:
+        raise NotPortable("list(distinct x order by y): order by x itself")
+    # sort (key, value) pairs, then keep the values: the order DuckDB's list(x order by key) gives
+    pairs = exp.func("collect_list", exp.func("named_struct", exp.Literal.string("k"), keys[0].this.copy(),
+                                              exp.Literal.string("v"), value.copy()))
+    if where is not None:
+        pairs = exp.Filter(this=pairs, expression=where.copy())
+    return sqlglot.parse_one("transform(array_sort(p), e -> e.v)", read="spark").transform(
+        lambda n: pairs if isinstance(n, exp.Column) and n.name == "p" else n)
