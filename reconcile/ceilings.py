@@ -84,12 +84,17 @@ def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, para
     )
 
 
+def _long_measures(with_run: bool = False) -> str:
+    """One row per run and measure of ``_budget_runs`` (a union, not UNPIVOT: it reads the same in Spark)."""
+    run = "run_id, " if with_run else ""
+    return " union all ".join(f"select key, {run}succeeded, censored, cut_by, '{name}' as metric, {name} as value "
+                              "from _budget_runs" for name in METRIC_SQL)
+
+
 def evidence(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[str, Any]]:
     """Per (group, ceiling): the naive quantiles, the cut runs, and the p99 counting them (robust, or a lower bound)."""
     rows = con.execute(
-        f"""with long as (
-            unpivot _budget_runs on {", ".join(METRIC_SQL)} into name metric value value
-        ),
+        f"""with long as ({_long_measures()}),
         sample as (select * from long where (succeeded or censored) and value is not null),
         sizes as (
             select key, metric, count(*) as n, count(*) filter (where censored) as k,
@@ -152,15 +157,21 @@ def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str]
     """For each (group, ceiling) recommendation, the succeeded runs that needed more than it."""
     if not recommended:
         return {}
-    con.execute("create or replace temp table _recommended (key varchar, metric varchar, value double)")
-    con.executemany("insert into _recommended values (?, ?, ?)", [[k, m, v] for (k, m), v in recommended.items()])
+    # the recommendations as a VALUES list and the ranking by a window: both read the same in Spark
+    values = ", ".join(["(?, ?, ?)"] * len(recommended))
     rows = con.execute(
-        f"""with long as (unpivot _budget_runs on {", ".join(METRIC_SQL)} into name metric value value)
-        select l.key, l.metric, count(*), list(l.run_id order by l.value desc, l.run_id)[:{SHOWN_IDS}]
-        from long l join _recommended r on r.key = l.key and r.metric = l.metric
-        where l.succeeded and l.value > r.value group by all"""
+        f"""with long as ({_long_measures(with_run=True)}),
+        over as (
+            select l.key, l.metric, l.run_id,
+                   row_number() over (partition by l.key, l.metric order by l.value desc, l.run_id) as rank
+            from long l join (select * from (values {values}) as v(key, metric, value)) r
+              on r.key = l.key and r.metric = l.metric
+            where l.succeeded and l.value > r.value
+        )
+        select key, metric, count(*), list(run_id order by rank) filter (where rank <= {SHOWN_IDS})
+        from over group by key, metric""",
+        [item for (k, m), v in recommended.items() for item in (k, m, float(v))],
     ).fetchall()
-    con.execute("drop table _recommended")
     return {(key, metric): {"count": count, "runs": runs} for key, metric, count, runs in rows}
 
 

@@ -26,12 +26,10 @@ import duckdb
 
 from . import pricing, store
 from .errors import BadInput
-from .export import BY_RUN, MANIFEST, PARTITIONED, UNKNOWN_DAY, WHOLE, read_manifest
+from .export import MANIFEST, PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
 from .migrations import apply_migrations
 from .views import create_views
 
-# the tables whose day says when their facts happened (not when they were ingested): prunable
-_PRUNABLE = {name for name, by in PARTITIONED.items() if by in (BY_RUN, "started_at", "bucket_start")}
 
 
 @contextmanager
@@ -53,7 +51,7 @@ def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datet
         con.execute("set TimeZone = 'UTC'")
         apply_migrations(con)
         for name in PARTITIONED:
-            _bind_partitioned(con, name, root, manifest, _days(since, until) if name in _PRUNABLE else None)
+            _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)
         create_views(con)
         pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
         for name in WHOLE:  # the user's overrides and the prices the store resolved came with the data
@@ -99,9 +97,28 @@ def is_dataset(path: Path) -> bool:
 
 @contextmanager
 def reading(db: Path, from_parquet: Path | None, since: dt.datetime | None = None,
-            until: dt.datetime | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The store at ``db`` read-only, or with ``from_parquet`` the export there (pruned to the window given)."""
-    if from_parquet is None:
+            until: dt.datetime | None = None, engine: str = "duckdb", master: str | None = None,
+            remote: str | None = None) -> Iterator:
+    """The store at ``db`` read-only, or with ``from_parquet`` the export there (pruned to the window
+    given) — in DuckDB, or with ``engine`` spark in a Spark session."""
+    if engine not in ("duckdb", "spark"):
+        raise BadInput(f"--engine {engine!r}: the engines are duckdb and spark")
+    if engine != "spark" and (master or remote):
+        raise BadInput("--master and --remote choose a Spark cluster: give them with --engine spark")
+    if engine == "spark":
+        if from_parquet is None:
+            raise BadInput("--engine spark reads an export: write one with reconcile export --to DIR, then give "
+                           "--from-parquet DIR")
+        if master and remote:
+            raise BadInput("give --master (a cluster) or --remote (Spark Connect), not both")
+        from .engines.spark_dataset import open_spark_dataset
+
+        spark = open_spark_dataset(from_parquet, master=master, remote=remote, days=_days(since, until))
+        try:
+            yield spark
+        finally:
+            spark.close()
+    elif from_parquet is None:
         with store.connect(db, read_only=True) as con:
             yield con
     else:

@@ -44,6 +44,8 @@ PARTITIONED = {
     "usage_buckets": "bucket_start", "billed_costs": "bucket_start",
     "ingested_files": "ingested_at", "rejects": "ingested_at", "usage_replacements": "replaced_at",
 }
+# the tables whose day says when their facts happened (not when they were ingested): a window prunes them
+PRUNABLE = frozenset(name for name, by in PARTITIONED.items() if by in (BY_RUN, "started_at", "bucket_start"))
 # table -> which rows: the user's price overrides travel with the data (the shipped prices come with the install)
 WHOLE = {"ingest_deferrals": "true", "model_prices": "true", "prices": f"source not in {SHIPPED!r}"}
 

@@ -13,8 +13,9 @@ from ..status import STATUSES
 from . import app
 from ..sheets import Column, Sheet
 from ..when import use_zone, window
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, FromParquetOption, JsonOption, ParquetOption,
-                      SinceOption, TzOption, UntilOption, configured)
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
+                      UntilOption, configured)
 from .render import console, output, table
 
 
@@ -55,6 +56,9 @@ def budgets_command(
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    remote: RemoteOption = None,
 ) -> None:
     """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
 
@@ -63,7 +67,7 @@ def budgets_command(
     """
     scope = window(since, until, tz)
     config, path = configured(config_file, db)
-    with reading(path, from_parquet) as con:  # not pruned: latency and size percentiles read every run
+    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # not pruned: latency and size percentiles read every run
         use_zone(con, scope.zone)
         report = budget_report(con, by, scope.since, scope.until, cost_source)
         rates = stop_reason_rates(con, by, scope.since, scope.until)

@@ -14,8 +14,9 @@ from ..sheets import Column, Sheet
 from ..when import window
 from ..errors import ExitCode
 from . import app
-from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, FromParquetOption, ParquetOption,
-                      SetOption, SinceOption, TzOption, UntilOption, configured)
+from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+                      JsonOption, MasterOption, ParquetOption, RemoteOption, SetOption, SinceOption, TzOption,
+                      UntilOption, configured)
 from .render import console, output, table
 
 
@@ -36,6 +37,9 @@ def check_command(
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    remote: RemoteOption = None,
 ) -> None:
     """Run every invariant check; exit 1 when one at error severity finds a violation.
 
@@ -47,7 +51,7 @@ def check_command(
     times = window(since, until, tz)
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
-    with reading(path, from_parquet) as con:  # checks read all the data: some judge a run against history
+    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # checks read all the data: some judge a run against history
         store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
         report = run_checks(con, checks, scope, config=config, record=False)
     if junit:

@@ -19,8 +19,9 @@ from ..reprice import reprice
 from ..sheets import Column, Sheet
 from ..when import TIME_GROUPS, use_zone, window
 from . import app
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, FromParquetOption, JsonOption, ParquetOption,
-                      SinceOption, TzOption, UntilOption, configured)
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
+                      UntilOption, configured)
 from .render import console, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
@@ -84,6 +85,9 @@ def cost_command(
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    remote: RemoteOption = None,
 ) -> None:
     """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
 
@@ -93,7 +97,8 @@ def cost_command(
     if ctx.invoked_subcommand is not None:
         return
     scope = window(since, until, tz)
-    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until) as con:
+    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,
+                 remote) as con:
         use_zone(con, scope.zone)
         report = cost_report(con, by, scope.since, scope.until, cost_source)
     if not output(cost_sheet(report, by, scope.zone, cost_source), json_out, csv_out, parquet, json_data=report):
@@ -320,6 +325,9 @@ def usage_command(
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    remote: RemoteOption = None,
 ) -> None:
     """The three-way match: what the provider billed, what the journals say, what the ledger counted.
 
@@ -329,7 +337,8 @@ def usage_command(
     from ..usage import usage_report
 
     scope = window(since, until, tz)
-    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until) as con:
+    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,
+                 remote) as con:
         use_zone(con, scope.zone)
         report = usage_report(con, by, scope)
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many

@@ -16,7 +16,8 @@ from ..errors import ExitCode
 from ..formats import FORMATS
 from ..ingest import ingest
 from . import app
-from .options import ConfigOption, DbOption, JsonOption, configured
+from ..errors import BadInput
+from .options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
 from .render import LiteralConsole, console, literal, print_json, table
 
 
@@ -28,12 +29,22 @@ def ingest_command(
     json_out: JsonOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
+    engine: EngineOption = "duckdb",
+    to: Annotated[Path | None, typer.Option("--to", metavar="DIR", help="With --engine spark: the dataset to write "
+                                                                       "(as reconcile export writes it).")] = None,
+    master: MasterOption = None,
+    remote: RemoteOption = None,
 ) -> None:
     """Load files into the store; unchanged files are skipped, changed ones replaced.
 
+    With --engine spark the files are loaded on Spark's executors, sharded by folder, and the
+    result is written as a dataset (--to DIR) for --from-parquet.
     Example: reconcile ingest sample_runs/ --db night.duckdb
     """
     config, path = configured(config_file, db)
+    if engine != "duckdb" or to is not None or master or remote:
+        _spark_ingest(paths, engine, to, master, remote, config, json_out, strict)
+        return
     with store.connect(path) as con:
         with _progress() as hook:
             report = ingest(con, paths, format=format, progress=hook, window=config.window)
@@ -44,6 +55,29 @@ def ingest_command(
     else:
         _print_report(report, rejects)
     if strict and (report.totals["rejected"] or report.totals["unreadable"]):
+        raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def _spark_ingest(paths, engine, to, master, remote, config, json_out, strict) -> None:
+    if engine != "spark":
+        raise BadInput("--to, --master and --remote are for --engine spark (reconcile export --to writes a store's "
+                       "dataset)")
+    if to is None:
+        raise BadInput("--engine spark writes a dataset, not a store: give --to DIR")
+    if master and remote:
+        raise BadInput("give --master (a cluster) or --remote (Spark Connect), not both")
+    from ..engines.distributed import distributed_ingest
+
+    result = distributed_ingest(paths, to, master=master, remote=remote, window=config.window)
+    if json_out:
+        print_json(result)
+    else:
+        totals = {k: sum(s[k] for s in result["shard_results"]) for k in ("files", "lines", "loaded", "rejected",
+                                                                          "skipped")}
+        console.print(f"{result['files']} file(s) in {result['shards']} shard(s): {totals['lines']} lines, "
+                      f"{totals['loaded']} loaded, {totals['rejected']} rejected, {totals['skipped']} skipped; "
+                      f"{len(result['loaded_again_in_merge'])} file(s) loaded again in the merge; wrote {to}")
+    if strict and any(s["rejected"] for s in result["shard_results"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 

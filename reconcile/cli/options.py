@@ -45,6 +45,15 @@ TzOption = Annotated[str | None, typer.Option(
 FromParquetOption = Annotated[Path | None, typer.Option(
     "--from-parquet", metavar="DIR", show_default=False,
     help="Read the dataset reconcile export --to wrote there instead of the store.")]
+EngineOption = Annotated[str, typer.Option(
+    "--engine", help="duckdb (built in), or spark: run on Apache Spark over --from-parquet DIR (needs "
+                     "reconcile[spark]).")]
+MasterOption = Annotated[str | None, typer.Option(
+    "--master", metavar="URL", show_default=False,
+    help="With --engine spark: the cluster to run on (local[*], spark://host:7077, yarn). Default: local[*].")]
+RemoteOption = Annotated[str | None, typer.Option(
+    "--remote", metavar="URL", show_default=False,
+    help="With --engine spark: a Spark Connect server (sc://host:15002) instead of --master.")]
 CostSourceOption = Annotated[str, typer.Option(
     "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
                           "every call could be priced, else the harness's.")]

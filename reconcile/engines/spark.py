@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -46,14 +47,19 @@ class SparkEngine:
             raise BadInput("--engine spark needs pyspark: pip install 'reconcile[spark]' (and Java 17+ for a local "
                            "session).") from None
         builder = SparkSession.builder.appName("reconcile")
+        if not remote:  # local workers run this interpreter, so they import this reconcile (distributed ingest)
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if remote:
             builder = builder.remote(remote)
         else:
             builder = (builder.master(master or "local[*]").config("spark.ui.enabled", "false")
                        .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
+
                        .config("spark.sql.shuffle.partitions", os.environ.get("RECONCILE_SPARK_PARTITIONS", "8")))
         # UTC like the store; DuckDB's lenient arithmetic (a division by zero is NULL, not an error)
         builder = builder.config("spark.sql.session.timeZone", "UTC").config("spark.sql.ansi.enabled", "false")
+        # a session someone else started (a notebook, a test) is theirs to stop
+        self._owned = SparkSession.getActiveSession() is None
         try:
             self.spark = builder.getOrCreate()
         except Exception as exc:  # no Java, a cluster that does not answer
@@ -64,12 +70,19 @@ class SparkEngine:
         self.variables: dict[str, str] = {}
         self.cached: set[str] = set()
 
-    def bind(self, table: str, source: Path, partitioned: bool) -> None:
+    def bind(self, table: str, source: Path, partitioned: bool, days: tuple[str, str] | None = None) -> None:
         """``table`` as a temporary view over ``source``: a hive-partitioned folder (its ``day``
-        column left out) or one Parquet file."""
+        column left out; with ``days``, only the partitions from the first to the last) or one Parquet file."""
+        from pyspark.sql import functions
+
         reader = self.spark.read
         if partitioned:
-            frame = reader.option("basePath", str(source)).parquet(str(source)).drop("day")
+            # the partition column stays a string, as the DuckDB reader has it ('unknown' is a day too)
+            self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+            frame = reader.option("basePath", str(source)).parquet(str(source))
+            if days is not None:
+                frame = frame.where((functions.col("day") >= days[0]) & (functions.col("day") <= days[1]))
+            frame = frame.drop("day")
         else:
             frame = reader.parquet(str(source))
         frame.createOrReplaceTempView(table)
@@ -77,6 +90,10 @@ class SparkEngine:
     def register(self, table: str, rows: list[list], schema: str) -> None:
         """A small table from Python rows (``schema`` as Spark DDL, e.g. ``a string, b boolean``)."""
         self.spark.createDataFrame(rows, schema=schema).createOrReplaceTempView(table)
+
+    def register_arrow(self, table: str, data) -> None:
+        """A table from an Arrow table (small: it travels through the driver)."""
+        self.spark.createDataFrame(data).createOrReplaceTempView(table)
 
     def execute(self, sql: str, params: Any = None) -> SparkResult:
         sql = _bind_parameters(sql, params)
@@ -103,11 +120,22 @@ class SparkEngine:
             raise EngineError(str(exc)) from exc
         return SparkResult([tuple(row) for row in frame.collect()], frame.columns)
 
+    def cache(self, view: str) -> None:
+        """Compute a view once and keep it (in memory, spilling to disk) for every statement that reads it."""
+        self._run(f"CACHE TABLE {view}")
+
     def arrow(self, sql: str):
         return self._run(render(sql, self.variables)).toArrow()
 
     def close(self) -> None:
-        self.spark.stop()
+        if self._owned:
+            self.spark.stop()
+            return
+        for name in reversed(sorted(self.cached)):  # a session that is not ours: leave it as we found it
+            try:
+                self._drop(name)
+            except EngineError:
+                pass  # a view it read was replaced meanwhile; the cache goes with the session
 
     def _drop(self, name: str) -> None:
         if name in self.cached:

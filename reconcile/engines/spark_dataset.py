@@ -6,8 +6,10 @@ from pathlib import Path
 
 import duckdb
 
-from ..export import PARTITIONED, WHOLE, read_manifest
+from .. import pricing
+from ..export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
 from ..migrations import apply_migrations
+from ..store import FROZEN_VIEWS
 from ..views import ALL_VIEWS, _format_facts
 from .spark import SparkEngine
 
@@ -15,8 +17,10 @@ _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUB
                 "TIMESTAMP WITH TIME ZONE": "timestamp", "DATE": "date", "JSON": "string"}
 
 
-def open_spark_dataset(folder: Path, master: str | None = None, remote: str | None = None) -> SparkEngine:
-    """A Spark engine whose logical tables are the export in ``folder``, with the documented views on top."""
+def open_spark_dataset(folder: Path, master: str | None = None, remote: str | None = None,
+                       days: tuple[str, str] | None = None) -> SparkEngine:
+    """A Spark engine whose logical tables are the export in ``folder``, with the documented views on top;
+    with ``days`` (first, last) the tables of a run's or a bucket's day read only those partitions."""
     folder = Path(folder)
     manifest = read_manifest(folder)
     engine = SparkEngine(master=master, remote=remote)
@@ -24,19 +28,34 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
         schemas = _store_schemas()
         for name in PARTITIONED:
             if manifest["tables"].get(name, {}).get("rows"):
-                engine.bind(name, folder / name, partitioned=True)
+                engine.bind(name, folder / name, partitioned=True, days=days if name in PRUNABLE else None)
             else:  # no partition was written: an empty table of the store's shape
                 engine.register(name, [], schemas[name])
         for name in WHOLE:
             engine.bind(name, folder / f"{name}.parquet", partitioned=False)
+        engine.register_arrow("prices", _prices(folder))  # the data's overrides and the install's shipped prices
         engine.register("format_facts", _format_facts(),
                         "format string, fact string, recorded boolean, how string, inferred boolean")
         for sql in ALL_VIEWS:
             engine.execute(sql)
+        for name in FROZEN_VIEWS:  # priced once, as store.frozen_views does in DuckDB
+            engine.cache(name)
     except BaseException:
         engine.close()
         raise
     return engine
+
+
+def _prices(folder: Path):
+    """``prices`` as the DuckDB reader has it: the shipped prices (snapshot and corrections) and the export's own."""
+    con = duckdb.connect(":memory:")
+    try:
+        apply_migrations(con)
+        pricing.ensure_snapshot(con)
+        con.execute("insert into prices select * from read_parquet(?)", [str(folder / "prices.parquet")])
+        return con.sql("select * from prices").to_arrow_table()
+    finally:
+        con.close()
 
 
 def _store_schemas() -> dict[str, str]:

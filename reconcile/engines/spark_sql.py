@@ -12,7 +12,10 @@ constructs sqlglot would translate *wrongly* are rewritten to what means the sam
   ``array_sort(collect_list(x))`` / ``array_sort(collect_set(x))``; ordering by anything else is
   refused (``lint`` names the portable spelling);
 - ``to_milliseconds(n)`` (an interval) becomes ``make_dt_interval(0, 0, 0, n / 1000)``;
-- ``regexp_full_match(s, p)`` becomes ``s rlike '^(?:p)$'``.
+- ``regexp_full_match(s, p)`` becomes ``s rlike '^(?:p)$'``;
+- a list index (DuckDB counts from 1) becomes ``element_at``; ``quantile_cont`` (exact) becomes
+  ``percentile`` (exact), not an approximate percentile; ``timezone(zone, ts)`` becomes
+  ``from_utc_timestamp``; ``hugeint`` becomes ``decimal(38, 0)``.
 
 ``lint`` lists the DuckDB constructs a shipped check must not use because no rewrite keeps their
 meaning; ``tests/test_portability.py`` runs it over every shipped check.
@@ -39,7 +42,7 @@ _VARIABLE = re.compile(r"getvariable\('([a-z_]+)'\)")
 
 def render(sql: str, variables: dict[str, str] | None = None) -> str:
     """``sql`` (DuckDB) as Spark SQL, with ``variables`` (name → SQL literal) in place of getvariable."""
-    variables = variables or {}
+    variables = {} if variables is None else variables
 
     def literal(match: re.Match) -> str:
         name = match.group(1)
@@ -90,6 +93,8 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
 
 
 def _rewrite(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.DataType) and node.this in (exp.DataType.Type.INT128, exp.DataType.Type.UINT128):
+        return exp.DataType.build("decimal(38, 0)", dialect="spark")  # Spark has no 128-bit integer
     if isinstance(node, exp.Anonymous):
         name = node.name.lower()
         if name == "to_milliseconds":
@@ -97,6 +102,8 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
                             exp.Div(this=node.expressions[0].copy(), expression=exp.Literal.number(1000)))
         if name == "regexp_full_match":
             return _full_match(node.expressions[0], node.expressions[1])
+        if name == "timezone" and len(node.expressions) == 2:  # DuckDB: an instant's wall time in a zone
+            return exp.func("from_utc_timestamp", node.expressions[1].copy(), node.expressions[0].copy())
     if isinstance(node, exp.RegexpFullMatch) if hasattr(exp, "RegexpFullMatch") else False:
         return _full_match(node.this, node.expression)
     if isinstance(node, exp.Format) if hasattr(exp, "Format") else False:
@@ -110,6 +117,15 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
                 raise NotPortable("a negative list index (from the end): write it as list[len(list) - n + 1]")
             index = exp.Literal.number(index.to_py() + 1)
         return exp.func("element_at", node.this.copy(), index.copy())
+    if isinstance(node, exp.WithinGroup) and isinstance(node.this, exp.PercentileCont):
+        order = node.expression.expressions
+        if len(order) != 1 or order[0].args.get("desc"):
+            raise NotPortable("percentile_cont(q) within group (order by x desc): write quantile_cont(x, q)")
+        return exp.func("percentile", order[0].this.copy(), node.this.this.copy())
+    if isinstance(node, exp.PercentileCont) and node.expression is not None:
+        # DuckDB's quantile_cont is exact (linear between the nearest ranks), as Spark's percentile is; sqlglot
+        # would write percentile_cont, which Spark reads only with WITHIN GROUP, or an approximate percentile
+        return exp.func("percentile", node.this.copy(), node.expression.copy())
     if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg):  # the filter goes inside the sort
         return _ordered_list(node.this, node.expression)
     if isinstance(node, exp.ArrayAgg):

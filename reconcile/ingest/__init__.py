@@ -34,15 +34,18 @@ BATCH_BYTES = 256 * 1024 * 1024
 
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
-           progress: ProgressHook | None = None, window: tuple[date, date] | None = None) -> IngestReport:
+           progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
+           discovered: list[tuple[Path, bool]] | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are.
 
     ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
+    ``discovered``: ``(file, named explicitly)`` pairs someone else listed (a shard of a distributed
+    ingest), loaded instead of walking ``paths``.
     """
     forced = _forced_format(format)
     set_window(con, *(window or (EARLIEST, LATEST)))
     report = IngestReport()
-    found, folders = discover(paths, report.passed_over)
+    found, folders = (discovered, []) if discovered is not None else discover(paths, report.passed_over)
     queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
     for path, explicit in found:
         heapq.heappush(queue, (str(path), explicit, False))

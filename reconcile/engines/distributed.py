@@ -1,0 +1,174 @@
+"""``reconcile ingest --engine spark PATH… --to DIR``: the same loaders, spread over Spark's executors.
+
+1. The driver lists the files (names only) and cuts them into shards by folder, so that a Claude
+   Code session and its ``subagents/`` folder land in one shard and provider exports in another.
+2. Each shard is a row of a Spark DataFrame; ``mapInArrow`` runs, on an executor, the ordinary
+   single-machine ingest of its files into a private DuckDB store and exports that store
+   (``reconcile export``) into a staging folder beside DIR. Executors need reconcile installed and
+   that folder on a file system they share with the driver.
+3. One merge step, on the driver, settles what crosses files: the shards' tables are unioned into
+   one store; the files that hold a run (or a provider's bucket) seen in more than one shard are
+   taken out again and loaded once more, in path order, by the ordinary loader — the rule that a
+   run kept in several files belongs to the first of them is the single-machine one, applied by
+   the same code. The merged store is exported to DIR, incrementally (only changed days).
+
+The merge reads every shard on one machine (in DuckDB, spilling to disk under the memory limit);
+at the largest scales it is the step to move into Spark next (docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .. import store
+from ..export import PARTITIONED, WHOLE, ExportResult, export
+from ..ingest import ingest
+from ..ingest.discovery import discover
+from ..ingest.result import PassedOver
+
+
+def shard_key(path: Path) -> str:
+    """The folder a file is sharded by: its own, except that a ``subagents`` folder goes with the
+    folder holding its session (``<project>/<session>/subagents/agent-1.jsonl`` → ``<project>``)."""
+    parts = path.parts
+    if "subagents" in parts:
+        at = len(parts) - 1 - parts[::-1].index("subagents")
+        return str(Path(*parts[: max(at - 1, 1)]))
+    return str(path.parent)
+
+
+def shards_of(files: list[tuple[Path, bool]]) -> list[list[tuple[str, bool]]]:
+    grouped: dict[str, list[tuple[str, bool]]] = {}
+    for path, explicit in files:
+        grouped.setdefault(shard_key(path), []).append((str(path), explicit))
+    return [grouped[key] for key in sorted(grouped)]
+
+
+def distributed_ingest(paths: list[str], target: Path, master: str | None = None, remote: str | None = None,
+                       window=None) -> dict:
+    """Ingest ``paths`` on Spark into the dataset ``target``; return what was loaded and how it was merged."""
+    from .spark import SparkEngine
+
+    target = Path(target).resolve()
+    passed_over: list[PassedOver] = []
+    found, _ = discover(paths, passed_over)
+    shards = shards_of(found)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=target.parent))
+    engine = SparkEngine(master=master, remote=remote)
+    try:
+        summaries = _run_shards(engine, shards, staging, window)
+    finally:
+        engine.close()
+    try:
+        merged = staging / "merged.duckdb"
+        settled = _merge(merged, [staging / f"shard-{n}" for n in range(len(shards))], window)
+        result: ExportResult = export(merged, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"to": str(target), "files": len(found), "shards": len(shards), "passed_over": len(passed_over),
+            "shard_results": summaries, "loaded_again_in_merge": settled, "export": result.to_json()}
+
+
+def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, window) -> list[dict]:
+    import pyarrow as pa
+
+    if not shards:
+        return []
+    spark = engine.spark
+    rows = [(n, json.dumps(files)) for n, files in enumerate(shards)]
+    frame = spark.createDataFrame(rows, "shard int, files string").repartition(len(shards), "shard")
+    folder, limits = str(staging), json.dumps([str(d) for d in window] if window else None)
+
+    def load(batches):  # runs on an executor
+        for batch in batches:
+            for shard, files in zip(batch.column("shard").to_pylist(), batch.column("files").to_pylist()):
+                summary = ingest_shard(shard, json.loads(files), folder, limits)
+                yield pa.RecordBatch.from_pylist([summary])
+
+    schema = "shard bigint, files bigint, lines bigint, loaded bigint, rejected bigint, skipped bigint"  # int64, as Arrow infers
+    return [row.asDict() for row in frame.mapInArrow(load, schema).collect()]
+
+
+def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits: str | None) -> dict:
+    """One shard, on an executor: the single-machine ingest into a private store, exported to staging."""
+    import datetime as dt
+
+    window = tuple(dt.date.fromisoformat(d) for d in json.loads(limits)) if limits and json.loads(limits) else None
+    work = tempfile.mkdtemp(prefix=f"reconcile-shard-{shard}-")
+    try:
+        db = os.path.join(work, "shard.duckdb")
+        with store.connect(db) as con:
+            report = ingest(con, [], window=window, discovered=[(Path(p), explicit) for p, explicit in files])
+        export(db, Path(staging) / f"shard-{shard}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    totals = report.totals
+    return {"shard": shard, "files": totals["files"], **{k: totals[k] for k in ("lines", "loaded", "rejected",
+                                                                                  "skipped")}}
+
+
+def _merge(db: Path, shards: list[Path], window) -> list[str]:
+    """Union the shards into one store; load again, in path order, the files whose runs or buckets cross shards."""
+    present = [s for s in shards if (s / "manifest.json").exists()]
+    with store.connect(db) as con:
+        for name in [*PARTITIONED, *WHOLE]:
+            for number, shard in enumerate(present):
+                source = (f"read_parquet(?, hive_partitioning = true, hive_types = {{'day': 'VARCHAR'}})"
+                          if name in PARTITIONED else "read_parquet(?)")
+                pattern = str(shard / name / "day=*" / "*.parquet") if name in PARTITIONED else str(shard / f"{name}.parquet")
+                if name in PARTITIONED and not any((shard / name).glob("day=*")):
+                    continue
+                columns = ", ".join(f'"{c}"' for (c,) in con.execute(
+                    "select column_name from information_schema.columns where table_name = ? order by ordinal_position",
+                    [name]).fetchall())
+                con.execute(f"create or replace temp table _part as select {columns}, {number} as shard from {source}",
+                            [pattern])
+                con.execute(f"insert into {name} select {columns} from _part"
+                            + (" where not exists (select 1 from model_prices m where m.provider is not distinct from "
+                               "_part.provider and m.model = _part.model and m.day = _part.day)"
+                               if name == "model_prices" else ""))
+                con.execute(f"create temp table if not exists _from_{name} as select * from _part limit 0")
+                con.execute(f"insert into _from_{name} select * from _part")
+        crossing = _crossing_files(con)
+        if crossing:
+            _forget(con, crossing)
+            ingest(con, [], window=window, discovered=[(Path(p), False) for p in crossing])
+        for name in [*PARTITIONED, *WHOLE]:
+            con.execute(f"drop table if exists _from_{name}")
+    return crossing
+
+
+def _crossing_files(con) -> list[str]:
+    """The files holding a run, or a provider's bucket or bill line, that more than one shard loaded."""
+    tables = {name for (name,) in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
+    queries = []
+    if "_from_runs" in tables:
+        queries.append("""select source_file from _from_runs where run_id in
+                          (select run_id from _from_runs group by run_id having count(distinct shard) > 1)""")
+    for name in ("_from_usage_buckets", "_from_billed_costs"):
+        if name in tables:
+            queries.append(f"""select b.source_file from {name} b join
+                (select provider, bucket_start, bucket_end from {name} group by all having count(distinct shard) > 1) c
+                on c.provider = b.provider and c.bucket_start = b.bucket_start and c.bucket_end = b.bucket_end""")
+    if not queries:
+        return []
+    return sorted({path for (path,) in con.execute(" union ".join(queries)).fetchall() if path})
+
+
+def _forget(con, files: list[str]) -> None:
+    """Take the rows of ``files`` out of the merged store (they are loaded again), in one transaction."""
+    con.execute("begin")
+    con.execute("create or replace temp table _again as select unnest(?::varchar[]) as path", [files])
+    for table in ("tool_calls", "run_tools", "steps"):
+        con.execute(f"delete from {table} where run_id in (select run_id from runs where source_file in "
+                    "(select path from _again))")
+    for table, column in (("runs", "source_file"), ("usage_buckets", "source_file"), ("billed_costs", "source_file"),
+                          ("rejects", "path"), ("ingested_files", "path"), ("ingest_deferrals", "path")):
+        con.execute(f"delete from {table} where {column} in (select path from _again)")
+    con.execute("commit")
+

@@ -1,0 +1,86 @@
+"""Checks stay written once in DuckDB's dialect: every shipped one renders for Spark, strictly, and the lint
+rejects the constructs that would mean something else there. (The Spark run itself: tests/test_spark.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from reconcile import views
+from reconcile.checks import load_checks
+from reconcile.checks.settings import DEFAULTS
+from reconcile.engines.lint import lint
+from reconcile.engines.spark_sql import NotPortable, render
+
+CHECKS = load_checks(None)
+VARIABLES = {key: "null" for key in [*DEFAULTS, "scope_since", "scope_until", "reconcile_tz"]}
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[c.name for c in CHECKS])
+def test_every_shipped_check_renders_for_spark_and_passes_the_lint(check):
+    assert render(check.sql, VARIABLES).upper().lstrip().startswith(("SELECT", "WITH", "/*"))
+    assert lint(check.sql, check.name) == []
+
+
+@pytest.mark.parametrize("number", range(len(views.ALL_VIEWS)))
+def test_every_view_the_checks_read_renders_for_spark_and_passes_the_lint(number):
+    sql = views.ALL_VIEWS[number]
+    assert render(sql, VARIABLES).upper().startswith("CREATE OR REPLACE VIEW")  # the engine makes it temporary
+    assert lint(sql, f"view {number}") == []
+
+
+@pytest.mark.parametrize("sql, construct, portable", [
+    ("select x from t qualify row_number() over () = 1", "QUALIFY", "in a subquery"),
+    ("unpivot t on a, b into name k value v", "UNPIVOT", "UNION ALL"),
+    ("select dayofweek(d) from t", "day-of-week", "% 7"),
+    ("select extract(isodow from d) from t", "day-of-week", "% 7"),
+    ("select len(x) from t", "len()", "array_length()"),
+    ("select string_agg(a, ',' order by b) from t", "string_agg", "array_to_string"),
+    ("select quantile_disc(x, 0.5) from t", "quantile_disc", "quantile_cont"),
+    ("select j ->> 'a' from t", "JSON arrows", "typed column"),
+    ("select list_aggregate(l, 'sum') from t", "untranslated", "both engines have"),
+    ("select list(x order by y desc) from t", "refuses", "ascending"),
+    ("select format('{:>5}', x) from t", "refuses", "placeholders"),
+    ("select s[-1] from t", "refuses", "negative list index"),
+])
+def test_the_lint_names_each_trap_and_its_portable_spelling(sql, construct, portable):
+    findings = lint(sql, "planted.sql")
+    assert findings, sql
+    text = str(findings[0])
+    assert text.startswith("planted.sql: ") and construct in text and portable in text
+
+
+def test_the_lint_reads_words_not_strings():
+    assert lint("select 'len(' as a, length(x) from t", "ok.sql") == []
+
+
+@pytest.mark.parametrize("duckdb, spark", [
+    # format('{}') would become printf-style format_string with the braces left in
+    ("select format('{} of {}', a, b) from t", "CONCAT(CAST(a AS STRING), ' of ', CAST(b AS STRING))"),
+    ("select format('${:.4f}', x) from t", "FORMAT_STRING('%.4f', CAST(x AS DOUBLE))"),
+    ("select format('a {} ' 'b', x) from t", "CONCAT('a ', CAST(x AS STRING), ' b')"),
+    # list(x order by y) would become collect_list(x), its order lost
+    ("select list(distinct m order by m) from t", "ARRAY_SORT(COLLECT_SET(m))"),
+    ("select list(s order by n) filter (where k) from t",
+     "TRANSFORM(ARRAY_SORT(COLLECT_LIST(NAMED_STRUCT('k', n, 'v', s)) FILTER(WHERE k)), e -> e.v)"),
+    # DuckDB lists count from 1; sqlglot moves a literal index but leaves an expression as written
+    ("select l[1], l[n + 1] from t", "ELEMENT_AT(l, 1), ELEMENT_AT(l, n + 1)"),
+    # quantile_cont is exact; sqlglot's percentile_cont reads back only with WITHIN GROUP
+    ("select quantile_cont(v, [0.5, 0.99]) from t", "PERCENTILE(v, ARRAY(0.5, 0.99))"),
+    ("select to_milliseconds(ms) + ts from t", "MAKE_DT_INTERVAL(0, 0, 0, ms / 1000) + ts"),
+    ("select regexp_full_match(s, 'a|b') from t", "s RLIKE '^(?:a|b)$'"),
+    ("select timezone('Europe/Paris', ts) from t", "FROM_UTC_TIMESTAMP(ts, 'Europe/Paris')"),
+    ("select getvariable('stall_window') from t", "SELECT (6) FROM t"),
+])
+def test_rendering_rewrites_what_sqlglot_would_translate_wrongly(duckdb, spark):
+    assert spark in render(duckdb, {"stall_window": "6"})
+
+
+def test_the_status_macro_is_expanded_and_an_unset_setting_is_refused():
+    rendered = render("select canonical_status(stop_reason) from runs")
+    assert "canonical_status" not in rendered.lower() and "RLIKE" in rendered and "stop_reason" in rendered
+    with pytest.raises(NotPortable, match="getvariable\\('stall_window'\\) has no value"):
+        render("select getvariable('stall_window')")
+
+
+def test_a_128_bit_integer_becomes_a_38_digit_decimal():
+    assert "CAST(SUM(x) AS DECIMAL(38, 0))" in render("select sum(x)::hugeint from t")

@@ -1,0 +1,121 @@
+"""The same checks, costs and budgets on Apache Spark (local mode) as in DuckDB, over one export of the sample night.
+
+Marked ``spark``: it needs pyspark (``reconcile[spark]``) and Java 17+, and a Spark session takes a while to
+start, so the default suite leaves it out and ``.ci/run`` runs it (``pytest -m spark``). Under CI a missing
+Spark is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+
+import pytest
+
+from reconcile.budgets import budget_report, latency_and_size, stop_reason_rates
+from reconcile.checks import Scope, load_checks, run_checks
+from reconcile.config import Config
+from reconcile.costs import cost_report
+from reconcile.dataset import open_dataset
+from reconcile.export import export
+from reconcile.usage import usage_report
+from reconcile.when import Window, use_zone
+
+pytestmark = pytest.mark.spark
+
+
+def _spark_available() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'reconcile[spark]')"
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        return "no Java (Spark needs Java 17+)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def engines(night_db, tmp_path_factory):
+    missing = _spark_available()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"the Spark test must run in CI: {missing}")
+        pytest.skip(missing)
+    from reconcile.engines.spark_dataset import open_spark_dataset
+
+    folder = tmp_path_factory.mktemp("spark") / "dataset"
+    export(night_db, folder)
+    spark = open_spark_dataset(folder, master="local[2]")
+    with open_dataset(folder) as duck:
+        yield duck, spark
+    spark.close()
+
+
+def same(ours, theirs, path="") -> None:
+    """Equal, except floats, which may differ in the last bits (Spark interpolates a percentile in another order)."""
+    if isinstance(ours, float) or isinstance(theirs, float):
+        assert ours is not None and theirs is not None and math.isclose(ours, theirs, rel_tol=1e-12), (path, ours, theirs)
+    elif isinstance(ours, dict):
+        assert isinstance(theirs, dict) and ours.keys() == theirs.keys(), (path, ours.keys(), theirs)
+        for key in ours:
+            same(ours[key], theirs[key], f"{path}.{key}")
+    elif isinstance(ours, (list, tuple)):
+        assert isinstance(theirs, (list, tuple)) and len(ours) == len(theirs), (path, ours, theirs)
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            same(a, b, f"{path}[{i}]")
+    else:
+        assert ours == theirs, (path, ours, theirs)
+
+
+def test_every_check_finds_the_same_in_spark(engines):
+    duck, spark = engines
+    checks = load_checks(None)
+    ours = run_checks(duck, checks, Scope(), record=False).to_json()
+    theirs = run_checks(spark, checks, Scope(), record=False).to_json()
+    assert len(ours["checks"]) == 20 and sum(c["failures"] for c in ours["checks"]) > 0
+    for mine, yours in zip(ours["checks"], theirs["checks"]):
+        assert mine == yours, mine["name"]
+    assert theirs["findings"] == ours["findings"]
+
+
+@pytest.mark.parametrize("by", ["model", "day", "agent", "run"])
+def test_the_cost_report_is_the_same_in_spark(engines, by):
+    duck, spark = engines
+    for con in (duck, spark):
+        use_zone(con, "UTC")
+    same(cost_report(duck, by, None, None, "auto"), cost_report(spark, by, None, None, "auto"))
+
+
+def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
+    duck, spark = engines
+    for con in (duck, spark):
+        use_zone(con, "UTC")
+    same(budget_report(duck, "agent", None, None, "auto"), budget_report(spark, "agent", None, None, "auto"))
+    same(stop_reason_rates(duck, "agent", None, None), stop_reason_rates(spark, "agent", None, None))
+    same(latency_and_size(duck, Config()), latency_and_size(spark, Config()))
+
+
+def test_the_three_way_usage_match_is_the_same_in_spark(engines):
+    duck, spark = engines
+    for con in (duck, spark):
+        use_zone(con, "UTC")
+    same(usage_report(duck, "model", Window()), usage_report(spark, "model", Window()))
+
+
+def test_ingest_on_spark_then_check_on_spark_equals_the_single_machine_run(engines, cli, night_db, tmp_path):
+    from conftest import SAMPLE_RUNS
+
+    dataset = tmp_path / "distributed"
+    loaded = cli("ingest", SAMPLE_RUNS, "--engine", "spark", "--to", dataset, "--master", "local[2]", "--json")
+    assert loaded.code == 0, loaded.err
+    shards = loaded.json()
+    assert shards["shards"] >= 2 and sum(s["rejected"] for s in shards["shard_results"]) == 0
+    single = cli("check", "--json", "--exit-zero", "--db", night_db).json()
+    spark = cli("check", "--json", "--exit-zero", "--engine", "spark", "--master", "local[2]", "--from-parquet", dataset)
+    assert spark.code == 0, spark.err
+    assert _without_time(spark.json()) == _without_time(single)
+
+
+def _without_time(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k != "checked_at"}
