@@ -43,8 +43,9 @@ def check_command(
 ) -> None:
     """Run every invariant check; exit 1 when one at error severity finds a violation.
 
-    Reads the store without changing it. A store, or a --since/--until window, with no runs is an
-    error (exit 2), never a pass. --csv and --parquet carry one row per finding.
+    Reads the store without changing it (or, with --from-parquet DIR, an export; with --engine
+    spark, on Apache Spark). A store, or a --since/--until window, with no runs is an error
+    (exit 2), never a pass. --csv and --parquet carry one row per finding.
     Example: reconcile check --since 2026-11-28 --junit findings.xml
     """
     config, path = configured(config_file, db, setting)

@@ -114,7 +114,18 @@ def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits
 
 def _merge(db: Path, shards: list[Path], window) -> list[str]:
     """Union the shards into one store; load again, in path order, the files whose runs or buckets cross shards."""
-    present = [s for s in shards if (s / "manifest.json").exists()]
+    links = Path(tempfile.mkdtemp(prefix="reconcile-merge-"))  # plain names: a folder's own name is never a pattern
+    present = []
+    for number, shard in enumerate(s for s in shards if (s / "manifest.json").exists()):
+        os.symlink(shard.resolve(), links / f"s{number}")
+        present.append(links / f"s{number}")
+    try:
+        return _union_and_settle(db, present, window)
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
+
+
+def _union_and_settle(db: Path, present: list[Path], window) -> list[str]:
     with store.connect(db) as con:
         for name in [*PARTITIONED, *WHOLE]:
             for number, shard in enumerate(present):
@@ -132,15 +143,23 @@ def _merge(db: Path, shards: list[Path], window) -> list[str]:
                             + (" where not exists (select 1 from model_prices m where m.provider is not distinct from "
                                "_part.provider and m.model = _part.model and m.day = _part.day)"
                                if name == "model_prices" else ""))
-                con.execute(f"create temp table if not exists _from_{name} as select * from _part limit 0")
-                con.execute(f"insert into _from_{name} select * from _part")
+                if name in _KEYS:  # what the settlement compares across shards, not the rows themselves
+                    keys = _KEYS[name]
+                    con.execute(f"create temp table if not exists _from_{name} as select {keys} from _part limit 0")
+                    con.execute(f"insert into _from_{name} select {keys} from _part")
         crossing = _crossing_files(con)
         if crossing:
             _forget(con, crossing)
             ingest(con, [], window=window, discovered=[(Path(p), False) for p in crossing])
-        for name in [*PARTITIONED, *WHOLE]:
-            con.execute(f"drop table if exists _from_{name}")
+        for name in [*_KEYS, "_part"]:
+            con.execute(f"drop table if exists {name if name == '_part' else '_from_' + name}")
     return crossing
+
+
+# per table, the columns that say whether two shards loaded the same run, bucket or bill line
+_KEYS = {"runs": "shard, run_id, source_file",
+         "usage_buckets": "shard, provider, bucket_start, bucket_end, source_file",
+         "billed_costs": "shard, provider, bucket_start, bucket_end, source_file"}
 
 
 def _crossing_files(con) -> list[str]:
