@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,21 @@ def test_ingest_on_spark_then_check_on_spark_equals_the_single_machine_run(engin
 
 def _without_time(report: dict) -> dict:
     return {k: v for k, v in report.items() if k != "checked_at"}
+
+
+def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_path, night_db):
+    """--remote: a Spark Connect session (pyspark starts a local Connect server for local[…]); in its own
+    process, as a user runs it, apart from this module's classic session."""
+    import json
+    import subprocess
+    import sys
+
+    dataset = tmp_path / "connect"
+    export(night_db, dataset)
+    only = ["--only", "status_consistent", "--only", "side_effects_once", "--json", "--exit-zero"]
+    ours = cli("check", *only, "--from-parquet", dataset).json()
+    reconcile = Path(sys.executable).with_name("reconcile")
+    theirs = subprocess.run([reconcile, "check", *only, "--engine", "spark", "--remote", "local[2]",
+                             "--from-parquet", dataset], capture_output=True, text=True, timeout=900)
+    assert theirs.returncode == 0, theirs.stderr[-2000:]
+    assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
