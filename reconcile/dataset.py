@@ -26,7 +26,7 @@ import duckdb
 
 from . import pricing, store
 from .errors import BadInput
-from .export import MANIFEST, PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
+from .export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
 from .migrations import apply_migrations
 from .views import create_views
 
@@ -89,10 +89,6 @@ def _days(since: dt.datetime | None, until: dt.datetime | None) -> tuple[str, st
     first = (since.astimezone(dt.timezone.utc) - day).date().isoformat() if since else "0000-00-00"
     last = (until.astimezone(dt.timezone.utc) + day).date().isoformat() if until else "9999-99-99"
     return first, last
-
-
-def is_dataset(path: Path) -> bool:
-    return (Path(path) / MANIFEST).is_file()
 
 
 @contextmanager

@@ -41,13 +41,3 @@ class Engine(Protocol):
     def arrow(self, sql: str) -> Any: ...
 
     def close(self) -> None: ...
-
-
-ENGINES = ("duckdb", "spark")
-
-
-def spark_engine(master: str | None = None, remote: str | None = None):
-    """A Spark engine: a local or cluster session (``master``), or Spark Connect (``remote``)."""
-    from .spark import SparkEngine
-
-    return SparkEngine(master=master, remote=remote)

@@ -129,7 +129,7 @@ def _union_and_settle(db: Path, present: list[Path], window) -> list[str]:
     with store.connect(db) as con:
         for name in [*PARTITIONED, *WHOLE]:
             for number, shard in enumerate(present):
-                source = (f"read_parquet(?, hive_partitioning = true, hive_types = {{'day': 'VARCHAR'}})"
+                source = ("read_parquet(?, hive_partitioning = true, hive_types = {'day': 'VARCHAR'})"
                           if name in PARTITIONED else "read_parquet(?)")
                 pattern = str(shard / name / "day=*" / "*.parquet") if name in PARTITIONED else str(shard / f"{name}.parquet")
                 if name in PARTITIONED and not any((shard / name).glob("day=*")):
