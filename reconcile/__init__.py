@@ -12,3 +12,10 @@ def connect(path="reconcile.duckdb"):
     from .api import connect as _connect
 
     return _connect(path)
+
+
+def open_dataset(folder, engine="duckdb", master=None, remote=None):
+    """Open an export (``reconcile export --to DIR``) the same way, in DuckDB or on Spark (``engine="spark"``)."""
+    from .api import open_dataset as _open
+
+    return _open(folder, engine=engine, master=master, remote=remote)

@@ -8,12 +8,19 @@
     rc.budgets()                  # p50 / p95 / p99 and recommended ceilings per agent
     rc.findings()                 # the latest check run's findings
     rc.sql("select … from step_view")
+
+    rc = reconcile.open_dataset("/data/agent-runs")                   # an export, in DuckDB
+    rc = reconcile.open_dataset("/data/agent-runs", engine="spark",   # … or on a Spark cluster
+                                master="spark://head:7077")
+    rc.steps("8f3a")                                                  # the same answers, as DataFrames
 """
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from . import store
@@ -22,14 +29,27 @@ from .costs import cost_report
 
 
 class Reconcile:
-    def __init__(self, path: str | Path):
-        # Read-only: any number of notebooks and CLI readers share the store; a writer (ingest) waits for them.
-        # A typo in the path is an error, not an empty store.
-        self.con = store.connect(path, read_only=True, create=False)
+    """The store, or an export read by an engine (DuckDB, Spark), answering in polars DataFrames."""
+
+    def __init__(self, path: str | Path | None = None, *, dataset: str | Path | None = None,
+                 engine: str = "duckdb", master: str | None = None, remote: str | None = None):
+        self._open = ExitStack()
+        if dataset is None:
+            # Read-only: any number of notebooks and CLI readers share the store; a writer (ingest) waits for them.
+            # A typo in the path is an error, not an empty store.
+            self.con = store.connect(path, read_only=True, create=False)
+            self._open.callback(self.con.close)
+        else:
+            from .dataset import reading
+
+            self.con = self._open.enter_context(reading(Path(), Path(dataset), engine=engine, master=master,
+                                                        remote=remote))
 
     def sql(self, query: str, params: list | None = None) -> pl.DataFrame:
         """Any query over the documented views and tables, as a DataFrame."""
-        return self.con.sql(query, params=params or None).pl()  # a relation, not execute(): DuckDB 2
+        if isinstance(self.con, duckdb.DuckDBPyConnection):
+            return self.con.sql(query, params=params or None).pl()  # a relation, not execute(): DuckDB 2
+        return pl.from_arrow(self.con.arrow(query, params))  # another engine: its result as Arrow
 
     def runs(self) -> pl.DataFrame:
         return self.sql("select * from run_view order by started_at, run_id")
@@ -40,6 +60,7 @@ class Reconcile:
         return self.sql("select * from step_view where run_id = ? order by idx", [run_id])
 
     def findings(self, latest: bool = True) -> pl.DataFrame:
+        """The findings the store recorded (an export carries none: run ``check`` over it)."""
         where = "where checked_at = (select max(checked_at) from findings)" if latest else ""
         return self.sql(f"select * from findings {where} order by check_name, run_id, step")
 
@@ -60,9 +81,22 @@ class Reconcile:
         return pl.DataFrame(rows, infer_schema_length=None)
 
     def close(self) -> None:
-        self.con.close()
+        self._open.close()
+
+    def __enter__(self) -> "Reconcile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def connect(path: str | Path = store.DEFAULT_DB) -> Reconcile:
     """Open a store for exploring: ``reconcile.connect("night.duckdb").runs()``."""
     return Reconcile(path)
+
+
+def open_dataset(folder: str | Path, engine: str = "duckdb", master: str | None = None,
+                 remote: str | None = None) -> Reconcile:
+    """Open an export (``reconcile export --to DIR``) for exploring, in DuckDB or, with ``engine="spark"``,
+    on Spark (``master`` a cluster, ``remote`` a Spark Connect server): the same methods as ``connect``."""
+    return Reconcile(dataset=folder, engine=engine, master=master, remote=remote)

@@ -29,6 +29,7 @@ from .errors import BadInput
 from .export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
 from .migrations import apply_migrations
 from .views import create_views
+from .sql_text import string_literal
 
 
 
@@ -75,7 +76,7 @@ def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str
     pattern = os.path.join(root, name, "day=*", "*.parquet")  # only our own names are patterns
     con.execute(f"drop table {name}")
     con.execute(f"""create view {name} as select {typed}
-                    from read_parquet('{pattern.replace("'", "''")}', hive_partitioning = true,
+                    from read_parquet({string_literal(pattern)}, hive_partitioning = true,
                                       hive_types = {{'day': 'VARCHAR'}})
                     where {where}""")
 

@@ -32,6 +32,7 @@ from . import __version__, store
 from .errors import BadInput
 from .migrations import MIGRATIONS
 from .pricing import SHIPPED
+from .sql_text import string_literal
 
 MANIFEST = "manifest.json"
 FORMAT = "reconcile-export"
@@ -83,7 +84,7 @@ def export(db: str | Path, target: Path) -> ExportResult:
                                             "memory_limit": store.memory_limit()})
     try:
         con.execute("set TimeZone = 'UTC'")
-        con.execute(f"attach {_literal(str(Path(db).resolve()))} as source (read_only)")
+        con.execute(f"attach {string_literal(str(Path(db).resolve()))} as source (read_only)")
         con.execute("use source")
         con.execute("begin transaction")  # one snapshot of the store for every table
         con.execute(f"create temp table _run_days as select run_id, {_day('started_at')} as day from runs")
@@ -142,7 +143,7 @@ def _export_partitioned(con, name: str, by: str, target: Path, before: dict | No
         with tempfile.TemporaryDirectory(prefix=".export-", dir=target) as staging:
             con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
             con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
-                        f"to {_literal(staging)} (format parquet, partition_by (day), compression zstd)")
+                        f"to {string_literal(staging)} (format parquet, partition_by (day), compression zstd)")
             folder.mkdir(exist_ok=True)
             for day in changed:
                 final = folder / f"day={day}"
@@ -160,7 +161,7 @@ def _export_partitioned(con, name: str, by: str, target: Path, before: dict | No
 def _export_whole(con, name: str, where: str, target: Path, result: ExportResult) -> dict:
     path = target / f"{name}.parquet"
     staging = target / f".{name}.parquet.part"
-    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {_literal(str(staging))} "
+    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(staging))} "
                 "(format parquet, compression zstd)")
     os.replace(staging, path)
     rows = con.execute(f"select count(*) from {name} where {where}").fetchall()[0][0]
@@ -177,10 +178,6 @@ def _columns(con, name: str) -> str:
 
 def _day(column: str) -> str:
     return f"coalesce(({column})::date::varchar, '{UNKNOWN_DAY}')"  # the session's zone is UTC
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -30,6 +30,7 @@ import duckdb
 from .errors import BadInput
 from .price_files import CORRECTIONS, corrections, read_override_rows
 from .store import records
+from .sql_text import string_literal
 
 BUCKETS = ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 SNAPSHOT = "genai-prices"
@@ -213,14 +214,14 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
         [*SHIPPED, provider, model]).fetchall()
     lookup = None
     if override:
-        where = (f"source not in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = " + _quote(override[0][0])
-                 + " and model = " + _quote(override[0][1]))
+        where = (f"source not in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = " + string_literal(override[0][0])
+                 + " and model = " + string_literal(override[0][1]))
         order = "effective_from desc nulls last"
     else:
         matched = _genai_match(provider, model) if snapshot else None
         if matched is None:
             return NO_PRICE
-        where = f"source in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = {_quote(matched[0])} and model = {_quote(matched[1])}"
+        where = f"source in ('{SNAPSHOT}', '{CORRECTIONS}') and provider = {string_literal(matched[0])} and model = {string_literal(matched[1])}"
         order = f"source = '{SNAPSHOT}', effective_from desc nulls last"  # a correction covering the day wins
         lookup = matched[2]
     row = con.execute(f"select provider, model, {_PRICE_COLUMNS}, source, source_version from {table} "
@@ -283,15 +284,11 @@ def _genai_match(provider: str | None, model: str) -> tuple[str, str, str | None
     return None
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _literal(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
-        return _quote(value)
+        return string_literal(value)
     if isinstance(value, Decimal):
         return f"{value}::decimal(18, 9)"
     return str(value)

@@ -11,6 +11,8 @@ import re
 
 import duckdb
 
+from .sql_text import string_literal
+
 STATUSES = ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", "stalled", "running")
 """Every canonical status. ``running`` means the run has no end record: crashed, or still going."""
 
@@ -63,8 +65,8 @@ def canonical_status_macro_sql() -> str:
     """SQL for the ``canonical_status(raw)`` macro, built from the same rules."""
     branches = []
     for pattern, status, _ in STOP_REASON_RULES:
-        result = "lower(trim(raw))" if status == "(itself)" else _quote(status)
-        branches.append(f"when regexp_full_match(trim(raw), {_quote('(?i)(?:' + pattern + ')')}) then {result}")
+        result = "lower(trim(raw))" if status == "(itself)" else string_literal(status)
+        branches.append(f"when regexp_full_match(trim(raw), {string_literal('(?i)(?:' + pattern + ')')}) then {result}")
     return "create or replace macro canonical_status(raw) as case " + " ".join(branches) + " end"
 
 
@@ -75,5 +77,3 @@ def install_status_macro(con: duckdb.DuckDBPyConnection, temporary: bool = True)
     con.execute(sql.replace("create or replace macro", "create or replace temp macro") if temporary else sql)
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

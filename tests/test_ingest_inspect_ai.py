@@ -141,3 +141,20 @@ def test_an_eval_member_the_standard_library_cannot_inflate_is_a_clear_reject(tm
     assert report.files[0].format == "inspect_ai" and report.files[0].rejected == 1
     assert con.execute("select reason from rejects").fetchall()[0][0].startswith("not valid JSON")
     con.close()
+
+
+def test_an_eval_archive_is_recognised_whatever_time_its_members_carry(tmp_path):
+    """The zip header before the first member's name holds its time and CRC; some of those bytes decode as one
+    UTF-8 character, which once hid the name from the sniffer (at 20:07, 20:15, … of any day)."""
+    from reconcile.formats.detect import detect
+
+    archive = tmp_path / "log.eval"
+    missed = []
+    for hour in range(24):
+        for minute in range(60):
+            with zipfile.ZipFile(archive, "w") as out:
+                out.writestr(zipfile.ZipInfo("header.json", date_time=(2026, 12, 1, hour, minute, 0)),
+                             json.dumps({"version": 2, "eval": {"task": "t"}}))
+            if getattr(detect(archive)[0], "name", None) != "inspect_ai":
+                missed.append(f"{hour:02}:{minute:02}")
+    assert missed == []

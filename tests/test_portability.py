@@ -37,6 +37,7 @@ def test_every_view_the_checks_read_renders_for_spark_and_passes_the_lint(number
     ("select string_agg(a, ',' order by b) from t", "string_agg", "array_to_string"),
     ("select quantile_disc(x, 0.5) from t", "quantile_disc", "quantile_cont"),
     ("select j ->> 'a' from t", "JSON arrows", "typed column"),
+    ("select a from t where a not in (select b from u)", "NOT IN (subquery)", "not exists"),
     ("select list_aggregate(l, 'sum') from t", "untranslated", "both engines have"),
     ("select list(x order by y desc) from t", "refuses", "ascending"),
     ("select format('{:>5}', x) from t", "refuses", "placeholders"),
@@ -51,6 +52,11 @@ def test_the_lint_names_each_trap_and_its_portable_spelling(sql, construct, port
 
 def test_the_lint_reads_words_not_strings():
     assert lint("select 'len(' as a, length(x) from t", "ok.sql") == []
+
+
+def test_the_lint_allows_not_in_a_list_of_values():
+    assert lint("select a from t where a not in ('x', 'y') and not exists (select 1 from u where u.b = t.a)",
+                "ok.sql") == []
 
 
 @pytest.mark.parametrize("duckdb, spark", [
@@ -84,3 +90,12 @@ def test_the_status_macro_is_expanded_and_an_unset_setting_is_refused():
 
 def test_a_128_bit_integer_becomes_a_38_digit_decimal():
     assert "CAST(SUM(x) AS DECIMAL(38, 0))" in render("select sum(x)::hugeint from t")
+
+
+def test_the_spark_engine_binds_parameters_where_the_sql_has_them_not_inside_strings():
+    from reconcile.engines.spark import _bind_parameters
+
+    assert (_bind_parameters("select '?' as q, ? as a from t where b = ? -- ?", [3, "it's"])
+            == "select '?' as q, 3 as a from t where b = 'it''s' -- ?")
+    assert (_bind_parameters("select '$since' as q, $since, $since_day from t", {"since": None, "since_day": 2})
+            == "select '$since' as q, null, 2 from t")

@@ -10,7 +10,6 @@ real defect is fixed in the check or the loader, never added here.
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
 

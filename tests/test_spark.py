@@ -37,7 +37,14 @@ def _spark_available() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def engines(night_db, tmp_path_factory):
+def exported_night(night_db, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("spark") / "dataset"
+    export(night_db, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def engines(exported_night):
     missing = _spark_available()
     if missing:
         if os.environ.get("CI"):
@@ -45,10 +52,8 @@ def engines(night_db, tmp_path_factory):
         pytest.skip(missing)
     from reconcile.engines.spark_dataset import open_spark_dataset
 
-    folder = tmp_path_factory.mktemp("spark") / "dataset"
-    export(night_db, folder)
-    spark = open_spark_dataset(folder, master="local[2]")
-    with open_dataset(folder) as duck:
+    spark = open_spark_dataset(exported_night, master="local[2]")
+    with open_dataset(exported_night) as duck:
         yield duck, spark
     spark.close()
 
@@ -102,6 +107,18 @@ def test_the_three_way_usage_match_is_the_same_in_spark(engines):
     for con in (duck, spark):
         use_zone(con, "UTC")
     same(usage_report(duck, "model", Window()), usage_report(spark, "model", Window()))
+
+
+def test_the_notebook_api_on_spark_answers_what_the_store_answers(engines, exported_night, night_db):
+    """``reconcile.open_dataset(…, engine="spark")``: a query's result comes back through the engine as Arrow."""
+    import reconcile
+
+    with reconcile.connect(night_db) as store_rc, reconcile.open_dataset(exported_night, engine="spark") as spark_rc:
+        ours, theirs = store_rc.steps("8f3a"), spark_rc.steps("8f3a")
+        assert theirs.height == ours.height > 12 and theirs.columns == ours.columns
+        assert theirs.select("idx", "kind", "tool_name", "input_tokens").to_dicts() == \
+            ours.select("idx", "kind", "tool_name", "input_tokens").to_dicts()
+        assert spark_rc.sql("select count(*) as n from runs where run_id = ?", ["8f3a"])["n"][0] == 1
 
 
 def test_ingest_on_spark_then_check_on_spark_equals_the_single_machine_run(engines, cli, night_db, tmp_path):

@@ -103,7 +103,7 @@ def test_every_wrong_type_and_range_is_rejected_at_its_line(con, tmp_path):
     rejects = dict(con.execute("select line, reason from rejects").fetchall())
     assert sorted(rejects) == planted, [n for n in planted if n not in rejects]
     for number, (_, field) in zip(planted, PLANTED):
-        assert rejects[number].startswith((f'field "{field}" is ', f"journal version")), (number, field, rejects[number])
+        assert rejects[number].startswith((f'field "{field}" is ', "journal version")), (number, field, rejects[number])
     file = report.files[0]
     assert file.rejected == len(PLANTED) and file.loaded + file.rejected + file.skipped == file.lines
 

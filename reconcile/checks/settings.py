@@ -14,6 +14,7 @@ from __future__ import annotations
 import duckdb
 
 from ..errors import BadInput
+from ..sql_text import string_literal
 
 # A tool result that starts the way failures start: a traceback, an "Error:"-style prefix (also
 # "ValueError:", "fatal:"), Claude Code's <tool_use_error> or "Exit code N", an HTTP status line,
@@ -70,7 +71,7 @@ def _literal(value, kind: str) -> str:
     if value is None:
         return f"null::{_SQL_TYPES[kind]}"
     if kind == "regex" or not isinstance(value, (int, float)) and kind not in ("count", "share", "number"):
-        return "'" + str(value).replace("'", "''") + "'"
+        return string_literal(value)
     return f"cast('{value}' as {_SQL_TYPES[kind]})"
 
 

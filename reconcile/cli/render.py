@@ -31,7 +31,6 @@ class LiteralConsole(Console):
 
     def print(self, *objects, **options) -> None:
         options.pop("markup", None)
-        tables = [o for o in objects if isinstance(o, Table)]
         shown = [Text(literal(o)) if isinstance(o, str) else o for o in objects]
         needed = max([getattr(o, "needed_width", 0) for o in objects], default=0)
         if needed <= self.width:

@@ -40,6 +40,10 @@ RULES: list[tuple[Rule, object]] = [
      lambda n: isinstance(n, exp.GroupConcat) and isinstance(n.this, exp.Order)),
     (Rule("percentile_disc / quantile_disc / approx_quantile", "quantile_cont(x, q): exact in both engines"),
      lambda n: isinstance(n, (exp.PercentileDisc, exp.ApproxQuantile)) or _function("reservoir_quantile")(n)),
+    (Rule("NOT IN (subquery)", "not exists (select 1 from … where key = outer.key): to keep NOT IN's NULL rules "
+                               "Spark may plan a nested-loop join (minutes, not seconds, at 10^5 rows)"),
+     lambda n: isinstance(n, exp.Not) and isinstance(n.this.unnest(), exp.In)
+     and n.this.unnest().args.get("query") is not None),
     (Rule("JSON arrows (-> / ->>)", "keep JSON out of checks: read the field into a typed column when loading"),
      lambda n: isinstance(n, (exp.JSONExtract, exp.JSONExtractScalar))),
 ]

@@ -16,7 +16,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import sqlglot
+from sqlglot.tokens import TokenType
+
 from ..errors import BadInput
+from ..sql_text import string_literal
 from . import EngineError
 from .spark_sql import NotPortable, render
 
@@ -124,8 +128,12 @@ class SparkEngine:
         """Compute a view once and keep it (in memory, spilling to disk) for every statement that reads it."""
         self._run(f"CACHE TABLE {view}")
 
-    def arrow(self, sql: str):
-        return self._run(render(sql, self.variables)).toArrow()
+    def arrow(self, sql: str, params: Any = None):
+        """A query's result as an Arrow table (it is collected on the driver)."""
+        try:
+            return self._run(render(_bind_parameters(sql, params), self.variables)).toArrow()
+        except NotPortable as exc:
+            raise EngineError(str(exc)) from exc
 
     def close(self) -> None:
         if self._owned:
@@ -152,15 +160,22 @@ class SparkEngine:
 
 
 def _bind_parameters(sql: str, params: Any) -> str:
-    """``$name`` (a dict) or ``?`` (a list) replaced by DuckDB literals, before rendering."""
+    """``$name`` (a dict) or ``?`` (a list) replaced by DuckDB literals, before rendering: the places
+    sqlglot's tokenizer reads as parameters, so a ``?`` inside a string or a comment stays as it is."""
     if not params:
         return sql
-    if isinstance(params, dict):
-        for name in sorted(params, key=len, reverse=True):
-            sql = re.sub(rf"\${name}\b", lambda _m, v=params[name]: _literal(v), sql)
-        return sql
-    values = iter(params)
-    return re.sub(r"\?", lambda _m: _literal(next(values)), sql)
+    tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    places: list[tuple[int, int, Any]] = []  # (start, end, value) in the text
+    positional = iter(params) if not isinstance(params, dict) else None
+    for token, following in zip(tokens, [*tokens[1:], None]):
+        if token.token_type == TokenType.PLACEHOLDER and token.text == "?" and positional is not None:
+            places.append((token.start, token.end, next(positional)))
+        elif token.token_type == TokenType.PARAMETER and isinstance(params, dict) and following is not None \
+                and following.text in params and following.start == token.end + 1:
+            places.append((token.start, following.end, params[following.text]))
+    for start, end, value in reversed(places):
+        sql = sql[:start] + _literal(value) + sql[end + 1:]
+    return sql
 
 
 def _literal(value: Any) -> str:
@@ -178,4 +193,4 @@ def _literal(value: Any) -> str:
         return f"date '{value.isoformat()}'"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_literal(v) for v in value) + "]"
-    return "'" + str(value).replace("'", "''") + "'"
+    return string_literal(value)

@@ -100,15 +100,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if name == "to_milliseconds":
             return exp.func("make_dt_interval", exp.Literal.number(0), exp.Literal.number(0), exp.Literal.number(0),
                             exp.Div(this=node.expressions[0].copy(), expression=exp.Literal.number(1000)))
-        if name == "regexp_full_match":
-            return _full_match(node.expressions[0], node.expressions[1])
         if name == "timezone" and len(node.expressions) == 2:  # DuckDB: an instant's wall time in a zone
             return exp.func("from_utc_timestamp", node.expressions[1].copy(), node.expressions[0].copy())
-    if isinstance(node, exp.RegexpFullMatch) if hasattr(exp, "RegexpFullMatch") else False:
+    if isinstance(node, exp.RegexpFullMatch):
         return _full_match(node.this, node.expression)
-    if isinstance(node, exp.Format) if hasattr(exp, "Format") else False:
-        return _format(node)
-    if isinstance(node, exp.Anonymous) and node.name.lower() == "format":
+    if isinstance(node, exp.Format):
         return _format(node)
     if isinstance(node, exp.Bracket) and len(node.expressions) == 1:  # DuckDB lists count from 1, Spark's from 0
         index = node.expressions[0]
@@ -144,8 +140,7 @@ _PLACEHOLDER = re.compile(r"\{(:\.(\d+)f|:g)?\}")
 
 def _format(node: exp.Expression) -> exp.Expression:
     """``format(template, …)`` as a ``concat`` of its pieces; NULL when an argument is NULL, as in DuckDB."""
-    arguments = [node.this, *node.expressions] if isinstance(node.this, exp.Expression) else list(node.expressions)
-    template, values = arguments[0], arguments[1:]
+    template, values = node.this, list(node.expressions)
     if isinstance(template, exp.Concat) and all(isinstance(e, exp.Literal) and e.is_string for e in template.expressions):
         template = exp.Literal.string("".join(e.this for e in template.expressions))  # 'a ' 'b': one literal
     if not isinstance(template, exp.Literal) or not template.is_string:

@@ -41,6 +41,7 @@ import duckdb
 
 from ..ingest.result import FileCounts
 from ..ingest.validate import Field
+from ..sql_text import string_literal
 
 INPUTS = ("lines", "document", "text")
 
@@ -122,4 +123,4 @@ def _split_statements(sql: str) -> list[str]:
 
 def sql_list(values) -> str:
     """A SQL list of string literals, for ``{{ placeholders }}``."""
-    return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
+    return ", ".join(string_literal(v) for v in values)

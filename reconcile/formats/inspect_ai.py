@@ -26,7 +26,10 @@ from typing import ClassVar
 
 from .base import TranscriptFormat
 
-_ZIP_HEAD = re.compile(r"^PK\x03\x04.{26}(_journal/start\.json|header\.json|samples/)", re.S)
+# A zip's first member name follows 26 bytes of header (time, CRC, sizes). The head arrives decoded as UTF-8
+# with replacement, where some of those bytes may pair into one character, so the name is looked for
+# within 26 characters, not at exactly 26.
+_ZIP_HEAD = re.compile(r"^PK\x03\x04.{0,26}?(_journal/start\.json|header\.json|samples/)", re.S)
 
 
 class InspectAi(TranscriptFormat):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import duckdb
 
 from .ranges import COUNT, INDEX, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
+from ..sql_text import string_literal
 
 _INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
 _NUMBER = "{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"
@@ -52,13 +53,9 @@ class Field:
     items: tuple[tuple[str, str], ...] = ()  # for arrays of objects: (key, kind), each item tested and read into a struct
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def paths_sql(fields: list[Field]) -> str:
     """The list of JSON paths to extract, in field order."""
-    return "[" + ", ".join(_sql_literal("$." + f.path) for f in fields) + "]"
+    return "[" + ", ".join(string_literal("$." + f.path) for f in fields) + "]"
 
 
 def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> str:
@@ -86,7 +83,7 @@ def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> s
         if field.items:
             branches.append(_items_branch(field, value, json_type))
         if field.one_of:
-            allowed = ", ".join(_sql_literal(v) for v in field.one_of)
+            allowed = ", ".join(string_literal(v) for v in field.one_of)
             branches.append(f"when {present} and ({value} ->> '$') not in ({allowed}) then 'field \"{field.path}\" "
                             f"is ' || {shown} || '; expected one of {', '.join(field.one_of)}'")
     return "case " + "\n ".join(branches) + " end"
@@ -96,7 +93,7 @@ def _items_branch(field: Field, value: str, json_type: str) -> str:
     """``when`` an item of an array of objects is not an object, or one of its keys fails its kind: the first such."""
     tests = []
     for key, kind in field.items:
-        item_value, item_type = f"(x -> {_sql_literal(key)})", f"json_type(x -> {_sql_literal(key)})"
+        item_value, item_type = f"(x -> {string_literal(key)})", f"json_type(x -> {string_literal(key)})"
         test, expected, _ = _TYPE_TESTS[kind]
         tests.append(f"when coalesce({item_type}, 'NULL') <> 'NULL' and not ({test.format(v=item_value, t=item_type)}) "
                      f"then 'field \"{field.path}[' || i || '].{key}\" is ' || left({item_value}::varchar, 80) "
@@ -119,7 +116,7 @@ def structure_sql(fields: list[Field]) -> str:
             node = node[parent]
         node.setdefault(leaf, [{key: _TYPE_TESTS[kind][2] for key, kind in field.items}] if field.items
                         else _TYPE_TESTS[field.kind][2])
-    return _sql_literal(json.dumps(structure))
+    return string_literal(json.dumps(structure))
 
 
 _LINE_CHECKS = """
@@ -151,7 +148,7 @@ def _typed(path: str, root: str = "j") -> str:
 def _admitted(kind: str, json_type: str) -> str:
     if kind == "any":
         return "true"
-    return f"coalesce({json_type}, 'NULL') in ('NULL', {', '.join(_sql_literal(t) for t in _ADMITTED[kind])})"
+    return f"coalesce({json_type}, 'NULL') in ('NULL', {', '.join(string_literal(t) for t in _ADMITTED[kind])})"
 
 
 ITEM_SLOTS = 4  # the first items of an array field are typed with the line; a longer array is examined by path
@@ -170,7 +167,7 @@ def _slot_paths(fields: list[Field]) -> list[tuple[str, str]]:
 def _type_paths(fields: list[Field]) -> str:
     """The paths whose JSON types ``t`` lists: the line, each field, then the item slots."""
     paths = ["$"] + ["$." + f.path for f in fields] + [path for path, _ in _slot_paths(fields)]
-    return "[" + ", ".join(_sql_literal(p) for p in paths) + "]"
+    return "[" + ", ".join(string_literal(p) for p in paths) + "]"
 
 
 def _types_ok_sql(fields: list[Field]) -> str:
@@ -206,11 +203,11 @@ def _value_suspect_sql(fields: list[Field]) -> str:
         if field.kind in _RANGES:
             tests.append((value, f"not coalesce({range_test(value, _RANGES[field.kind])}, false)"))
         elif field.kind == "ts":
-            shape = _sql_literal(TIMESTAMP_SHAPE)
+            shape = string_literal(TIMESTAMP_SHAPE)
             tests.append((value, f"not coalesce(regexp_full_match({value}, {shape}) and "
                                  f"{window_test(f'try_cast({value} as timestamptz)')}, false)"))
         if field.one_of:
-            tests.append((value, f"{value} not in ({', '.join(_sql_literal(v) for v in field.one_of)})"))
+            tests.append((value, f"{value} not in ({', '.join(string_literal(v) for v in field.one_of)})"))
         if field.items:
             tests.append((value, f"(len({value}) > {ITEM_SLOTS} and not {_items_ok_sql(field, f'_items{number}')})"))
             tests += [(value, f"not {_item_ranges_ok(field, key, kind)}") for key, kind in field.items if kind in _RANGES]
@@ -220,7 +217,7 @@ def _value_suspect_sql(fields: list[Field]) -> str:
 
 def _items_columns(fields: list[Field]) -> str:
     """The array fields whose items are tested, each as its JSON text (parsed once, only where present)."""
-    return "".join(f", case when len({_typed(f.path)}) > {ITEM_SLOTS} then json_extract(line, {_sql_literal('$.' + f.path)}) end "
+    return "".join(f", case when len({_typed(f.path)}) > {ITEM_SLOTS} then json_extract(line, {string_literal('$.' + f.path)}) end "
                    f"as _items{number}" for number, f in enumerate(fields) if f.items)
 
 
@@ -230,7 +227,7 @@ def _items_ok_sql(field: Field, items: str) -> str:
     for key, kind in field.items:
         if kind == "any":
             continue
-        types = f"json_type({items}, {_sql_literal(f'$[*].{key}')})"
+        types = f"json_type({items}, {string_literal(f'$[*].{key}')})"
         tests.append(f"list_bool_and(list_transform({types}, lambda x: {_admitted(kind, 'x')}))")
     return "coalesce(" + " and ".join(tests) + ", true)"
 
