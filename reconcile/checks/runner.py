@@ -238,7 +238,8 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config) -
             result.not_judged += _unjudged_buckets(con)
         columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
         at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
-        # not exists, not "run_id not in (…)": Spark plans NOT IN (with its NULL rules) as a nested-loop join
+        # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
+        # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
         conditions = ["not exists (select 1 from _unjudged u where u.run_id = violations.run_id)"]
         if where:
             conditions.append(f"({where.format(at=at)})")
