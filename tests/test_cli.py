@@ -88,6 +88,9 @@ def test_sql_outputs_and_refuses_writes(cli, tmp_path, db_path):
     assert as_csv[0] == "idx,kind,tool_name,cost_micros,ms,error" and as_csv[3] == "2,tool,write_file,,12,OSError: boom"
     assert as_csv[1] == "0,model,,3465,900,"  # priced from genai-prices' claude-sonnet-4-5
     assert "5 row(s)" in cli("sql", query, "--db", db_path).out
+    tiny = "select 0.000000001::decimal(18, 9) as usd, 1.50::decimal(10, 2) as x"
+    assert cli("sql", tiny, "--csv", "--db", db_path).out.splitlines() == ["usd,x", "0.000000001,1.50"]
+    assert "0.000000001" in cli("sql", tiny, "--db", db_path).out  # the table too, never 1E-9
     for statement in ("delete from runs", "drop table runs", "copy runs to 'x.csv'", "select 1; select 2"):
         refused = cli("sql", statement, "--db", db_path)
         assert refused.code == ExitCode.BAD_INPUT, statement

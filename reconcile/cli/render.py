@@ -74,6 +74,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        return format(value, "f")  # 0.000000001, never 1E-9
     return str(value)
 
 
