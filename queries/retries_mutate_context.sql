@@ -1,11 +1,12 @@
 -- name: retries_mutate_context
--- invariant: no model call repeats the previous call's exact input after that call failed or gave an invalid output
+-- invariant: no model call repeats the previous call's exact input after that call gave an invalid output or failed for a reason other than transport; a transport or rate-limit failure (HTTP 429, 5xx, 529 overloaded: error_class, else transport_error_pattern) is rightly retried on the same context (seed 003)
 -- severity: warn
--- remedy: a retry that changes nothing pays twice for the same failure; add the error (or a correction) to the context before retrying, or back off and give up
+-- remedy: a retry that changes nothing pays twice for the same failure; append the validation error, the expected schema and the offending field to the context before the next turn (seed 003), or back off and give up
 -- needs: input_hash
 with model_calls as (
     select run_id, idx, input_hash,
-           lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error
+           lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error,
+           lag(error_class) over w as previous_class
     from steps
     where kind = 'model'
     window w as (partition by run_id, coalesce(agent_label, '') order by idx)
@@ -14,3 +15,5 @@ select run_id, idx as step,
        format('sent the same input as step {}, which had failed ({})', previous_idx, left(previous_error, 80)) as detail
 from model_calls
 where input_hash = previous_hash and previous_error is not null
+  and coalesce(previous_class not in ('transport', 'rate_limit'),
+               not regexp_matches(previous_error, getvariable('transport_error_pattern')))

@@ -7,7 +7,7 @@ with executions as (
     select run_id, idx, tool_name, idempotency_key is not null as keyed,
            coalesce(idempotency_key, tool_name || ':' || coalesce(args_hash, '')) as effect
     from steps
-    where kind = 'tool' and side_effect and coalesce(tool_status, 'ok') not in ('unknown_tool', 'invalid_args')
+    where kind = 'tool' and side_effect and coalesce(tool_status, 'ok') not in ('unknown_tool', 'invalid_args', 'not_run')
 )
 select run_id, idx as step,
        format('{} ran again with the same {} as at step {}', tool_name,

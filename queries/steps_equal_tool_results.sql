@@ -1,5 +1,5 @@
 -- name: steps_equal_tool_results
--- invariant: a run has as many tool results as tool calls its model steps asked for (a final answer asks for none), and the harness ledger counts as many steps as the journal has model steps
+-- invariant: a run has as many tool results as tool calls its model steps asked for (a final answer asks for none), and the harness ledger counts as many steps as the journal has model steps (with or without its wrap-up turn)
 -- severity: error
 -- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
 -- needs: call_ids
@@ -39,6 +39,9 @@ select q.run_id, q.step_idx, format('step {} is a final answer but asked for too
 from tool_calls q
 join steps s on s.run_id = q.run_id and s.idx = q.step_idx and s.is_final
 union all
-select run_id, null, format('the harness ledger counts {} steps; the journal has {} model steps', ledger_steps, steps)
-from run_view
-where ledger_steps <> steps
+select run_id, null, format('the harness ledger counts {} steps; the journal has {} model steps{}{}', ledger_steps, steps,
+                            case when ledger_scope = 'tree' then format(' in its agent tree of {} runs', runs) else '' end,
+                            case when wrap_up_steps > 0 then format(' ({} without its wrap-up turns)', steps - wrap_up_steps)
+                                 else '' end)
+from ledger_view
+where ledger_steps <> steps and ledger_steps <> steps - wrap_up_steps  -- a ledger may leave the wrap-up out (seed 001)

@@ -68,6 +68,11 @@ class Reconcile:
         report = cost_report(self.con, by)
         return pl.DataFrame([*report["groups"], report["total"]], infer_schema_length=None)
 
+    def cost_per_completed_task(self, source: str = "auto") -> pl.DataFrame:
+        """A group's spend / its succeeded runs, by agent, task class, model and limits (as ``reconcile cost``)."""
+        return pl.DataFrame(cost_report(self.con, "agent", source=source)["cost_per_completed_task"],
+                            infer_schema_length=None)
+
     def budgets(self, by: str = "agent") -> pl.DataFrame:
         rows = []
         for group in budget_report(self.con, by)["groups"]:

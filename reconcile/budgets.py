@@ -30,7 +30,7 @@ from .ceilings import CEILINGS
 from .costs import SOURCES
 from .errors import BadInput
 from .store import records
-from .when import bucket
+from .when import bucket, night_sql
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
           "model": "coalesce(r.model, '(none)')"}
@@ -54,15 +54,18 @@ def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, see
 
 
 def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
-                  source: str = "auto") -> dict[str, Any]:
-    """Per group: runs, success rate, and for each ceiling the evidence and the recommendation."""
+                  source: str = "auto", unit: str = "run") -> dict[str, Any]:
+    """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
+    success rate, and for each ceiling the evidence and the recommendation."""
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
+    if unit not in ceilings.UNITS:
+        raise BadInput(f"--unit {unit!r}: choose one of {', '.join(ceilings.UNITS)}")
     if source not in SOURCES:
         raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
-    ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source})
+    ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source}, unit)
     groups = records(con, f"""
         select key, count(*) as runs, count(*) filter (where succeeded) as succeeded,
                count(*) filter (where status = 'budget_exceeded') as budget_stopped,
@@ -73,10 +76,8 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None,
         from _budget_runs group by 1 order by 1""")
     found = ceilings.evidence(con)
     kept_going = {}
-    for key, run_id in con.execute(f"""
-            select {GROUPS[by]}, r.run_id from runs r join run_view v using (run_id)
-            where {window} and r.status in ('budget_exceeded', 'timed_out', 'stalled') and v.has_final_answer
-            order by 1, 2""", params).fetchall():
+    for key, run_id in con.execute("""select key, run_id from _budget_runs where answered
+                                      and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2""").fetchall():
         kept_going.setdefault(key, []).append(run_id)
     report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
     stops = ceilings.would_stop(con, {(g["key"], m): r["value"] for g in report
@@ -85,7 +86,7 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None,
         for metric, recommendation in g["recommendation"].items():
             recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})
     con.execute("drop table _budget_runs")
-    return {"by": by, "cost_source": source, "groups": report}
+    return {"by": by, "unit": unit, "cost_source": source, "groups": report}
 
 
 def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str, Any]:
@@ -103,7 +104,12 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
                                   "censored": (evidence or {}).get("censored", 0),
                                   "cut_by_ceiling": (evidence or {}).get("cut_by_ceiling", 0)}
         group["configured"][name] = configured
+        if name in ceilings.OPTIONAL and configured is None:
+            continue  # seed 000's prompt and completion ceilings: recommended where the harness keeps them
         recommendation = ceilings.recommend(name, evidence, configured, too_tight)
+        if recommendation is not None and name == "steps" and recommendation["value"] is not None:
+            recommendation["allows"] = (f"max_steps = {recommendation['value']} allows {recommendation['value']} charged "
+                                        "model calls, plus the tool-free wrap-up turn of a harness that takes one")
         if recommendation is not None:
             group["recommendation"][name] = recommendation
             group["recommended"][name] = recommendation["value"]
@@ -130,12 +136,19 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
 
 def emit(report: dict[str, Any], style: str) -> str:
     """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment."""
-    names = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
+    names = CEILINGS
     groups = [g for g in report["groups"] if g["recommended"]]
     header = "recommended ceilings: p99 of succeeded runs, counting runs cut while progressing (reconcile budgets)"
+    if report.get("unit") == "tree":
+        header += "; each an agent tree's shared budget (limits.scope = tree)"
 
     def note(g, k, mark):
-        return f"  {mark} at least: observe a night before trusting it" if g["recommendation"][k]["at_least"] else ""
+        said = []
+        if g["recommendation"][k]["at_least"]:
+            said.append("at least: observe a night before trusting it")
+        if k == "steps":
+            said.append("charged model calls; a wrap-up turn comes on top")
+        return f"  {mark} " + "; ".join(said) if said else ""
 
     if style == "toml":
         blocks = []
@@ -162,12 +175,15 @@ def _number(value: float | int) -> str:
     return str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
-def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None) -> list[dict[str, Any]]:
-    """Per group and day (of the zone ``use_zone`` set), each status's share and its change from the day before."""
+def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+                      period: str = "day") -> list[dict[str, Any]]:
+    """Per group and day (or ``night``: noon to noon) of the zone ``use_zone`` set, each status's share and its
+    change from the period before. A night is the unit of an overnight loop: days would compare its two halves."""
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
+    when = night_sql("r.started_at") if period == "night" else bucket("r.started_at", period)
     return records(con, f"""
         with counts as (
-            select {GROUPS[by]} as key, {bucket('r.started_at', 'day')} as day, r.status, count(*) as runs
+            select {GROUPS[by]} as key, {when} as day, r.status, count(*) as runs
             from runs r where {window} group by all
         ),
         shares as (

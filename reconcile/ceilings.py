@@ -19,7 +19,8 @@ For each group and each ceiling (steps, tokens, wall seconds, cost):
   ceiling that cut progressing runs of a group flagged ``too_tight`` is never recommended lower;
 - beside every recommended value, the succeeded runs it would have stopped (count and ids).
 
-Which ceiling stopped a run is read from its raw stop reason (``CEILING_REASONS``).
+Which ceiling stopped a run is read from its raw stop reason: the limit its stop-reason rule names
+(``reconcile.status.STOP_REASON_RULES``).
 """
 
 from __future__ import annotations
@@ -31,30 +32,57 @@ import duckdb
 
 from .costs import CHOSEN
 from .money import usd
+from .sql_text import string_literal
+from .status import STOP_REASON_RULES
 
 PROGRESS_WINDOW = 6  # calls looked at to decide a stopped run was still making progress
-METRIC_SQL = {"steps": "v.steps", "tokens": "v.total_tokens", "wall_seconds": "v.wall_seconds",
-              "cost_micros": "c.cost_micros"}
-CEILINGS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
-CEILING_REASONS = {  # the raw stop reasons (lower-cased, whole) that name each ceiling; see docs/status.md
-    "steps": r"max_steps|max_turns|max_iterations|step limit \(\d+\)|turn limit \(\d+\)",
-    "tokens": r"max_prompt_tokens|max_completion_tokens|max_tokens|token limit \(\d+\)|exit_context|submitted \(exit_context\)",
-    "cost_micros": r"max_cost(_micros)?|cost limit \(\$?[0-9.]+\)|exit_cost|submitted \(exit_cost\)",
-    "wall_seconds": r"max_wall_seconds|time limit \([0-9.]+ ?s\)|timeout|timed out|exit_total_execution_time"
-                    r"|submitted \(exit_total_execution_time\)",
-}
+# A step ceiling counts charged model calls: a wrap-up turn and a call the provider refused are not charged.
+METRIC_SQL = {"steps": "r.charged_steps", "tokens": "r.total_tokens", "prompt_tokens": "r.input_tokens",
+              "completion_tokens": "r.output_tokens", "wall_seconds": "r.wall_seconds", "cost_micros": "r.cost_micros"}
+CEILINGS = {"steps": "max_steps", "tokens": "max_tokens", "prompt_tokens": "max_prompt_tokens",
+            "completion_tokens": "max_completion_tokens", "wall_seconds": "max_wall_seconds",
+            "cost_micros": "max_cost_micros"}
+OPTIONAL = ("prompt_tokens", "completion_tokens")  # seed 000's ceilings: recommended where the harness has them
+UNITS = ("run", "tree")
+
+
+def units_sql(unit: str) -> str:
+    """One row a unit a budget is spent by: a run, or an agent tree (seed 001: one budget shared by the root and
+    every sub-agent under it), with the columns ``stage_runs`` reads. A tree's limits, status and times are its
+    root's; its steps, tokens and cost add up over its runs (its cost unknown when any run's is)."""
+    if unit == "run":
+        return """select r.run_id, r.agent, r.task_class, r.model, r.status, r.stop_reason, r.started_at,
+                          r.tool_timeout_seconds, {limits}, v.charged_steps, v.total_tokens, v.input_tokens,
+                          v.output_tokens, v.wall_seconds, v.has_final_answer, c.cost_micros
+                   from runs r join run_view v using (run_id) join chosen c using (run_id)""".format(
+            limits=", ".join(f"r.{column}" for column in CEILINGS.values()))
+    root = "any_value({0}) filter (where m.run_id = m.root_run_id)"
+    return f"""select m.root_run_id as run_id, {", ".join(root.format(f"r.{c}") + f" as {c}" for c in (
+                   "agent", "task_class", "model", "status", "stop_reason", "started_at", "tool_timeout_seconds",
+                   *CEILINGS.values()))},
+                   sum(m.charged_steps) as charged_steps, sum(m.total_tokens) as total_tokens,
+                   sum(m.input_tokens) as input_tokens, sum(m.output_tokens) as output_tokens,
+                   date_diff('millisecond', min(m.started_at), max(m.ended_at)) / 1000.0 as wall_seconds,
+                   {root.format("m.has_final_answer")} as has_final_answer,
+                   case when count(c.cost_micros) = count(*) then sum(c.cost_micros) end as cost_micros
+               from run_view m join runs r on r.run_id = m.run_id join chosen c on c.run_id = m.run_id
+               group by m.root_run_id
+               having count(*) filter (where m.run_id = m.root_run_id) = 1"""
 SHOWN_IDS = 20  # ids listed per recommendation in JSON (the count is always complete)
 
 
-def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, params: dict) -> None:
-    """``_budget_runs``: one row per run in the window — its group, whether it succeeded or was cut
-    while progressing (and by which ceiling), and its steps, tokens, wall seconds and cost."""
-    cut_by = "case " + " ".join(f"when regexp_full_match(lower(trim(r.stop_reason)), '{pattern}') then '{name}'"
-                                for name, pattern in CEILING_REASONS.items()) + " end"
+def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, params: dict, unit: str = "run") -> None:
+    """``_budget_runs``: one row per run (or agent tree, ``unit``) in the window — its group, whether it succeeded
+    or was cut while progressing (and by which ceiling), and its steps, tokens, wall seconds and cost."""
+    # the rules tried in order, as the status mapping tries them: the first match names the limit (or none)
+    cut_by = "case " + " ".join(
+        f"when regexp_full_match(lower(trim(r.stop_reason)), {string_literal('(?:' + rule.pattern + ')')}) then "
+        + (string_literal(rule.names) if rule.names in CEILINGS else "null") for rule in STOP_REASON_RULES) + " end"
     con.execute(
         f"""create or replace temp table _budget_runs as
         with {CHOSEN},
-        stopped as (select r.run_id from runs r where r.status in ('budget_exceeded', 'timed_out') and {window}),
+        units as ({units_sql(unit)}),
+        stopped as (select r.run_id from units r where r.status in ('budget_exceeded', 'timed_out') and {window}),
         last_calls as (
             select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
                    row_number() over (partition by q.run_id order by q.step_idx desc, q.call_position desc) as back
@@ -66,17 +94,17 @@ def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, para
             select distinct s.run_id from stopped x
             join (select *, row_number() over (partition by run_id order by idx desc) as back from steps where kind = 'tool') s
                 using (run_id)
-            join runs r using (run_id)
+            join units r using (run_id)
             where s.back <= {PROGRESS_WINDOW}
               and (s.tool_status = 'timeout' or s.ms > 1000 * r.tool_timeout_seconds)
         )
-        select {group_sql} as key, r.run_id, r.status, r.status = 'succeeded' as succeeded,
+        select {group_sql} as key, r.run_id, r.status, r.status = 'succeeded' as succeeded, r.has_final_answer as answered,
                r.status in ('budget_exceeded', 'timed_out') and coalesce(p.progressing, true)
-                   and not v.has_final_answer and h.run_id is null as censored,
+                   and not r.has_final_answer and h.run_id is null as censored,
                {cut_by} as cut_by,
                {", ".join(f"{sql}::double as {name}" for name, sql in METRIC_SQL.items())},
                {", ".join(f"r.{column}::double as configured_{name}" for name, column in CEILINGS.items())}
-        from runs r join run_view v using (run_id) join chosen c using (run_id)
+        from units r
         left join progress p using (run_id)
         left join hung h using (run_id)
         where {window}""",

@@ -5,8 +5,9 @@ the chosen source, below), what reconcile's own prices make of the same calls, t
 counterfactual (every input token at the input price) and the savings the cache made, the cache
 hit rate (cache reads / all input), the catalogue tax (tool schemas re-sent on every call, billed
 as each call billed them) and its share, the harness's own cost beside ours, and what could not
-be priced. Beside the groups: cost per *completed* task (total cost / success rate) by agent,
-task class, model and limits, and the spend on runs that failed, stalled or hit a budget.
+be priced. Beside the groups: cost per *completed* task (a group's spend / its succeeded runs,
+``money.cost_per_completed_task``) by agent, task class, model and limits, and the spend on runs
+that failed, stalled or hit a budget.
 
 Cost sources (``--cost-source``, like ccusage's ``--mode``): ``ours`` prices every call from
 its tokens; ``harness`` takes what the harness recorded (its ledger, else its steps' own costs:
@@ -24,6 +25,7 @@ from typing import Any
 import duckdb
 
 from .errors import BadInput
+from .money import cost_per_completed_task
 from .store import frozen_views, records
 from .when import TIME_GROUPS, bucket
 
@@ -37,6 +39,9 @@ GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks a
     "model": ("coalesce(s.price_model, '(none)')", "coalesce(r.model, '(none)')"),
     "task_class": ("coalesce(r.task_class, '(none)')", "coalesce(r.task_class, '(none)')"),
     "run": ("r.run_id", "r.run_id"),
+    # an agent tree (seed 001's shared budget): the root of each run's tree
+    "tree": ("(select v.root_run_id from run_view v where v.run_id = r.run_id)",
+             "(select v.root_run_id from run_view v where v.run_id = r.run_id)"),
 }
 LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coalesce(r.max_tokens::varchar, '-') "
           "|| ' wall=' || coalesce(r.max_wall_seconds::varchar || 's', '-') || ' spend=' "
@@ -132,11 +137,10 @@ def _cost_report(con: duckdb.DuckDBPyConnection, by: str, since: datetime | None
         from runs r join chosen c using (run_id) where {WINDOW}
         group by all order by 1, 2, 3, 4""", params)
     for row in per_task:
-        rate = row["succeeded"] / row["runs"] if row["runs"] else 0
-        row["success_rate"] = rate
+        row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
         if not row["complete"]:  # a partial sum is not the cost
             row["cost_micros"] = None
-        row["cost_per_completed_task_micros"] = round(row["cost_micros"] / rate) if rate and row["complete"] else None
+        row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
     waste = records(con, f"""
         with {CHOSEN}
         select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
@@ -186,6 +190,10 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     row["cost_complete"] = not (row["unpriced_steps"] or row["calls_without_usage"] or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
     row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None
+    row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
+    # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out
+    row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["succeeded"])
+                                             if row["cost_complete"] else None)
     row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
                                   if priced and row.get("catalogue_tax_micros") is not None else None)
     row["unpriced_models"] = row.get("unpriced_models") or []

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from . import store
-from .status import STATUSES, STOP_REASON_RULES
+from .status import HARNESS_STATUS_RULES, STATUSES, STOP_REASON_RULES
 
 RELATIONS = {
     "run_view": "One row a run: status, step and token totals (disjoint buckets), wall seconds, cost, whether a "
@@ -54,13 +54,30 @@ def status_markdown() -> str:
     lines += [f"| `{s}` | {STATUS_MEANINGS[s]} |" for s in STATUSES]
     lines += ["", "## Mapping from raw stop reasons", "",
               "Rules are tried in order; the first whose pattern matches the whole reason (case-insensitive,",
-              "surrounding spaces ignored) gives the status. A native `run_end` line may instead carry an",
-              "explicit `status`; a reason no rule matches, without one, is rejected with a message.", "",
-              "| pattern (regular expression) | status | why |", "|---|---|---|"]
-    for pattern, status, why in STOP_REASON_RULES:
-        shown = pattern.replace("|", "\\|")
-        lines.append(f"| `{shown}` | {status if status != '(itself)' else 'the same status'} | {why} |")
+              "surrounding spaces ignored) gives the status. Numbers in a reason may carry thousands separators,",
+              "decimals, a currency sign and a unit, as harnesses print them (`token limit (200,000)`,",
+              "`cost limit ($2.00)`, `time limit (300.0s)`). The last column is the limit the reason names:",
+              "`reconcile budgets` reads it to tell which ceiling cut a run.", "",
+              "| pattern (regular expression) | status | why | names |", "|---|---|---|---|"]
+    for rule in STOP_REASON_RULES:
+        lines.append(f"| `{_cell(rule.pattern)}` | {_status(rule.status)} | {_cell(rule.why)} | {rule.names or ''} |")
+    lines += ["", "## A status of the harness's own", "",
+              "A native `run_end` line may carry `status`, the harness's own word for how the run ended (kept raw",
+              "in `runs.harness_status`). It is mapped by these rules, tried in order; a word no rule knows leaves",
+              "the stop reason to decide. A run_end line is refused only when neither its status nor its stop",
+              "reason says anything known, and the journal writer refuses it at once.", "",
+              "| status pattern | status | why |", "|---|---|---|"]
+    for rule in HARNESS_STATUS_RULES:
+        lines.append(f"| `{_cell(rule.pattern)}` | {_status(rule.status)} | {_cell(rule.why)} |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _status(status: str) -> str:
+    return {"(itself)": "the same status", "(by reason)": "by the stop reason"}.get(status, status)
 
 
 def sql_api_markdown() -> str:

@@ -37,11 +37,14 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("result_bound", "bound on tool results (the largest result let into the context)",
          "r.result_bound_tokens is not null"),
     Fact("limits", "budgets (step, token, wall-clock or spend ceilings)",
-         "coalesce(r.max_steps, r.max_tokens, r.max_wall_seconds, r.max_cost_micros) is not null"),
-    Fact("loop_limit", "loop detection (the max_repeats limit of a harness that stops repeating runs)",
-         "r.max_repeats is not null"),
+         "coalesce(r.max_steps, r.max_tokens, r.max_prompt_tokens, r.max_completion_tokens, r.max_wall_seconds, "
+         "r.max_cost_micros) is not null or coalesce(tree.root_scope = 'tree', false)"),  # a sub-agent of a shared budget
+    Fact("loop_detector", "loop detector (which of the seeds' detectors the harness runs, and its limit)",
+         "r.loop_detector is not null or r.max_repeats is not null"),
+    Fact("retry_limit", "retry limit (limits.max_retries)", "r.max_retries is not null"),
+    Fact("fallback_route", "fallback model for rate-limited calls (fallback_model)", "r.fallback_model is not null"),
     Fact("ledger", "harness ledger (the harness's own counters)",
-         "coalesce(r.ledger_steps, r.ledger_input_tokens, r.ledger_output_tokens, r.ledger_cost_micros, "
+         "coalesce(r.ledger_steps, r.ledger_input_tokens, r.ledger_output_tokens, r.ledger_tokens, r.ledger_cost_micros, "
          "r.ledger_tool_results) is not null"),
     Fact("catalogue", "tool catalogue (which tools exist, which change the world)", "t.catalogued"),
     Fact("context_size", "context size of each model call", "coalesce(t.model_steps, 0) = 0 or t.context_steps > 0"),
@@ -72,13 +75,15 @@ with t as (
            count(*) filter (where s.kind = 'model' and s.input_hash is not null) as hashed_steps
     from steps s group by s.run_id
 ),
-catalogued as (select distinct run_id from run_tools)
+catalogued as (select distinct run_id from run_tools),
+tree as (select v.run_id, t.budget_scope as root_scope from run_view v join runs t on t.run_id = v.root_run_id)
 select r.run_id, r.source_format, r.agent,
        {", ".join(f"({FACTS[name].known_sql.replace('t.catalogued', 'c.run_id is not null')}) as {name}"
                   for name in RUN_FACT_NAMES)}
 from runs r
 left join t using (run_id)
 left join catalogued c using (run_id)
+left join tree using (run_id)
 {" ".join(f"left join format_facts ff_{name} on ff_{name}.format = r.source_format and ff_{name}.fact = '{name}'"
           for name in _DECLARED)}
 """

@@ -15,14 +15,9 @@ import duckdb
 from .costs import CHOSEN
 from .status import STATUSES
 from .store import records
-from .when import Window, local_sql
+from .when import Window, night_sql
 
 RECENT_NIGHTS = 14
-
-
-def night_sql(expression: str) -> str:
-    """SQL naming the night a timestamptz falls in (noon to noon in the zone ``use_zone`` set)."""
-    return f"strftime({local_sql(expression)} - interval 12 hour, '%Y-%m-%d')"
 
 
 def nights(con: duckdb.DuckDBPyConnection, recent: int = RECENT_NIGHTS, source: str = "auto") -> list[dict[str, Any]]:

@@ -26,14 +26,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from .canonical import args_hash, canonical_json, idempotency_key, sha256_text
+from .journal_spec import DETECTORS, EVENTS, OUTCOMES, TOOL_STATUSES, USAGE_BUCKETS, record_problem
+
+__all__ = ["Journal", "JournalError", "RunJournal", "ToolCall", "ModelStep", "DETECTORS", "EVENTS", "OUTCOMES",
+           "TOOL_STATUSES", "USAGE_BUCKETS", "estimate_tokens"]
 
 FORMAT_VERSION = 1
 TEXT_PREVIEW_CHARS = 4000
 RESULT_PREVIEW_CHARS = 1000
-USAGE_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
-TOOL_STATUSES = ("ok", "error", "timeout", "unknown_tool", "invalid_args", "started")
-OUTCOMES = TOOL_STATUSES[:-1]  # "started" is not an outcome: the call is in flight
-EVENTS = ("compaction", "retry", "fallback", "cancel", "wrap_up")
+
+
+class JournalError(ValueError):
+    """A record the loader would reject: refused when it is written, with the loader's reason."""
 
 Clock = Callable[[], datetime]
 
@@ -79,18 +83,28 @@ class Journal:
         self.clock = clock
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Append one record as a line and flush it."""
+        """Append one record as a line and flush it; a record ingest would reject raises ``JournalError``
+        (nothing is written), so a harness hears of a bad field when it writes it."""
+        problem = record_problem(json.loads(json.dumps(record)))  # judged as the loader will see it
+        if problem:
+            raise JournalError(f"{record.get('type', 'record')} of run {record.get('run_id')!r}: {problem}")
         self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._file.flush()
 
     def start_run(self, run_id: str | None = None, *, agent: str, tools: Iterable[Mapping[str, Any]] = (),
-                  limits: Mapping[str, Any] | None = None, ts: datetime | None = None, **fields: Any) -> RunJournal:
-        """Write the run_start line. ``fields``: task_class, model, provider, api_key_id, workspace_id,
-        project_id, catalogue_tokens, predicted_stop_reason, labels."""
+                  limits: Mapping[str, Any] | None = None, loop_detector: str | Mapping[str, Any] | None = None,
+                  ts: datetime | None = None, **fields: Any) -> RunJournal:
+        """Write the run_start line. ``loop_detector``: the harness's loop detector, a name of ``DETECTORS``
+        or ``{"kind": …, "limit": N, "window": N}``. ``fields``: task_class, model, provider, api_key_id,
+        workspace_id, project_id, catalogue_tokens, predicted_stop_reason, labels, parent_run_id (the run
+        that started this sub-agent), fallback_model."""
         run = RunJournal(self, run_id or uuid.uuid4().hex, {t["name"]: t for t in tools})
         record = {"v": FORMAT_VERSION, "type": "run_start", "run_id": run.run_id,
                   "ts": _timestamp(ts or self.clock()), "agent": agent, "limits": dict(limits or {}),
                   "tools": [_tool_entry(t) for t in run.tools.values()]}
+        if loop_detector is not None:
+            record["loop_detector"] = ({"kind": loop_detector} if isinstance(loop_detector, str)
+                                       else dict(loop_detector))
         record.update({k: v for k, v in fields.items() if v is not None})
         self.write(record)
         return run
@@ -125,15 +139,16 @@ class RunJournal:
 
     def _step(self, kind: str, ms: float | None, ts: datetime | None, extra: dict[str, Any],
               idx: int | None = None) -> int:
-        if idx is None:
-            idx = self.next_idx
-            self.next_idx += 1
+        new = idx is None
+        idx = self.next_idx if new else idx
         record = {"v": FORMAT_VERSION, "type": "step", "run_id": self.run_id, "idx": idx, "kind": kind,
                   "ts": _timestamp(ts or self.journal.clock())}
         if ms is not None:  # a started record has no duration yet
             record["ms"] = int(round(ms))
         record.update({k: v for k, v in extra.items() if v is not None})
         self.journal.write(record)
+        if new:  # a refused record takes no index
+            self.next_idx += 1
         return idx
 
     def model_step(self, *, usage: Mapping[str, int], ms: float | None = None, model: str | None = None,
@@ -141,7 +156,7 @@ class RunJournal:
                    input_messages: Any = None, ts: datetime | None = None, **fields: Any) -> ModelStep:
         """Write a model step. ``usage`` uses the disjoint buckets of ``USAGE_BUCKETS``;
         ``fields``: provider, request_id, response_id, finish_reason, context_tokens, input_hash,
-        attempt, error, cost_micros, agent_label."""
+        attempt, error, error_class (transport, rate_limit or invalid_output), cost_micros, agent_label."""
         unknown = set(usage) - set(USAGE_BUCKETS)
         if unknown:
             raise ValueError(f"unknown usage buckets {sorted(unknown)}; use {USAGE_BUCKETS}")
@@ -203,9 +218,10 @@ class RunJournal:
             raise ValueError(f"event {event!r} is not one of {EVENTS}")
         return self._step("event", ms, ts, {"event": event, **fields})
 
-    def end(self, stop_reason: str, *, final_output: str | None = None, ledger: Mapping[str, Any] | None = None,
-            status: str | None = None, ts: datetime | None = None) -> None:
-        """Write the run_end line with the raw stop reason and the harness's own counters."""
+    def end(self, stop_reason: str | None = None, *, final_output: str | None = None,
+            ledger: Mapping[str, Any] | None = None, status: str | None = None, ts: datetime | None = None) -> None:
+        """Write the run_end line: the raw stop reason, the harness's own status word if it has one
+        (``complete``, ``incomplete``, ``budget_exceeded`` …; at least one of the two), and its counters."""
         record = {"v": FORMAT_VERSION, "type": "run_end", "run_id": self.run_id,
                   "ts": _timestamp(ts or self.journal.clock()), "stop_reason": stop_reason,
                   "status": status, "final_output": final_output, "ledger": dict(ledger) if ledger else None}

@@ -348,6 +348,18 @@ def m012_working_time(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table runs add column working_seconds double")
 
 
+def m013_harness_policy(con: duckdb.DuckDBPyConnection) -> None:
+    """What a harness declares of its own policy: its own word for how a run ended, prompt and completion ceilings,
+    retries, a budget shared by an agent tree, its loop detector and fallback route, a ledger that counts tokens as one
+    total (seed 001); and how a model call failed."""
+    for column, kind in (("harness_status", "varchar"), ("max_prompt_tokens", "bigint"),
+                         ("max_completion_tokens", "bigint"), ("max_retries", "integer"), ("budget_scope", "varchar"),
+                         ("loop_detector", "varchar"), ("loop_limit", "integer"), ("loop_window", "integer"),
+                         ("fallback_model", "varchar"), ("ledger_tokens", "bigint")):
+        con.execute(f"alter table runs add column {column} {kind}")
+    con.execute("alter table steps add column error_class varchar")  # transport | rate_limit | invalid_output
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -361,6 +373,7 @@ MIGRATIONS: list[Migration] = [
     m010_ingest_deferrals,
     m011_file_stamps,
     m012_working_time,
+    m013_harness_policy,
 ]
 
 

@@ -11,6 +11,21 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 
+def cost_per_completed_task(spend, completed):
+    """What one completed task cost: the spend divided by the tasks completed for it — a group's spend over its
+    succeeded runs, or a run's projected cost over the success rate (seed 003: cost per run ÷ success rate, the
+    same thing). Failed runs are paid for too, so they are in the spend and not in the divisor.
+
+    Integer micro-dollars in, integer micro-dollars out (half up); a Decimal in, an exact Decimal out. None when
+    the spend is unknown or nothing was completed.
+    """
+    if spend is None or not completed:
+        return None
+    if isinstance(spend, int) and isinstance(completed, int):
+        return int((Decimal(spend) / completed).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    return Decimal(spend) / Decimal(completed)
+
+
 def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", places: int = 2) -> str:
     """``$1.23`` from micro-dollars (``places=4`` for a per-call figure: ``$0.0123``); ``unknown`` for None.
 

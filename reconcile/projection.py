@@ -10,7 +10,7 @@ writes a fixed number of output tokens. Turn k (from 1) sends
   reads the previous turn's input from the cache (at the read multiplier) and writes its new
   tokens (``growth``) at the write multiplier.
 - Catalogue tax: the catalogue's tokens on every turn, at the input price.
-- Per completed task: cost / success rate (failed runs are paid for too).
+- Per completed task: cost / success rate (``money.cost_per_completed_task``: failed runs are paid for too).
 
 Money is computed in exact decimals; ``--json`` gives them unrounded, the table to 1/100 of a cent.
 """
@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from .money import cost_per_completed_task
 from .sheets import Column, Sheet
 from .store import records
 
@@ -59,8 +60,8 @@ def project(inputs: Inputs, turns: int) -> dict[str, Any]:
     return {"turns": turns, "cumulative_input_tokens": cumulative_input, "output_tokens": output,
             "catalogue_tax_tokens": tax_tokens, "catalogue_tax_usd": tax_tokens * per_input,
             "uncached_usd": uncached, "cached_usd": cached,
-            "per_completed_task_uncached_usd": uncached / inputs.success_rate,
-            "per_completed_task_cached_usd": cached / inputs.success_rate}
+            "per_completed_task_uncached_usd": cost_per_completed_task(uncached, inputs.success_rate),
+            "per_completed_task_cached_usd": cost_per_completed_task(cached, inputs.success_rate)}
 
 
 def projection_table(inputs: Inputs, turns: list[int]) -> list[dict[str, Any]]:

@@ -112,8 +112,10 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
             "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
 
 
-# Step tables longer than this fold into <details>, so the page stays short; findings show this many, then fold.
+# Step tables longer than this fold into <details>, so the page stays short; findings show this many, then fold
+# (a warning's findings fewer: errors come first to the eye).
 FOLD_ROWS = 12
+WARN_ROWS = 4
 
 
 def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None, zone: str = "UTC",
@@ -124,6 +126,8 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     failing = [r for r in checks.results if r.failures]
     partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
+    erred = {f.run_id for f in checks.findings if f.run_id and f.severity == "error"}
+    warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
     runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
                                                                    v.steps, v.total_tokens, v.cost_micros, v.wall_seconds,
                                                                    c.unpriced_tokens, c.calls_without_usage
@@ -133,9 +137,12 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
         steps.setdefault(row["run_id"], []).append(row)
-    rates = stop_reason_rates(con, "agent")
+    rates = stop_reason_rates(con, "agent", period="night")  # night with night, as the glance compares them
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
+    rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
+    for r in latest:
+        rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
     usage = usage_report(con, "model") if _has_usage(con) else None
     seen = glance(con, checks, source)
     shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
@@ -145,9 +152,10 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
                         STATUS_COLOURS) if seen["nights"] else None
     return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
-            "rates": latest, "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
-            "budgets": budget_report(con, "agent"), "usage": usage, "glance": seen, "rates_chart": chart,
-            "fold_rows": FOLD_ROWS, "source": source}
+            "rates": latest, "rate_rows": list(rate_rows.values()),
+            "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
+            "budgets": budget_report(con, "agent", source=source), "usage": usage, "glance": seen, "rates_chart": chart,
+            "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source}
 
 
 STATUS_COLOURS = {"succeeded": "#5a9e4b", "failed": "#b8474b", "cancelled": "#8c8c8c", "budget_exceeded": "#e08a2c",

@@ -3,8 +3,8 @@
 With ``fold_subagents`` (the default) a Claude Code session's subagent transcripts are folded
 into the session that started them, as ccusage's session report does: one row a session, its
 steps, tokens and cost summed over the session and its subagents, its status and wall time the
-session's own. Runs of other formats are never folded (their children, if any, are runs of their
-own). A cost is the chosen source's (``--cost-source``); a session of which some part has no
+session's own. With ``trees``, every run is folded so into the root of its agent tree, whatever its
+format (seed 001: one budget for the whole tree); otherwise runs of other formats are never folded. A cost is the chosen source's (``--cost-source``); a session of which some part has no
 known cost shows the known part and says so (``cost_complete`` false), never $0 for unknown.
 """
 
@@ -42,7 +42,7 @@ def _one(field: str) -> str:
 
 def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, statuses: list[str] | None = None,
               agents: list[str] | None = None, sort: str = "started", limit: int | None = None,
-              fold_subagents: bool = True, cost_source: str = "auto") -> Sheet:
+              fold_subagents: bool = True, cost_source: str = "auto", trees: bool = False) -> Sheet:
     """The runs started in ``window``, filtered, sorted (started, cost, steps, wall, tokens) and cut to ``limit``."""
     window = window or Window()
     if sort not in SORTS:
@@ -58,9 +58,11 @@ def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, stat
         with {CHOSEN},
         parts as (
             select r.*, c.cost_micros as part_cost, c.complete as part_complete,
-                   case when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
+                   case when $trees then r.root_run_id
+                        when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
                         then r.parent_run_id else r.run_id end as session,
-                   not ($fold and r.source_format = 'claude_code' and r.parent_run_id is not null) as root
+                   case when $trees then r.root_run_id = r.run_id
+                        else not ($fold and r.source_format = 'claude_code' and r.parent_run_id is not null) end as root
             from run_view r join chosen c using (run_id)
         ),
         sessions as (
@@ -79,13 +81,15 @@ def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, stat
           and (len($agents) = 0 or list_contains($agents, agent))
         order by {SORTS[sort]}
         {f'limit {int(limit)}' if limit else ''}""",
-        {"source": cost_source, "fold": fold_subagents, "since": window.since, "until": window.until,
+        {"source": cost_source, "fold": fold_subagents, "trees": trees, "since": window.since, "until": window.until,
          "statuses": statuses or [], "agents": agents or []})
+    fold_subagents = fold_subagents or trees
     columns = COLUMNS if fold_subagents else [c for c in COLUMNS if c.key != "subagents"]
     if not fold_subagents:
         rows = [{k: v for k, v in row.items() if k != "subagents"} for row in rows]
-    title = f"Runs ({window.describe()}, {window.zone})" + (", subagents folded into their sessions"
-                                                           if fold_subagents and any(r["subagents"] for r in rows) else "")
+    folded = ", sub-agents folded into the root of their tree" if trees else ", subagents folded into their sessions"
+    title = f"Runs ({window.describe()}, {window.zone})" + (folded if fold_subagents and any(r["subagents"] for r in rows)
+                                                           else "")
     return Sheet(columns, rows, title=title, zone=window.zone)
 
 

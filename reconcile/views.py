@@ -87,6 +87,12 @@ select
     s.context_tokens,
     s.input_hash,
     s.attempt,
+    s.error_class,
+    -- the designed graceful stop (seed 001): a tool-free model call right after a wrap_up event
+    s.kind = 'model' and w.idx is not null
+        and not exists (select 1 from tool_calls q where q.run_id = s.run_id and q.step_idx = s.idx) as is_wrap_up,
+    -- a call the provider refused in transport or for its rate limit (seed 003 charges those to tokens, not steps)
+    s.kind = 'model' and coalesce(s.error_class in ('transport', 'rate_limit'), false) as provider_refused,
     s.harness_cost_micros,
     s.call_id,
     s.args_json,
@@ -117,18 +123,31 @@ select
         as unpriced
 from steps s
 join runs r using (run_id)
+left join (select run_id, idx + 1 as idx from steps where kind = 'event' and event = 'wrap_up') w
+    on s.kind = 'model' and w.run_id = s.run_id and w.idx = s.idx
 left join model_prices mp on mp.provider is not distinct from coalesce(s.provider, r.provider)
     and mp.model = coalesce(s.model, r.model)
     and mp.day = coalesce(s.started_at, r.started_at, now())::date
 order by s.run_id, s.idx
 """
 
-RUN_VIEW = """
+TREE_DEPTH = 6  # levels of sub-agents the tree root is looked up through
+_ANCESTORS = "\n".join(f"left join runs a{n} on a{n}.run_id = {'r' if n == 1 else f'a{n - 1}'}.parent_run_id"
+                       for n in range(1, TREE_DEPTH + 1))
+_ROOT = ", ".join(f"a{n}.run_id" for n in range(TREE_DEPTH, 0, -1))
+
+RUN_VIEW = f"""
 create or replace view run_view as
 with step_totals as (
     select
         run_id,
         count(*) filter (where kind = 'model') as model_steps,
+        count(*) filter (where is_wrap_up) as wrap_up_steps,
+        count(*) filter (where provider_refused) as refused_steps,
+        coalesce(sum(input_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_input_tokens,
+        coalesce(sum(output_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_output_tokens,
+        sum(harness_cost_micros) filter (where is_wrap_up)::bigint as wrap_up_harness_cost_micros,
+        sum(cost_micros) filter (where is_wrap_up)::bigint as wrap_up_cost_micros,
         count(*) filter (where kind = 'tool' and tool_status is distinct from 'started') as tool_results,  -- in flight: no result yet
         count(*) filter (where kind = 'event') as events,
         count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
@@ -160,6 +179,7 @@ select
     r.provider,
     r.status,
     coalesce(r.status_inferred, false) as status_inferred,  -- reconcile read the status off the transcript
+    r.harness_status,                         -- the harness's own word for how the run ended, as written
     r.stop_reason,
     r.predicted_stop_reason,
     r.started_at,
@@ -167,6 +187,10 @@ select
     date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 as wall_seconds,
     r.working_seconds,  -- time spent working, where the harness records it apart from waiting (Inspect AI)
     coalesce(t.model_steps, 0) as steps,
+    coalesce(t.wrap_up_steps, 0) as wrap_up_steps,  -- tool-free wrap-up turns after a budget ran out (seed 001)
+    coalesce(t.refused_steps, 0) as refused_steps,  -- calls the provider refused (transport, rate limit)
+    -- what a step ceiling counts: model calls, less the wrap-up turn and the provider's refusals
+    coalesce(t.model_steps, 0) - coalesce(t.wrap_up_steps, 0) - coalesce(t.refused_steps, 0) as charged_steps,
     coalesce(t.tool_results, 0) as tool_results,
     coalesce(t.events, 0) as events,
     -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent).
@@ -186,30 +210,73 @@ select
     t.catalogue_tax_micros,                   -- and what they cost, billed as each call billed them
     coalesce(t.unpriced_steps, 0) as unpriced_steps,
     t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
+    case when t.usage_steps > 0 then t.wrap_up_input_tokens end as wrap_up_input_tokens,
+    case when t.usage_steps > 0 then t.wrap_up_output_tokens end as wrap_up_output_tokens,
+    t.wrap_up_cost_micros,
+    t.wrap_up_harness_cost_micros,
     coalesce(t.has_final_answer, false) as has_final_answer,
     t.final_answer_step,
     r.final_output,
     r.max_steps,
     r.max_tokens,
+    r.max_prompt_tokens,
+    r.max_completion_tokens,
     r.max_wall_seconds,
     r.max_cost_micros,
     r.max_repeats,
+    r.max_retries,
+    coalesce(r.budget_scope, 'run') as budget_scope,  -- 'tree': the limits are shared by every run under this one
+    r.loop_detector,
+    r.loop_limit,
+    r.loop_window,
+    r.fallback_model,
     r.tool_timeout_seconds,
     r.result_bound_tokens,
     r.catalogue_tokens,
     r.ledger_steps,
     r.ledger_input_tokens,
     r.ledger_output_tokens,
+    r.ledger_tokens,
     r.ledger_cost_micros,
     r.ledger_tool_results,
     r.api_key_id,
     r.workspace_id,
     r.project_id,
     r.parent_run_id,
+    -- the topmost ancestor in the store (the run itself when it has none): its agent tree. Joins, not a
+    -- recursive query, so the view reads the same in Spark; trees deeper than TREE_DEPTH levels stop there.
+    coalesce({_ROOT}, r.run_id) as root_run_id,
     r.source_format,
     r.source_file
 from runs r
 left join step_totals t using (run_id)
+{_ANCESTORS}
+"""
+
+# One row a run that kept a ledger: the ledger beside what its steps add up to, over the runs the ledger
+# covers — the run, or, for the root of an agent tree sharing one budget (seed 001), every run of the tree —
+# with the wrap-up turns apart, since a harness may charge them or not.
+LEDGER_VIEW = """
+create or replace view ledger_view as
+with members as (
+    select run_id as subject, run_id from run_view where not (budget_scope = 'tree' and root_run_id = run_id)
+    union all
+    select t.run_id, m.run_id from run_view t join run_view m on m.root_run_id = t.run_id
+    where t.budget_scope = 'tree' and t.root_run_id = t.run_id
+)
+select l.run_id, case when count(*) > 1 or any_value(l.budget_scope) = 'tree' then 'tree' else 'run' end as ledger_scope,
+       count(*) as runs, sum(v.steps) as steps, sum(v.wrap_up_steps) as wrap_up_steps,
+       sum(v.input_tokens) as input_tokens, sum(v.output_tokens) as output_tokens,
+       sum(v.wrap_up_input_tokens) as wrap_up_input_tokens, sum(v.wrap_up_output_tokens) as wrap_up_output_tokens,
+       sum(v.harness_step_cost_micros) as cost_micros, sum(v.wrap_up_harness_cost_micros) as wrap_up_cost_micros,
+       sum(v.tool_results) as tool_results,
+       any_value(l.ledger_steps) as ledger_steps, any_value(l.ledger_input_tokens) as ledger_input_tokens,
+       any_value(l.ledger_output_tokens) as ledger_output_tokens, any_value(l.ledger_tokens) as ledger_tokens,
+       any_value(l.ledger_cost_micros) as ledger_cost_micros, any_value(l.ledger_tool_results) as ledger_tool_results
+from members x
+join run_view l on l.run_id = x.subject
+join run_view v on v.run_id = x.run_id
+group by l.run_id
 """
 
 # One row a run: what it cost by our prices, by its harness's own record, and what is unknown. A
@@ -326,7 +393,7 @@ left join model_prices mp on mp.provider is not distinct from b.provider and mp.
     and mp.day = b.bucket_start::date
 """
 
-ALL_VIEWS = [STEP_VIEW, RUN_VIEW, RUN_COSTS, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION, RUN_FACTS_VIEW]
+ALL_VIEWS = [STEP_VIEW, RUN_VIEW, LEDGER_VIEW, RUN_COSTS, JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION, RUN_FACTS_VIEW]
 
 
 def _format_facts() -> list[list]:

@@ -152,6 +152,12 @@ def local_sql(expression: str) -> str:
     return f"timezone(coalesce(getvariable('reconcile_tz'), 'UTC'), {expression})"
 
 
+def night_sql(expression: str) -> str:
+    """SQL naming the night a timestamptz falls in: noon to noon in the zone :func:`use_zone` set, named by its
+    evening's date (a loop from 22:00 to 06:00 is one night, not two days)."""
+    return f"strftime({local_sql(expression)} - interval 12 hour, '%Y-%m-%d')"
+
+
 _FORMATS = {"day": "strftime({t}, '%Y-%m-%d')", "week": "strftime(date_trunc('week', {t}), '%G-W%V')",
             "month": "strftime({t}, '%Y-%m')", "hour": "strftime({t}, '%Y-%m-%d %H:00')"}
 

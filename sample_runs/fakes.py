@@ -52,6 +52,8 @@ class Plan:
     cancel_at: int | None = None  # an operator cancels before this model turn
     fatal_tool_at: int | None = None  # on this turn, call raise_after_write and give up on its error
     truncate_at: int | None = None  # before this turn the context is trimmed (see Faults.silent_truncation)
+    refusals: dict[int, list[str]] = field(default_factory=dict)  # turn: the provider refuses its first tries
+    # ("transport": 529 overloaded; "rate_limit": 429), before it answers
     tool_latency_scale: float = 1.0
 
 

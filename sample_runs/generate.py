@@ -57,6 +57,9 @@ AGENTS = [
 ]
 
 
+FALLBACK = {"coder": "claude-haiku-4-5"}  # the coder's route when its model is rate limited
+
+
 def draw_plan(agent: Agent, rng: random.Random) -> Plan:
     """The fake model's script for one run: when it answers, and what goes wrong on the way."""
     answer_at = max(1, int(rng.lognormvariate(agent.answer_mu, agent.answer_sigma)))
@@ -98,10 +101,26 @@ def plant_defects(specs: list[RunSpec], rng: random.Random) -> None:
     twice.plan.fatal_tool_at, twice.plan.answer_at = 2, 6
     twice.faults.retry_side_effects = True
 
-    oscillating = researcher[4]
+    oscillating = researcher[4]  # alternates A B A B; the harness's detector counts repeats only
     oscillating.plan.answer_at = None
-    oscillating.plan.pattern = [("search", {"query": "symbol_7", "limit": 10}), ("read_file", {"path": "src/mod7.py"})]
+    oscillating.plan.pattern = [("search", {"query": "symbol_7777", "limit": 10}), ("read_file", {"path": "src/mod77.py"})]
     oscillating.plan.pattern_from = 3
+    oscillating.faults.no_oscillation_check = True
+
+    probing = researcher[22]  # varied calls that all answer "ok": the harness stops on the results, not the calls
+    probing.plan.answer_at, probing.plan.pattern_from = None, 1
+    probing.plan.pattern = [("ok_forever", {"probe": n}) for n in (1, 2, 3)]
+    probing.faults.stall_on_same_results = True
+
+    for overloaded in (triage[40], coder[22]):  # a 529 retried on the same context, as seed 003 says: no finding
+        overloaded.plan.refusals = {2: ["transport"]}
+    stubborn_retry = coder[24]  # refused five times; max_retries is 3, and the harness does not stop there
+    stubborn_retry.plan.answer_at, stubborn_retry.plan.refusals = 5, {2: ["transport"] * 5}
+    stubborn_retry.faults.retry_past_limit = True
+    coder[26].plan.answer_at, coder[26].plan.refusals = 6, {3: ["rate_limit", "rate_limit"]}  # falls back: no finding
+    waited = coder[28]  # rate limited three times; the harness never takes its fallback route
+    waited.plan.answer_at, waited.plan.refusals = 6, {3: ["rate_limit"] * 3}
+    waited.faults.no_fallback = True
 
     overshoot = coder[8]
     overshoot.plan.answer_at = None
@@ -166,17 +185,21 @@ EXPECTED = {
     "ledger_skips_cache_reads": (["ledger_matches_transcript", "tokens_match_provider"], False),
     "drop_tool_result": (["steps_equal_tool_results", "tool_calls_paired"], True),
     "retry_side_effects": (["steps_equal_tool_results", "tool_calls_paired", "side_effects_once"], True),
-    "oscillation": (["stalled_runs_detected"], False),
-    "timeout_not_enforced": (["budgets_enforced"], False),
+    "oscillation": (["loop_stopped_at_limit"], True),
+    "stall_on_same_results": (["stalled_runs_detected"], False),
+    "failed_side_effect": (["no_failed_side_effects"], True),
+    "timeout_not_enforced": (["budgets_enforced"], True),
     "unknown_tool_call": (["known_tools_only"], True),
     "crash_in_side_effect": (["steps_equal_tool_results", "tool_calls_paired"], True),
     "stuck_in_flight": (["no_stuck_side_effects"], True),
     "retry_same_input": (["retries_mutate_context"], True),
+    "retry_past_limit": (["retries_within_limit"], True),
+    "no_fallback": (["rate_limits_fall_back"], True),
     "trust_tool_status": (["tool_errors_flagged"], True),
     "no_result_bound": (["tool_results_bounded"], True),
     "silent_truncation": (["no_silent_truncation"], True),
     "empty_answer_is_success": (["status_consistent"], False),
-    "fingerprint_results": (["loop_stopped_at_limit", "stalled_runs_detected"], ("loop_stopped_at_limit",)),
+    "fingerprint_results": (["loop_stopped_at_limit"], True),
     "prediction_missed": (["stop_reason_as_expected"], False),
     "unpriced_model": (["models_priced"], True),
     "journal_final_twice": (["ledger_matches_transcript", "steps_equal_tool_results", "tokens_match_provider"], False),
@@ -190,10 +213,15 @@ DESCRIPTIONS = {
     "drop_tool_result": "The model asked for a tool call at this step; its result was never journalled.",
     "retry_side_effects": "raise_after_write failed after writing; the harness retried it with the same idempotency "
                           "key, executing the side effect twice (this step is the second execution).",
-    "oscillation": "The model alternated search / read_file (A B A B) until the step budget; the harness's "
-                   "identical-result fingerprint missed it, so the run ended budget_exceeded, not stalled.",
-    "timeout_not_enforced": "A hung `sleep` tool ran 2,400 s past its 30 s timeout; the run overshot its wall clock "
-                            "by far more than one tool timeout.",
+    "oscillation": "The model alternated search / read_file (A B A B); the harness declares seed 003's detector, "
+                   "which fires at this step, but its own counts repeats only, so the run went on to the step budget.",
+    "stall_on_same_results": "The model probed ok_forever with three different arguments in turn; the harness declares "
+                             "seed 003's call detector, which never fires on that, but stopped the run as stalled because "
+                             "three results in a row were the same.",
+    "failed_side_effect": "raise_after_write changes the world and failed after it started (it wrote, then raised): the "
+                          "world may have changed — listed with its idempotency key.",
+    "timeout_not_enforced": "A hung `sleep` tool ran 2,400 s, far past its 30 s timeout: the harness did not kill it, and "
+                            "the run overshot its wall clock.",
     "unknown_tool_call": "The model called `delete_branch`, a tool not in its catalogue (the harness answered "
                          "unknown_tool and did not run it).",
     "crash_in_side_effect": "The harness process died while `write_file` (a side effect) ran: the model step at this "
@@ -202,6 +230,10 @@ DESCRIPTIONS = {
                        "never completed: the process died in between, so nobody knows whether the write happened.",
     "retry_same_input": "The model's output at the step before was unusable; the harness retried with exactly the "
                         "same input instead of telling the model what was wrong, paying twice for the same failure.",
+    "retry_past_limit": "The provider refused the call in transport (529) five times; the harness's limit is 3 "
+                        "retries but it tried again (this step is a retry past the limit).",
+    "no_fallback": "The model was rate limited (429) after a retry; the harness's policy names claude-haiku-4-5 as the "
+                   "fallback route, but it retried the same model (this step is such a retry).",
     "trust_tool_status": "`search` answered an HTTP 503 error body; the harness recorded it as status ok.",
     "no_result_bound": "`big_output` returned about 80,000 tokens and the harness let it into the context whole.",
     "silent_truncation": "The harness trimmed half the context before this model call without recording a "
@@ -209,8 +241,8 @@ DESCRIPTIONS = {
     "empty_answer_is_success": "The model's last turn said nothing; the harness ended the run as model_finished, so it "
                                "is marked succeeded without a final answer.",
     "fingerprint_results": "The model called the same `search` again and again; its results differed each time and the "
-                           "harness's loop detector compared results, so it never fired: the run went past its "
-                           "max_repeats of 3 (this step is the 4th identical call) until the step budget stopped it.",
+                           "harness's loop detector hashed the results too, so it never fired: the declared detector "
+                           "(one call 3 times in the last 6) fires at this step, and the run went on to the step budget.",
     "prediction_missed": "A scripted scenario predicted model_finished; the run ran out of steps (max_steps).",
     "journal_final_twice": "The harness journalled its final answer's model step twice (a retried write); the "
                            "provider billed the call once and the ledger counted it once.",
@@ -232,7 +264,8 @@ def build_specs() -> list[RunSpec]:
             start = NIGHT_START + timedelta(seconds=rng.uniform(0, NIGHT_HOURS * 3600))
             limits = Limits(**agent.limits.__dict__)
             specs.append(RunSpec(next(ids), agent.name, rng.choice(agent.task_classes), agent.model, agent.provider,
-                                 limits, draw_plan(agent, rng), start, rng.randrange(1 << 30)))
+                                 limits, draw_plan(agent, rng), start, rng.randrange(1 << 30),
+                                 fallback_model=FALLBACK.get(agent.name)))
     plant_defects(specs, rng)
     for spec in rng.sample([s for s in specs if s.agent == "researcher"], 12):
         spec.predicted_stop_reason = _dry_run_stop_reason(spec)  # scripted scenarios with a known ending
@@ -269,14 +302,8 @@ def generate(out: Path) -> list[dict]:
         path.unlink(missing_ok=True)
         with Journal(path) as journal:
             for spec in sorted((s for s in specs if s.agent == agent.name), key=lambda s: s.start):
-                oscillating = spec.plan.pattern is not None and len(spec.plan.pattern) == 2
-                overshoot = spec.faults.timeout_not_enforced
                 ledger_off = spec.faults.ledger_skips_cache_reads
                 incidents = run_agent(journal, spec)
-                if oscillating:
-                    incidents.append(("oscillation", -1))
-                if overshoot:
-                    incidents.append(("timeout_not_enforced", -1))
                 if ledger_off:
                     incidents.append(("ledger_skips_cache_reads", -1))
                 if spec.faults.empty_answer_is_success:

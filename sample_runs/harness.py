@@ -9,10 +9,15 @@ whole night of runs generates in seconds, and writes native journals through
    wall-clock check keeps back one tool timeout and a wrap-up call, so a run ends inside it;
 2. call the model; a final answer ends the run (``model_finished``); an unusable output is
    retried once with the error added to the context;
+   A call the provider refuses is retried on the same context (seed 003: a transport failure or a
+   rate limit needs no new information): a 529 up to ``max_retries`` times, then the run fails; a
+   429 once on the same model, then on the fallback model;
 3. run each requested tool under a timeout (a tool not in the catalogue gets ``unknown_tool``),
-   treat an HTTP error body as an error, bound large results before they enter the context, and
-   fingerprint each call (tool, canonical arguments): the same call ``max_repeats`` times in a row
-   stops the run as ``identical_tool_results`` (tools marked allow_repeat excepted);
+   treat an HTTP error body as an error, bound large results before they enter the context (head
+   and tail kept, never head only: the error is usually at the end), and run seed 003's no-progress
+   detector over the last six call hashes (tool plus canonical arguments; one call three times, or
+   A B A B; tools marked allow_repeat aside), declared on the journal as ``calls_window``: when it
+   fires the run stops as ``repeated_tool_calls`` (stalled);
 4. compact the context when it grows too large, and say so with an event.
 
 ``Faults`` switches on the bugs real harnesses have; ``generate.py`` uses them to plant the
@@ -35,6 +40,7 @@ from reconcile.canonical import sha256_text
 from reconcile.journal import Journal, estimate_tokens
 
 WRAP_UP_RESERVE_SECONDS = 60  # wall-clock kept back for the last model call and the wrap-up turn
+LOOP_DETECTOR = {"kind": "calls_window", "limit": 3, "window": 6}  # seed 003's noProgress, as declared on the journal
 
 __all__ = ["Faults", "Limits", "Plan", "RunSpec", "run_agent"]
 
@@ -45,7 +51,7 @@ class Limits:
     max_tokens: int
     max_wall_seconds: float
     max_cost_micros: int
-    max_repeats: int = 3
+    max_retries: int = 3
     tool_timeout_seconds: float = 30.0
     result_bound_tokens: int = 2000
 
@@ -67,8 +73,12 @@ class Faults:
     no_result_bound: bool = False  # lets a huge tool result into the context whole
     silent_truncation: bool = False  # trims the context without recording a compaction
     empty_answer_is_success: bool = False  # ends 'model_finished' when the model said nothing
-    fingerprint_results: bool = False  # loop detection compares results too: a repeated call whose result changes slips by
+    fingerprint_results: bool = False  # loop detection hashes the result too: a repeated call whose result changes slips by
+    no_oscillation_check: bool = False  # loop detection counts repeats but misses A B A B
+    stall_on_same_results: bool = False  # stops as stalled on three identical results in a row, though the calls differ
     journal_final_twice: bool = False  # writes the final answer's step twice (a retried write); billed once
+    retry_past_limit: bool = False  # keeps retrying a call the provider refuses in transport past max_retries
+    no_fallback: bool = False  # keeps waiting on a rate-limited model instead of taking the fallback route
 
 
 @dataclass
@@ -85,6 +95,7 @@ class RunSpec:
     faults: Faults = field(default_factory=Faults)
     compact_above: int = 60000  # compact the context above this many tokens
     predicted_stop_reason: str | None = None  # scripted scenarios know how they should end
+    fallback_model: str | None = None  # where a rate-limited call goes after one retry (seed 003's policy table)
     on_call: Callable[[datetime, str, str, dict], None] | None = None  # the provider's side: every call it answered
 
 
@@ -111,16 +122,19 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
     known = {t["name"] for t in catalogue}
     run = journal.start_run(spec.run_id, agent=spec.agent, task_class=spec.task_class, model=spec.model,
                             provider=spec.provider, limits=limits.as_journal(), tools=catalogue,
-                            catalogue_tokens=catalogue_tokens, api_key_id=f"key_{spec.agent}",
+                            catalogue_tokens=catalogue_tokens, api_key_id=f"key_{spec.agent}", loop_detector=LOOP_DETECTOR,
+                            fallback_model=spec.fallback_model,
                             workspace_id="wrkspc_nightly", project_id="proj_agents",
                             predicted_stop_reason=spec.predicted_stop_reason)
     model = FakeModel(spec.model, rng)
     context = catalogue_tokens + 1200 + rng.randint(200, 700)  # system prompt, catalogue, task
     ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "cost_micros": 0, "tool_results": 0}
     tokens_used = 0
-    last_fingerprint, repeats = None, 0
-    last_call, call_repeats = None, 0  # the same call in a row, whatever its results
-    turn = 0
+    calls_seen: list[tuple] = []  # seed 003's callHashes: (tool, canonical arguments) of every call run
+    allowed: set[tuple] = set()  # the hashes of calls to allow_repeat tools
+    with_results: list[tuple] = []  # what a faulty detector hashes: the call and its result
+    last_results: list[str] = []  # the last results, in a row
+    turn, retries, current = 0, 0, spec.model  # current: the model calls go to (the fallback after a rate limit)
     while True:
         elapsed = (clock.now - spec.start).total_seconds()
         if plan.crash_at == turn:
@@ -132,33 +146,58 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
             incidents.append(("silent_truncation", run.next_idx))  # the next model call sees less
             context, model.cached = context // 2, 0
         out_of = _budget_out(limits, turn, tokens_used + context, ledger["cost_micros"], elapsed)
+        refusals = plan.refusals.get(turn, []) if out_of is None else []
+        failed_before = refusals[retries - 1] if 0 < retries <= len(refusals) else None  # how the last try failed
+        if failed_before == "transport" and retries > limits.max_retries:  # seed 003: give up at maxRetries
+            if not faults.retry_past_limit:
+                return run.end("provider_error", ledger=ledger)  # the run failed
+            incidents.append(("retry_past_limit", run.next_idx))
+        if failed_before == "rate_limit" and retries >= 2 and spec.fallback_model and current != spec.fallback_model:
+            if faults.no_fallback:  # the bug: it waits on the rate-limited model again
+                incidents.append(("no_fallback", run.next_idx))
+            else:  # fall back fast, not slow: after one retry
+                run.event("fallback", detail=f"rate limited twice: routed to {spec.fallback_model}")
+                current = spec.fallback_model
+        if retries < len(refusals):  # the provider refuses this try
+            kind = refusals[retries]
+            text = "529 overloaded_error: the provider is overloaded" if kind == "transport" else "429 rate_limit_error"
+            run.model_step(model=current, usage={"input_uncached": 0, "output": 0}, ms=1_500.0, attempt=retries + 1,
+                           context_tokens=context, input_hash=sha256_text(f"{spec.run_id}/{context}"), error=text,
+                           error_class=kind, finish_reason="error", cost_micros=0,
+                           request_id=f"req_{spec.run_id}_{turn}_{retries}")
+            clock.advance(1_500 + 2_000 * 2 ** retries)  # the refused call, then an exponential back-off
+            ledger["steps"] += 1
+            retries += 1
+            continue  # the same context again: a transport failure or a rate limit needs no new information
         reply = model.call(turn, context, plan, wrap_up=out_of is not None)
         if out_of:
             run.event("wrap_up", detail=f"{out_of}: one tool-free turn to summarise")
         unknown = [name for name, _ in reply["calls"] if name not in known]
-        step = run.model_step(model=spec.model, usage=reply["usage"], ms=reply["ms"], text=reply["text"],
+        step = run.model_step(model=current, usage=reply["usage"], ms=reply["ms"], text=reply["text"],
                               final=reply["final"], finish_reason=reply["finish_reason"], tool_calls=reply["calls"],
                               context_tokens=context, input_hash=sha256_text(f"{spec.run_id}/{context}"),
-                              attempt=1, request_id=f"req_{spec.run_id}_{turn}", response_id=f"msg_{spec.run_id}_{turn}",
-                              cost_micros=cost_micros(spec.model, reply["usage"]), error=reply["error"])
+                              attempt=retries + 1, request_id=f"req_{spec.run_id}_{turn}",
+                              response_id=f"msg_{spec.run_id}_{turn}", cost_micros=cost_micros(current, reply["usage"]),
+                              error=reply["error"], error_class="invalid_output" if reply["error"] else None)
+        retries = 0
         if unknown:
             incidents.append(("unknown_tool_call", step.idx))
         clock.advance(reply["ms"])
         if spec.on_call:
-            spec.on_call(clock.now, spec.model, spec.provider, reply["usage"])
+            spec.on_call(clock.now, current, spec.provider, reply["usage"])
         if reply["final"] and faults.journal_final_twice:  # the same call journalled again, under a new index
             incidents.append(("journal_final_twice", run.next_idx))
-            run.model_step(model=spec.model, usage=reply["usage"], ms=reply["ms"], text=reply["text"], final=True,
+            run.model_step(model=current, usage=reply["usage"], ms=reply["ms"], text=reply["text"], final=True,
                            finish_reason=reply["finish_reason"], context_tokens=context,
                            input_hash=sha256_text(f"{spec.run_id}/{context}"), attempt=1,
                            request_id=f"req_{spec.run_id}_{turn}", response_id=f"msg_{spec.run_id}_{turn}",
-                           cost_micros=cost_micros(spec.model, reply["usage"]), ts=clock.now)
+                           cost_micros=cost_micros(current, reply["usage"]), ts=clock.now)
         usage = reply["usage"]
         step_input = sum(usage.get(b, 0) for b in INPUT_BUCKETS)
         ledger["steps"] += 1
         ledger["input_tokens"] += step_input - (usage.get("cache_read", 0) if faults.ledger_skips_cache_reads else 0)
         ledger["output_tokens"] += usage["output"]
-        ledger["cost_micros"] += cost_micros(spec.model, usage)
+        ledger["cost_micros"] += cost_micros(current, usage)
         tokens_used += step_input + usage["output"]
         asked_turn, turn = turn, turn + 1
         if out_of:
@@ -179,6 +218,7 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
         if reply["final"]:  # the bug: the answer is taken for a progress note and the loop goes on
             incidents.append(("ignore_final_answer", step.idx))
             plan.answer_at = None
+        stalled = False
         for position, call in enumerate(step.calls):
             # A call that changes the world is journalled before it runs (keyed), and completed after.
             started = run.tool_started(call) if call.name in known and TOOLS[call.name][0] else None
@@ -192,46 +232,87 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
             tokens = estimate_tokens(text) if text else 0
             bounded = tokens > limits.result_bound_tokens and not faults.no_result_bound
             if bounded:
-                text, tokens = text[: limits.result_bound_tokens * 4], limits.result_bound_tokens
+                text, tokens = _head_and_tail(text, limits.result_bound_tokens), limits.result_bound_tokens
             elif tokens > limits.result_bound_tokens:
                 incidents.append(("no_result_bound", run.next_idx))
             if result.get("trusted_error_body"):
                 incidents.append(("trust_tool_status", run.next_idx))
+            began = clock.now  # a step's ts is when it started (docs/journal-format.md)
             clock.advance(result["ms"])
             if faults.drop_tool_result and position == len(step.calls) - 1 and asked_turn == 1:
                 faults.drop_tool_result = False  # the write was lost once, in this run
                 incidents.append(("drop_tool_result", step.idx))
             else:
-                run.tool_step(call, status=result["status"], result=text, ms=result["ms"], bounded=bounded,
-                              result_tokens=tokens if text else None, error=result["error"], started=started)
+                done = run.tool_step(call, status=result["status"], result=text, ms=result["ms"], bounded=bounded,
+                                     result_tokens=tokens if text else None, error=result["error"], started=started,
+                                     ts=began)
                 ledger["tool_results"] += 1
+                if result["ms"] > limits.tool_timeout_seconds * 1000:
+                    incidents.append(("timeout_not_enforced", done))  # it ran on past its timeout
+                if started is not None and result["status"] in ("error", "timeout"):
+                    incidents.append(("failed_side_effect", done))  # it ran, and may have written before it failed
             context += tokens + 30
             if result["status"] == "error" and faults.retry_side_effects and TOOLS[call.name][0]:
                 faults.retry_side_effects = False  # the harness retries the write with the same key
                 again = run.tool_started(call)
                 retry = _run_tool(call, rng, limits, faults, plan, workspace, known, outage=False)
+                began = clock.now
                 clock.advance(retry["ms"])
                 incidents.append(("retry_side_effects", again))
-                run.tool_step(call, status="ok", result="wrote 1 file", ms=retry["ms"], result_tokens=4, started=again)
+                run.tool_step(call, status="ok", result="wrote 1 file", ms=retry["ms"], result_tokens=4, started=again,
+                              ts=began)
                 ledger["tool_results"] += 1
                 continue
             if result["status"] == "error" and plan.fatal_tool_at is not None:
                 return run.end("tool_error", final_output=f"gave up: {call.name} failed: {result['error']}",
                                ledger=ledger)
-            # the loop detector fingerprints the call itself (tool + canonical arguments)
-            fingerprint = (call.name, call.args_hash) + ((sha256_text(text or ""),) if faults.fingerprint_results else ())
-            repeats = repeats + 1 if fingerprint == last_fingerprint else 1
-            last_fingerprint = fingerprint
-            call_repeats = call_repeats + 1 if (call.name, call.args_hash) == last_call else 1
-            last_call = (call.name, call.args_hash)
-            if call_repeats == limits.max_repeats + 1 and faults.fingerprint_results:
-                incidents.append(("fingerprint_results", step.idx))  # one call past the limit, and on it went
-            if repeats >= limits.max_repeats and not TOOLS.get(call.name, (False, False))[1]:
-                return run.end("identical_tool_results", ledger=ledger)
+            # seed 003's no-progress detector over the calls (tool + canonical arguments), as declared
+            calls_seen.append((call.name, call.args_hash))
+            with_results.append((call.name, call.args_hash, sha256_text(text or "")))
+            if TOOLS.get(call.name, (False, False))[1]:
+                allowed.add((call.name, call.args_hash))
+            last_results = (last_results + [text or ""])[-3:]
+            fires = _no_progress(calls_seen, allowed)
+            if faults.fingerprint_results:  # the bug: the result is hashed too, so a repeated call whose result changes slips by
+                faulty = _no_progress(with_results, {h for h in with_results if h[:2] in allowed})
+                misses, fires = fires and not faulty, faulty
+                if misses and not any(i[0] == "fingerprint_results" for i in incidents):
+                    incidents.append(("fingerprint_results", step.idx))  # the declared detector fires at this step
+            elif faults.no_oscillation_check:  # the bug: repeats are counted, A B A B is not
+                faulty = _no_progress(calls_seen, allowed, oscillation=False)
+                misses, fires = fires and not faulty, faulty
+                if misses and not any(i[0] == "oscillation" for i in incidents):
+                    incidents.append(("oscillation", step.idx))
+            stalled = stalled or fires  # the batch the model asked for is finished first: a step is all its calls
+            if faults.stall_on_same_results and len(last_results) == 3 and len(set(last_results)) == 1 and not stalled:
+                incidents.append(("stall_on_same_results", -1))
+                stalled = True  # the bug: the results repeated, not the calls
+        if stalled:
+            return run.end("repeated_tool_calls", ledger=ledger)
         if context > spec.compact_above:
             after = catalogue_tokens + 1200 + rng.randint(2000, 6000)
             run.event("compaction", tokens_before=context, tokens_after=after, detail="summarised older turns")
             context, model.cached = after, 0
+
+
+def _no_progress(hashes: list[tuple], allow_repeat: set[tuple], oscillation: bool = True) -> bool:
+    """Seed 003's noProgress, as written: the last six hashes, allow-repeat ones dropped; one hash three
+    times, or the last four alternating A B A B, once at least four count."""
+    recent = [h for h in hashes[-LOOP_DETECTOR["window"]:] if h not in allow_repeat]
+    if len(recent) < 4:
+        return False
+    if max(recent.count(h) for h in recent) >= LOOP_DETECTOR["limit"]:
+        return True
+    last4 = recent[-4:]
+    return oscillation and last4[0] == last4[2] and last4[1] == last4[3] and last4[0] != last4[1]
+
+
+def _head_and_tail(text: str, bound_tokens: int) -> str:
+    """The result as it enters the context: its head and its tail within the bound (the error is usually at
+    the end), with a marker for what was cut; the full body stays in the journal."""
+    keep = bound_tokens * 4 - 80  # about four characters a token, less the marker
+    cut = len(text) - keep
+    return text[: keep // 2] + f"\n… [{cut:,} characters cut; the full result is in the journal] …\n" + text[-(keep - keep // 2):]
 
 
 def _run_tool(call, rng: random.Random, limits: Limits, faults: Faults, plan: Plan, workspace: Path,

@@ -77,12 +77,17 @@ def write_exports(provider: Provider, out: Path) -> None:
              "output_tokens": u["output"], "server_tool_use": {"web_search_requests": 0}, "api_key_id": k[3],
              "workspace_id": k[4], "model": k[2], "service_tier": "standard", "context_window": "0-200k",
              "inference_geo": "global"} for k, u in anthropic]}], "has_more": day != rows[-1][0][1], "next_page": None})
+        billed: dict[tuple, dict] = {}  # the cost report groups by workspace and line item, not by API key
+        for k, u in anthropic:
+            total = billed.setdefault((k[2], k[4]), {b: 0 for b in u})
+            for bucket, tokens in u.items():
+                total[bucket] += tokens
         anthropic_costs.append({"starting_at": start.isoformat().replace("+00:00", "Z"),
                                 "ending_at": end.isoformat().replace("+00:00", "Z"), "results": [
-            {"currency": "USD", "amount": _cents(u[bucket] * _price("anthropic", k[2])[bucket] / Decimal(1_000_000)),
-             "workspace_id": k[4], "description": f"{k[2]} {name}", "cost_type": "tokens", "context_window": "0-200k",
-             "model": k[2], "service_tier": "standard", "token_type": token_type}
-            for k, u in anthropic for bucket, name, token_type in (
+            {"currency": "USD", "amount": _cents(u[bucket] * _price("anthropic", model)[bucket] / Decimal(1_000_000)),
+             "workspace_id": workspace, "description": f"{model} {name}", "cost_type": "tokens",
+             "context_window": "0-200k", "model": model, "service_tier": "standard", "token_type": token_type}
+            for (model, workspace), u in sorted(billed.items()) for bucket, name, token_type in (
                 ("input_uncached", "input", "uncached_input_tokens"), ("cache_read", "cache read", "cache_read_input_tokens"),
                 ("cache_write_5m", "cache write", "cache_creation.ephemeral_5m_input_tokens"),
                 ("cache_write_1h", "cache write 1h", "cache_creation.ephemeral_1h_input_tokens"),

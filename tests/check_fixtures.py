@@ -23,7 +23,7 @@ class Run:
 
     def __init__(self, journal: Journal, run_id: str, **start):
         start.setdefault("limits", {"max_steps": 10, "max_tokens": 100_000, "max_wall_seconds": 600,
-                                    "tool_timeout_seconds": 30, "result_bound_tokens": 2000, "max_repeats": 3})
+                                    "tool_timeout_seconds": 30, "result_bound_tokens": 2000})
         self.run = journal.start_run(run_id, agent="fixture", tools=start.pop("tools", CATALOGUE),
                                      model="claude-sonnet-4-5", **start)
         self.ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "tool_results": 0, "cost_micros": 0}
@@ -39,12 +39,19 @@ class Run:
         self.ledger["cost_micros"] += fields["cost_micros"]
         return step.idx, step.calls
 
+    def wrap_up(self, reason: str, charge: bool = True, usage=None) -> int:
+        """Seed 001's graceful stop: a wrap_up event, then one tool-free model turn (charged to the ledger or not)."""
+        self.run.event("wrap_up", detail=f"{reason}: one tool-free turn to summarise")
+        if charge:
+            return self.model(usage=usage)[0]
+        return self.run.model_step(usage=dict(usage or USAGE), ms=500, text="what I found", cost_micros=100).idx
+
     def tool(self, call: ToolCall, result: str = "fine", **fields) -> int:
         self.ledger["tool_results"] += 1
         return self.run.tool_step(call, result=result, ms=20, **fields)
 
-    def end(self, reason: str = "model_finished", **ledger_changes) -> None:
-        self.run.end(reason, final_output="the answer", ledger={**self.ledger, **ledger_changes})
+    def end(self, reason: str = "model_finished", status: str | None = None, **ledger_changes) -> None:
+        self.run.end(reason, status=status, final_output="the answer", ledger={**self.ledger, **ledger_changes})
 
 
 def answered(journal: Journal, run_id: str, **start) -> Run:
@@ -89,12 +96,21 @@ def planted_ledger_matches_transcript(j):
     cost.tool(calls[0])
     cost.model(final=True)
     cost.end(cost_micros=cost.ledger["cost_micros"] + 2)
-    return [("off", None), ("cost_off", None)]
+    total = Run(j, "total_off")  # seed 001's one-number token count, off by the wrap-up's tokens only in part
+    total.model()
+    total.wrap_up("token limit (1,000)")
+    total.end("token limit (1,000)", status="incomplete", tokens=total.ledger["input_tokens"] + 7)
+    return [("off", None), ("cost_off", None), ("total_off", None)]
 
 
 def clean_ledger(j):
-    """A ledger kept in dollars: its cost, rounded once, is 1 micro-dollar off the steps' rounded costs."""
+    """A ledger kept in dollars: its cost, rounded once, is 1 micro-dollar off the steps' rounded costs; a ledger
+    that leaves the wrap-up turn out (seed 001 charges in the loop only); a ledger of one token total."""
     clean_default(j)
+    wrapped = Run(j, "wrapped")
+    wrapped.model()
+    wrapped.wrap_up("step limit (1)", charge=False)
+    wrapped.end("step limit (1)", status="incomplete", tokens=wrapped.ledger["input_tokens"] + wrapped.ledger["output_tokens"])
     rounded = Run(j, "rounded")
     _, calls = rounded.model([("read_file", {"path": "a"})])
     rounded.tool(calls[0])
@@ -158,34 +174,45 @@ def planted_no_stuck_side_effects(j):
     return [("stuck", asked), ("in_flight", started)]  # no result, no run_end
 
 
-def planted_loop_stopped_at_limit(j):
-    run = Run(j, "kept_looping")  # max_repeats 3
+def _looped(j, run_id: str, detector, calls: list[tuple[str, dict]], results=None, end: str = "max_steps", **start):
+    """A run that makes ``calls`` one a step (results all "ok", or ``results``); returns the step indexes."""
+    run = Run(j, run_id, loop_detector=detector, **start)
     steps = []
-    for _ in range(5):
-        idx, calls = run.model([("search", {"query": "same"})])
-        run.tool(calls[0], result=f"results at {idx}")  # results change, the call does not
+    for n, call in enumerate(calls):
+        idx, asked = run.model([call])
+        run.tool(asked[0], result=results[n] if results else "ok")
         steps.append(idx)
-    run.end("max_steps")
-    return [("kept_looping", steps[3])]  # the 4th identical call is one past the limit
+    run.end(end)
+    return steps
+
+
+A, B, C = ("search", {"query": "a"}), ("read_file", {"path": "b"}), ("search", {"query": "c"})
+
+
+def planted_loop_stopped_at_limit(j):
+    # seed 000, max_repeats 2: the third identical result in a row is the stop; a fourth model call is one too many
+    results = _looped(j, "results_late", "results_in_a_row", [A, B, C, A], limits={"max_repeats": 2})
+    # seed 001, repeat_limit 3: the same calls a third time anywhere in the run (not in a row)
+    anywhere = _looped(j, "anywhere_late", {"kind": "calls_anywhere", "limit": 3}, [A, B, A, C, A, B],
+                       results=["1", "2", "3", "4", "5", "6"])
+    # seed 003: one call three times in the last six (results differ: only the call counts) ...
+    window = _looped(j, "window_late", "calls_window", [B, A, A, A, C], results=["1", "2", "3", "4", "5"])
+    # ... or A B A B
+    oscillating = _looped(j, "oscillating_late", "calls_window", [A, B, A, B, C], results=["1", "2", "3", "4", "5"])
+    return [("results_late", results[2] + 1), ("anywhere_late", anywhere[4]), ("window_late", window[3]),
+            ("oscillating_late", oscillating[3])]
 
 
 def planted_stalled_runs_detected(j):
-    looping = Run(j, "looping")
-    for _ in range(4):
-        _, calls = looping.model([("search", {"query": "same"})])
-        looping.tool(calls[0])
-    looping.end("max_steps")
-    alternating = Run(j, "alternating")
-    for turn in range(4):
-        _, calls = alternating.model([("search", {"query": "a"}) if turn % 2 else ("read_file", {"path": "b"})])
-        alternating.tool(calls[0])
-    alternating.end("max_wall_seconds")
-    calm = Run(j, "calm_but_stalled")
-    for turn in range(4):
-        _, calls = calm.model([("read_file", {"path": f"f{turn}"})])
-        calm.tool(calls[0])
-    calm.end("identical_tool_results")
-    return [("looping", None), ("alternating", None), ("calm_but_stalled", None)]
+    # ended stalled one result short of seed 000's limit (max_repeats 2: two identical results do not stop it)
+    _looped(j, "one_short", "results_in_a_row", [A, B], limits={"max_repeats": 2}, end="identical_tool_results")
+    # calls_window declared, but the calls all differ: the harness fingerprinted something else
+    _looped(j, "calm_but_stalled", "calls_window", [A, B, C, ("read_file", {"path": "d"})],
+            end="repeated_tool_calls")
+    # seed 001's detector needs the same calls three times; it saw them twice
+    _looped(j, "twice_only", "calls_anywhere", [A, B, A], results=["1", "2", "3"],
+            end="repeated the same tool calls 3 times without progress")
+    return [("one_short", None), ("calm_but_stalled", None), ("twice_only", None)]
 
 
 def planted_budgets_enforced(j):
@@ -193,20 +220,44 @@ def planted_budgets_enforced(j):
     for _ in range(3):
         steps.model()
     steps.end("max_steps")
+    wrapped = Run(j, "wrap_up_too_late", limits={"max_steps": 2})  # three charged calls, then the wrap-up
+    for _ in range(3):
+        wrapped.model()
+    wrapped.wrap_up("step limit (2)", charge=False)
+    wrapped.end("step limit (2)", status="incomplete")
     slow = Run(j, "too_slow", limits={"max_wall_seconds": 2, "tool_timeout_seconds": 1})
     slow.model()
     slow.model()
-    slow.model(final=True)
-    slow.end()  # the test clock moves a second per line: 4 s against 2 s + one 1 s timeout
+    late, _ = slow.model(final=True)  # the test clock moves a second per line: this call starts 3 s in, past 2 s
+    slow.end()
     tokens = Run(j, "too_many_tokens", limits={"max_tokens": 1000})
     for final in (False, False, True):  # 2,850 tokens: over 1,000 by more than the last step's 950
         tokens.model(usage={"input_uncached": 900, "output": 50}, final=final)
     tokens.end()
+    prompt = Run(j, "too_much_prompt", limits={"max_prompt_tokens": 1000})  # seed 000's separate ceilings
+    for final in (False, False, True):
+        prompt.model(usage={"input_uncached": 900, "output": 50}, final=final)
+    prompt.end()
+    completion = Run(j, "too_much_completion", limits={"max_completion_tokens": 100})
+    for final in (False, False, True):
+        completion.model(usage={"input_uncached": 100, "output": 60}, final=final)
+    completion.end()
     spend = Run(j, "too_costly", limits={"max_cost_micros": 100})
     spend.model(cost_micros=500)
     spend.model(cost_micros=50, final=True)
     spend.end()
-    return [("too_many_steps", None), ("too_slow", None), ("too_many_tokens", None), ("too_costly", None)]
+    # one budget for the agent tree (seed 001): each run is within 3 steps, the tree's 5 are past it
+    root = Run(j, "tree_root", limits={"max_steps": 3, "scope": "tree"})
+    root.model()
+    for name in ("tree_child_a", "tree_child_b"):
+        child = Run(j, name, parent_run_id="tree_root", limits={"max_steps": 3, "scope": "tree"})
+        child.model()
+        child.model(final=True)
+        child.end()
+    root.model(final=True)
+    root.end()
+    return [("too_many_steps", None), ("wrap_up_too_late", None), ("too_slow", late), ("too_many_tokens", None),
+            ("too_much_prompt", None), ("too_much_completion", None), ("too_costly", None), ("tree_root", None)]
 
 
 def planted_stop_reason_as_expected(j):
@@ -220,6 +271,36 @@ def planted_retries_mutate_context(j):
     again, _ = run.model(input_hash="h1", final=True)
     run.end()
     return [("same_again", again)]
+
+
+def planted_no_failed_side_effects(j):
+    run = Run(j, "wrote_then_failed")  # seed 000's raise_after_write
+    _, calls = run.model([("write_file", {"path": "a", "text": "x"})])
+    started = run.run.tool_started(calls[0])
+    failed = run.tool(calls[0], started=started, status="error", result="error: OSError: disk full after write",
+                      error="OSError: disk full after write")
+    run.model(final=True)
+    run.end()
+    return [("wrote_then_failed", failed)]
+
+
+def planted_retries_within_limit(j):
+    run = Run(j, "kept_retrying", limits={"max_retries": 2})
+    for attempt in range(1, 5):  # three retries of a call that failed in transport; the limit is two
+        idx, _ = run.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", attempt=attempt,
+                           error="529 overloaded_error", error_class="transport")
+    last, _ = run.model(input_hash="h1", attempt=5, final=True)
+    run.end()
+    return [("kept_retrying", idx), ("kept_retrying", last)]  # retries 3 and 4 are past the limit
+
+
+def planted_rate_limits_fall_back(j):
+    run = Run(j, "waited", fallback_model="claude-haiku-4-5")
+    run.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="429 rate_limit_error")
+    run.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="429 rate_limit_error")
+    again, _ = run.model(input_hash="h1", final=True)  # a second retry, still on the rate-limited model
+    run.end()
+    return [("waited", again)]
 
 
 def planted_tool_errors_flagged(j):
@@ -346,23 +427,48 @@ def clean_default(j):
 
 def clean_budgets(j):
     run = Run(j, "within", limits={"max_steps": 3, "max_tokens": 2000, "max_cost_micros": 150,
+                                    "max_prompt_tokens": 1800, "max_completion_tokens": 100,
                                     "max_wall_seconds": 60, "tool_timeout_seconds": 30})
     run.model(usage={"input_uncached": 900, "output": 50})
     run.model(usage={"input_uncached": 900, "output": 50}, final=True)  # 1,900 tokens, within 2,000
     run.end()
+    # seed 001: the ceilings are checked before each call, so the last call may cross them; then one
+    # tool-free wrap-up turn, not charged (its ledger leaves it out)
+    wrapped = Run(j, "wrapped_up", limits={"max_steps": 2, "max_tokens": 1500, "max_cost_micros": 150})
+    wrapped.model(usage={"input_uncached": 900, "output": 50})
+    wrapped.model(usage={"input_uncached": 900, "output": 50})
+    wrapped.wrap_up("step limit (2)", charge=False)
+    wrapped.end("step limit (2)", status="incomplete")
+    charged = Run(j, "wrap_up_charged", limits={"max_steps": 2})  # a ledger that charges the wrap-up: also fine
+    charged.model()
+    charged.model()
+    charged.wrap_up("max_steps")
+    charged.end("max_steps")
+    root = Run(j, "tree_root", limits={"max_steps": 4, "scope": "tree"})  # one budget for the agent tree ...
+    root.model()
+    child = Run(j, "tree_child", parent_run_id="tree_root", limits={})  # ... which the sub-agent spends too
+    child.model()
+    child.model(final=True)
+    child.run.end("model_finished", final_output="the answer")  # the shared ledger is the root's
+    root.model(final=True)
+    root.end(**{k: root.ledger[k] + child.ledger[k] for k in root.ledger})
 
 
 def clean_stalls(j):
-    stalled = Run(j, "stalled_properly")
-    for _ in range(3):
-        _, calls = stalled.model([("search", {"query": "same"})])
-        stalled.tool(calls[0])
-    stalled.end("identical_tool_results")
-    polling = Run(j, "polling_tests")  # run_tests may repeat: allow_repeat
-    for _ in range(4):
-        _, calls = polling.model([("run_tests", {"target": "all"})])
-        polling.tool(calls[0])
-    polling.end("max_steps")
+    # seed 000, max_repeats 2: three identical results in a row is the designed stop, whatever the calls
+    _looped(j, "results_stop", "results_in_a_row", [A, B, C], limits={"max_repeats": 2}, end="identical_tool_results")
+    # seed 001: the same calls a third time anywhere, then the graceful wrap-up turn
+    anywhere = Run(j, "anywhere_stop", loop_detector="calls_anywhere")
+    for call, result in ((A, "1"), (B, "2"), (A, "3"), (C, "4"), (A, "5")):
+        _, asked = anywhere.model([call])
+        anywhere.tool(asked[0], result=result)
+    anywhere.wrap_up("repeated the same tool calls 3 times without progress", charge=False)
+    anywhere.end("repeated the same tool calls 3 times without progress", status="incomplete")
+    # seed 003: one call three times among the last six, and A B A B
+    _looped(j, "window_stop", "calls_window", [B, A, A, A], results=["1", "2", "3", "4"], end="stalled")
+    _looped(j, "oscillation_stop", "calls_window", [A, B, A, B], results=["1", "2", "3", "4"], end="stalled")
+    # a polling tool marked allow_repeat is not a stall
+    _looped(j, "polling_tests", "calls_window", [("run_tests", {"target": "all"})] * 4, end="max_steps")
 
 
 def clean_side_effects(j):
@@ -376,12 +482,8 @@ def clean_side_effects(j):
 
 
 def clean_loops(j):
-    stopped = Run(j, "stopped_at_limit")  # three identical calls, then the detector stops the run
-    for _ in range(3):
-        _, calls = stopped.model([("search", {"query": "same"})])
-        stopped.tool(calls[0])
-    stopped.end("identical_tool_results")
-    polling = Run(j, "polling")  # a tool meant to repeat
+    clean_stalls(j)
+    polling = Run(j, "polling", loop_detector="calls_window")  # a tool meant to repeat
     for _ in range(5):
         _, calls = polling.model([("run_tests", {})])
         polling.tool(calls[0])
@@ -394,6 +496,20 @@ def clean_retry(j):
     run.model(input_hash="h1", error="invalid output: bad JSON")
     run.model(input_hash="h2", final=True)
     run.end()
+    # seed 003: a transport failure is retried on the same context, up to max_retries; a rate limit falls back
+    overloaded = Run(j, "overloaded", limits={"max_retries": 2}, fallback_model="claude-haiku-4-5")
+    overloaded.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="529 overloaded_error")
+    overloaded.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="HTTP 503",
+                     error_class="transport")
+    overloaded.model(input_hash="h1", final=True)
+    overloaded.end()
+    limited = Run(j, "rate_limited", limits={"max_retries": 3}, fallback_model="claude-haiku-4-5")
+    limited.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="rate limited",
+                  error_class="rate_limit")
+    limited.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="429 Too Many Requests")
+    limited.run.event("fallback", detail="claude-haiku-4-5")
+    limited.model(input_hash="h1", model="claude-haiku-4-5", final=True)
+    limited.end()
 
 
 def clean_tool_results(j):
@@ -432,7 +548,9 @@ def clean_statuses(j):
 PLANTED = {name.removeprefix("planted_"): fn for name, fn in globals().items() if name.startswith("planted_")}
 CLEAN = {name: clean_default for name in PLANTED} | {
     "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
-    "no_stuck_side_effects": clean_side_effects, "retries_mutate_context": clean_retry, "loop_stopped_at_limit": clean_loops,
+    "no_stuck_side_effects": clean_side_effects, "no_failed_side_effects": clean_side_effects,
+    "retries_mutate_context": clean_retry, "retries_within_limit": clean_retry, "rate_limits_fall_back": clean_retry,
+    "loop_stopped_at_limit": clean_loops,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "tool_errors_flagged": clean_tool_results, "ledger_matches_transcript": clean_ledger,
     "stop_reason_as_expected": clean_statuses,

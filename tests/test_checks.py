@@ -21,7 +21,7 @@ REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answ
             "stalled_runs_detected", "budgets_enforced", "stop_reason_as_expected", "retries_mutate_context",
             "tool_errors_flagged", "tool_results_bounded", "no_silent_truncation", "status_consistent",
             "models_priced", "cost_per_request_stable", "tokens_match_provider", "costs_match_provider",
-            "loop_stopped_at_limit"]
+            "loop_stopped_at_limit", "no_failed_side_effects", "retries_within_limit", "rate_limits_fall_back"]
 NOT_ON_ONE_NIGHT = {"cost_per_request_stable"}  # week over week: cannot fire on a single night
 
 
@@ -144,12 +144,12 @@ def test_a_user_check_runs_beside_the_builtin_ones(tmp_path, cli, db_path):
     folder = tmp_path / "mine"
     write_check(folder, "runs_have_agents", body="select run_id, null as step, 'agent is fixture' as detail "
                                                    "from run_view where agent = 'fixture'")
-    con, _ = store_with(tmp_path, CLEAN["budgets_enforced"])
+    con, _ = store_with(tmp_path, CLEAN["stop_reason_as_expected"])
     con.close()
     data = cli("check", "--checks-dir", folder, "--json", "--db", tmp_path / "fixture.duckdb").json()
     assert len(data["checks"]) == len(REQUIRED) + 1
-    assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "run_id": "within", "step": None,
-                                 "detail": "agent is fixture"}]
+    assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "run_id": run, "step": None,
+                                 "detail": "agent is fixture"} for run in ("crashed_between_steps", "failed_loudly", "predicted")]
     clash = tmp_path / "clash"
     write_check(clash, "tool_calls_paired")
     assert "already exists" in cli("check", "--checks-dir", clash, "--db", db_path).err
@@ -171,7 +171,7 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
     failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
     warned = {case.get("name") for case in suite.iter("testcase") if case.find("skipped") is not None}
     assert failed | warned == {p["check"] for p in planted}
-    assert warned == {"retries_mutate_context", "tool_errors_flagged"}
+    assert warned == {"retries_mutate_context", "tool_errors_flagged", "no_failed_side_effects", "rate_limits_fall_back"}
 
 
 def test_terminal_output_tables_and_summary(cli, night_db):

@@ -31,20 +31,22 @@ def check_json(cli, *args):
 
 def test_the_file_is_found_in_order_and_an_explicit_one_must_exist(tmp_path):
     assert load_config(folder=tmp_path).path is None  # nothing: built-in defaults
-    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n[tool.reconcile.settings]\nstall_repeats = 4\n")
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n[tool.reconcile.settings]\nloop_limit = 4\n")
     config = load_config(folder=tmp_path)
-    assert config.path == tmp_path / "pyproject.toml" and config.setting("stall_repeats").value == "4"
-    write(tmp_path / "reconcile.toml", "[settings]\nstall_repeats = 5\n")
-    assert load_config(folder=tmp_path).setting("stall_repeats").value == "5"  # reconcile.toml wins
-    other = write(tmp_path / "other.toml", "[settings]\nstall_repeats = 7\n")
-    assert load_config(other, folder=tmp_path).setting("stall_repeats").origin == f"{other} [settings]"
+    assert config.path == tmp_path / "pyproject.toml" and config.setting("loop_limit").value == "4"
+    write(tmp_path / "reconcile.toml", "[settings]\nloop_limit = 5\n")
+    assert load_config(folder=tmp_path).setting("loop_limit").value == "5"  # reconcile.toml wins
+    other = write(tmp_path / "other.toml", "[settings]\nloop_limit = 7\n")
+    assert load_config(other, folder=tmp_path).setting("loop_limit").origin == f"{other} [settings]"
     with pytest.raises(BadInput, match="--config .*nope.toml: no such file"):
         load_config(tmp_path / "nope.toml")
 
 
 @pytest.mark.parametrize("text, message", [
     ("colour = 'red'\n", "unknown key 'colour' in the top level"),
-    ("[settings]\nstall_window = 'six'\n", "stall_window = 'six'; expected a whole number"),
+    ("[settings]\nloop_window = 'six'\n", "loop_window = 'six'; expected a whole number"),
+    ("[settings]\nstall_repeats = 3\n", "the setting 'stall_repeats' is now loop_limit"),
+    ("[settings]\nloop_detector = 'sometimes'\n", "loop_detector = 'sometimes'; expected one of none, results_in_a_row"),
     ("[settings]\nno_such = 1\n", "no such setting 'no_such'"),
     ("[settings]\ntool_error_pattern = '(unclosed'\n", "is not a valid RE2 regular expression"),
     ("[checks.tool_errors_flagged]\nseverity = 'fatal'\n", "severity = 'fatal'; expected one of error, warn"),
@@ -112,9 +114,9 @@ def test_settings_by_agent_and_format_and_where_they_came_from(cli, night_db, tm
     assert findings_of(cli("check", "--json", "--db", night_db), "tool_results_bounded") == []
     bounded = next(c for c in data["checks"] if c["name"] == "tool_results_bounded")
     assert bounded["not_judged"] == 300 and "switched off for format native" in bounded["not_judged_why"][0]["reason"]
-    shown = cli("config", "--set", "stall_repeats=4", "--json", "--db", night_db).json()
+    shown = cli("config", "--set", "loop_limit=4", "--json", "--db", night_db).json()
     rows = {(r["what"], r["scope"]): r for r in shown}
-    assert rows[("setting stall_repeats", "every run")]["from"] == "--set stall_repeats"
+    assert rows[("setting loop_limit", "every run")]["from"] == "--set loop_limit"
     assert rows[("check tool_results_bounded enabled", "format native")]["value"] == "false"
     assert rows[("setting result_bound_tokens", "format claude_code (its documented default)")]["value"] == "25000"
 
@@ -142,7 +144,7 @@ def test_morning_takes_config_set_and_checks_dir(cli, tmp_path):
     config = write(tmp_path / "quiet.toml", "".join(f"[checks.{c.name}]\nerror_if = '> 1000'\n"
                                                     for c in load_checks() if c.severity == "error"))
     result = cli("morning", night, "--out", tmp_path / "out", "--db", tmp_path / "m.duckdb", "--config", config,
-                 "--checks-dir", mine, "--set", "stall_repeats=3")
+                 "--checks-dir", mine, "--set", "loop_limit=3")
     assert result.code == ExitCode.OK, result.out + result.err
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert {"check": "every_run_named", "severity": "warn", "run_id": "8f3a", "step": None, "detail": "seen"} in findings["findings"]

@@ -177,7 +177,9 @@ def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_cod
                 if name == "morning" and media == "screen":
                     folded = page.locator("details")
                     assert corpus == "claude-code" or folded.count() >= 3  # long step tables fold
-                    assert page.evaluate("document.documentElement.scrollHeight") < 12_000
+                    # the night's 22 failing checks and 20 runs with errors, each run's steps shown (folded past 12):
+                    # the page grows with the errors, and by little else (warnings fold)
+                    assert page.evaluate("document.documentElement.scrollHeight") < 13_000
                 context.close()
         browser.close()
 

@@ -18,7 +18,7 @@ from ..errors import BadInput, InternalError
 from ..facts import FACTS
 from ..store import frozen_views
 from .loader import Check, CheckDefinitionError
-from .settings import create_run_settings, set_variables
+from .settings import create_loop_firings, create_run_settings, set_variables
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -132,8 +132,11 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     checked_at = datetime.now(timezone.utc)
     set_variables(con, config)
     create_run_settings(con, config)
+    firings = any("loop_firings" in check.sql for check in checks)
+    if firings:
+        create_loop_firings(con)
     _scope_table(con, scope)
-    _judgement_table(con)
+    _judgement_table(con, firings)
     where = ""
     if scope.active:
         # A finding that names no run (a provider bucket, a week) is placed by its ``at`` column when the
@@ -166,14 +169,22 @@ def _scope_table(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
     con.execute("set variable scope_until = ?", [scope.until])
 
 
-def _judgement_table(con: duckdb.DuckDBPyConnection) -> None:
-    """``_facts``: for each run in scope, which facts are known (the bound as configuration resolves it)."""
-    known = ", ".join(f"rs.result_bound_tokens is not null as {name}" if name == "result_bound" else f"f.{name}"
+# Facts configuration can supply for a run that does not record them: known as configuration resolves them.
+_RESOLVED = {"result_bound": "rs.result_bound_tokens is not null",
+             "loop_detector": "rs.loop_detector is not null and coalesce(lf.evidence_complete, true)"}
+
+
+def _judgement_table(con: duckdb.DuckDBPyConnection, firings: bool) -> None:
+    """``_facts``: for each run in scope, which facts are known (a bound or a detector as configuration resolves it)."""
+    resolved = dict(_RESOLVED) if firings else {**_RESOLVED, "loop_detector": "rs.loop_detector is not null"}
+    known = ", ".join(f"{resolved[name]} as {name}" if name in resolved else f"f.{name}"
                       for name, fact in FACTS.items() if fact.subject == "run")
+    replay = "left join loop_firings lf using (run_id)" if firings else ""
     con.execute(
         f"""create or replace temp table _facts as
-        select f.run_id, f.source_format, f.agent, {known}
-        from run_facts f join run_settings rs using (run_id) where f.run_id in (select run_id from _scope)"""
+        select f.run_id, f.source_format, f.agent, rs.loop_detector as detector, {known}
+        from run_facts f join run_settings rs using (run_id) {replay}
+        where f.run_id in (select run_id from _scope)"""
     )
 
 
@@ -183,6 +194,10 @@ def _why(fact: str) -> str:
     if fact == "result_bound":
         return (f"'no {what}: the run, the configuration and the format''s documented defaults give none '"
                 "|| '(set result_bound_tokens in reconcile.toml)'")
+    if fact == "loop_detector":
+        return ("case when detector is null then 'no loop detector: the run declares none and the configuration names "
+                "none (set loop_detector in reconcile.toml, or declare it on run_start)' else 'these runs record no "
+                "hash of each tool result, which the ' || detector || ' detector compares' end")
     if fact == "run_status":
         return f"'the ' || source_format || ' format records no {what}'"
     return (f"case when coalesce((select recorded from format_facts ff where ff.format = source_format "

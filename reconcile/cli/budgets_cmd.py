@@ -8,6 +8,7 @@ import typer
 
 from ..dataset import reading
 from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
+from ..ceilings import CEILINGS, OPTIONAL, UNITS
 from ..errors import BadInput, ExitCode
 from ..status import STATUSES
 from . import app
@@ -44,6 +45,8 @@ def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
 @app.command("budgets")
 def budgets_command(
     by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model.")] = "agent",
+    unit: Annotated[str, typer.Option("--unit", help=f"What spends a budget: {' or '.join(UNITS)} (an agent tree "
+                                                     "shares one budget, seed 001: its runs' totals).")] = "run",
     since: SinceOption = None,
     until: UntilOption = None,
     tz: TzOption = None,
@@ -60,7 +63,7 @@ def budgets_command(
     master: MasterOption = None,
     remote: RemoteOption = None,
 ) -> None:
-    """Recommend step, token, time and spend ceilings from the p99 of succeeded runs.
+    """Recommend step, token, time and spend ceilings from the p99 of succeeded runs (or agent trees).
 
     --csv and --parquet carry the ceilings' table (a row per group and ceiling); --json carries everything.
     Example: reconcile budgets --by agent --emit toml
@@ -69,7 +72,7 @@ def budgets_command(
     config, path = configured(config_file, db)
     with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # not pruned: latency and size percentiles read every run
         use_zone(con, scope.zone)
-        report = budget_report(con, by, scope.since, scope.until, cost_source)
+        report = budget_report(con, by, scope.since, scope.until, cost_source, unit)
         rates = stop_reason_rates(con, by, scope.since, scope.until)
         percentiles = latency_and_size(con, config)
     alerts = _alerts(alert_rate or [], rates)
@@ -86,7 +89,7 @@ def _fmt(value, digits: int = 1) -> str:
     return "" if value is None else f"{value:,.{digits}f}"
 
 
-_UNITS = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_micros"}
+_UNITS = CEILINGS
 
 
 CEILING_COLUMNS = [
@@ -104,8 +107,8 @@ def ceilings_sheet(report: dict) -> Sheet:
     for g in report["groups"]:
         for name, column in _UNITS.items():
             metric, recommendation = g["metrics"][name], g["recommendation"].get(name)
-            if recommendation is None and metric["p99"] is None:
-                continue
+            if recommendation is None and (metric["p99"] is None or name in OPTIONAL and g["configured"][name] is None):
+                continue  # nothing to say, or a ceiling (seed 000's prompt or completion) the harness does not keep
             stops = (recommendation or {}).get("would_stop", {"count": 0, "runs": []})
             rows.append({"key": g["key"], "ceiling": column, "runs": g["runs"], "success_rate": g["success_rate"],
                          "p50": metric["p50"], "p95": metric["p95"], "p99": metric["p99"],

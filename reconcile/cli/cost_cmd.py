@@ -74,7 +74,7 @@ def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
 @cost_app.callback(invoke_without_command=True)
 def cost_command(
     ctx: typer.Context,
-    by: Annotated[str, typer.Option("--by", help="Group by day, week, month, agent, model, task_class or run.")] = "model",
+    by: Annotated[str, typer.Option("--by", help="Group by day, week, month, agent, model, task_class, run or tree (the root of an agent tree).")] = "model",
     since: SinceOption = None,
     until: UntilOption = None,
     tz: TzOption = None,

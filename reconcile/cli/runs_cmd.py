@@ -30,6 +30,8 @@ def runs_command(
         "--fold-subagents/--no-fold-subagents",
         help="One row per Claude Code session, its subagents' steps, tokens and cost folded in (as ccusage's "
              "session report).")] = True,
+    trees: Annotated[bool, typer.Option("--tree", help="One row an agent tree: every sub-agent run folded into the "
+                                                       "run at its root (any format; seed 001's shared budget).")] = False,
     cost_source: CostSourceOption = "auto",
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
@@ -44,6 +46,6 @@ def runs_command(
     scope = window(since, until, tz)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         use_zone(con, scope.zone)
-        sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source)
+        sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source, trees)
     if output(sheet, json_out, csv_out, parquet):
         console.print(runs_summary(sheet.rows))

@@ -8,16 +8,13 @@ create or replace temp table _native as
 select file_no, line_no, j.type as type, j.run_id as run_id, j.idx::integer as idx,
     coalesce(j.kind = 'tool' and j.status = 'started', false) as in_flight, j.call_id as call_id,
     case
-        when j.kind = 'tool' and j.status not in ({{ tool_statuses }})
-            then 'field "status" is ' || j.status || ' on a tool step; expected one of {{ tool_statuses_text }}'
-        when j.type = 'run_end' and j.status is not null and j.status not in ({{ end_statuses }})
-            then 'field "status" is ' || j.status || ' on a run_end line; expected one of {{ end_statuses_text }}'
-        when j.type = 'run_end' and j.status is null and canonical_status(j.stop_reason) is null
-            then 'stop_reason "' || j.stop_reason || '" is not a known stop reason; add "status" (one of {{ end_statuses_text }}) to the run_end line (see docs/status.md)'
+        when j.kind = 'tool' and j.status not in ({{ tool_statuses }}) then {{ tool_status_message }}
+        when j.type = 'run_end' and j.status is null and j.stop_reason is null then {{ end_missing }}
+        when j.type = 'run_end' and run_end_status(j.status, j.stop_reason) is null then {{ end_unknown }}
         when not coalesce(list_bool_and(list_transform(j.tool_calls, lambda c: c.call_id is not null and c.name is not null)), true)
-            then 'every entry of "tool_calls" needs a string "call_id" and "name"'
+            then {{ call_entry }}
         when not coalesce(list_bool_and(list_transform(j.tools, lambda t: t.name is not null)), true)
-            then 'every entry of "tools" needs a string "name"'
+            then {{ tool_entry }}
     end as reason
 from _parsed;
 
@@ -78,6 +75,15 @@ select s.file_no, s.run_id, s.line_no as source_line,
     s.j."ts"::timestamptz as started_at, e.j."ts"::timestamptz as ended_at,
     s.j."limits"."max_steps"::integer as max_steps,
     s.j."limits"."max_tokens"::bigint as max_tokens,
+    s.j."limits"."max_prompt_tokens"::bigint as max_prompt_tokens,
+    s.j."limits"."max_completion_tokens"::bigint as max_completion_tokens,
+    s.j."limits"."max_retries"::integer as max_retries,
+    s.j."limits"."scope" as budget_scope,
+    s.j."loop_detector"."kind" as loop_detector,
+    s.j."loop_detector"."limit"::integer as loop_limit,
+    s.j."loop_detector"."window"::integer as loop_window,
+    s.j."parent_run_id" as parent_run_id,
+    s.j."fallback_model" as fallback_model,
     s.j."limits"."max_wall_seconds"::double as max_wall_seconds,
     s.j."limits"."max_cost_micros"::bigint as max_cost_micros,
     s.j."limits"."max_repeats"::integer as max_repeats,
@@ -85,13 +91,14 @@ select s.file_no, s.run_id, s.line_no as source_line,
     s.j."limits"."result_bound_tokens"::integer as result_bound_tokens,
     s.j."catalogue_tokens"::integer as catalogue_tokens,
     s.j."predicted_stop_reason" as predicted_stop_reason,
-    case when e.run_id is null then 'running'
-         else coalesce(e.j."status", canonical_status(e.j."stop_reason")) end as status,
+    case when e.run_id is null then 'running' else run_end_status(e.j."status", e.j."stop_reason") end as status,
+    e.j."status" as harness_status,  -- the harness's own word, kept as written
     e.j."stop_reason" as stop_reason,
     e.j."final_output" as final_output,
     e.j."ledger"."steps"::integer as ledger_steps,
     e.j."ledger"."input_tokens"::bigint as ledger_input_tokens,
     e.j."ledger"."output_tokens"::bigint as ledger_output_tokens,
+    e.j."ledger"."tokens"::bigint as ledger_tokens,
     e.j."ledger"."cost_micros"::bigint as ledger_cost_micros,
     e.j."ledger"."tool_results"::integer as ledger_tool_results,
     s.j."labels" as labels
@@ -130,7 +137,7 @@ select s.file_no, s.run_id, s.idx, s.j."kind" as kind, s.j."ts"::timestamptz as 
     coalesce(s.j."text", s.j."text_preview") as output_text,
     coalesce(s.j."text_sha256", sha256(s.j."text")) as output_sha256,
     s.j."context_tokens"::bigint as context_tokens, s.j."input_hash" as input_hash,
-    s.j."attempt"::integer as attempt, s.j."cost_micros"::bigint as harness_cost_micros,
+    s.j."attempt"::integer as attempt, s.j."error_class" as error_class, s.j."cost_micros"::bigint as harness_cost_micros,
     s.j."tool" as tool_name, s.j."call_id" as call_id, s.j."args" as args,
     s.j."idempotency_key" as idempotency_key, s.j."side_effect"::boolean as side_effect,
     s.j."status" as tool_status,

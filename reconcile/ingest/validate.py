@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from .ranges import COUNT, INDEX, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
+from .ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
 from ..sql_text import string_literal
 
 _INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
@@ -42,6 +42,13 @@ _TYPE_TESTS = {  # kind: (SQL test over the extracted value {v} and its json typ
     "array": ("{t} = 'ARRAY'", "an array", "JSON"),
     "any": ("true", "any JSON value", "JSON"),
 }
+
+
+def expected_text(kind: str) -> str:
+    """What a field of ``kind`` must be, as a reject says it (the timestamp window as the default one)."""
+    if kind == "ts":
+        return f"an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z from {EARLIEST} up to {LATEST} UTC"
+    return _TYPE_TESTS[kind][1]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,30 @@
+-- name: rate_limits_fall_back
+-- invariant: a call rate-limited again after one retry goes to the run's fallback model (seed 003: "fall back fast, not slow" — after one retry, not four)
+-- severity: warn
+-- remedy: the harness kept waiting on a rate-limited model; after one retry route the call to the fallback model the policy names (and journal the fallback event)
+-- needs: fallback_route
+with model_calls as (
+    select s.run_id, s.idx, coalesce(s.model, r.model) as model, r.fallback_model,
+           lag(s.error) over w as previous_error, lag(s.error_class) over w as previous_class
+    from steps s join runs r on r.run_id = s.run_id
+    where s.kind = 'model' and r.fallback_model is not null
+    window w as (partition by s.run_id, coalesce(s.agent_label, '') order by s.idx)
+),
+classified as (  -- seed 003's classes: 429 is a rate limit
+    select *, coalesce(previous_class, case when regexp_matches(previous_error, '(?i)\b429\b|rate[ _-]?limit|too many requests')
+                                            then 'rate_limit' end) = 'rate_limit' as after_rate_limit
+    from model_calls
+),
+chains as (
+    select *, sum(case when after_rate_limit then 0 else 1 end) over (partition by run_id order by idx) as chain
+    from classified
+),
+numbered as (
+    select *, row_number() over (partition by run_id, chain order by idx) - 1 as retry
+    from chains
+)
+select run_id, idx as step,
+       format('retry {} of a rate-limited call went to {} again, not to the fallback model {}', retry, model,
+              fallback_model) as detail
+from numbered
+where after_rate_limit and retry >= 2 and model <> fallback_model

@@ -1,0 +1,109 @@
+-- loop_firings: every run with a loop detector (its own declaration, else configuration: run_settings),
+-- replayed over its transcript with the semantics of the seed that defines it, off-by-one included.
+-- One row a run: where the detector fires (fired_at, the step the harness should have stopped after;
+-- NULL if it never fires), what it saw, and how many model calls the run made after that point (a
+-- wrap-up turn, the seeds' graceful stop, is not one). loop_stopped_at_limit and stalled_runs_detected
+-- read it; the runner creates it beside run_settings.
+with detected as (
+    select run_id, loop_detector as detector, loop_limit as lim, loop_window as win
+    from run_settings where loop_detector is not null
+),
+-- seed 000: Ledger.record_tool_result counts identical results in a row; check() stops before the next
+-- call once repeat_run > max_repeats. A result with no hash matches nothing.
+results as (
+    select s.run_id, s.idx, s.result_hash, d.lim,
+           lag(s.result_hash) over (partition by s.run_id order by s.idx) as previous
+    from steps s join detected d on d.run_id = s.run_id
+    where d.detector = 'results_in_a_row' and s.kind = 'tool' and coalesce(s.tool_status, '') not in ('started', 'not_run')
+),
+result_runs as (
+    select *, row_number() over (partition by run_id, streak order by idx) as in_a_row
+    from (select *, sum(case when result_hash = previous then 0 else 1 end) over (partition by run_id order by idx) as streak
+          from results) as streaks
+),
+result_fired as (
+    select run_id, min(idx) as fired_at,
+           'the same tool result ' || (any_value(lim) + 1) || ' times in a row (max_repeats ' || any_value(lim) || ')' as pattern
+    from result_runs where in_a_row = lim + 1 and result_hash is not null group by run_id
+),
+-- seed 001: LoopDetector fingerprints each step's calls (sorted tool names and canonical arguments) and
+-- stops when one fingerprint has been seen repeat_limit times anywhere in the run. The fingerprint is
+-- order-free (count, least, greatest and a sum of hashes of the calls), so no ordered aggregate is needed.
+step_calls as (
+    select q.run_id, q.step_idx, d.lim, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash
+    from tool_calls q join detected d on d.run_id = q.run_id
+    where d.detector = 'calls_anywhere'
+),
+step_prints as (
+    select run_id, step_idx, any_value(lim) as lim,
+           count(*) || '/' || min(call_hash) || '/' || max(call_hash) || '/' || sum(hash(call_hash) % 1000000007) as print
+    from step_calls group by run_id, step_idx
+),
+anywhere_fired as (
+    select run_id, min(step_idx) as fired_at,
+           'the same calls ' || any_value(lim) || ' times in the run (repeat_limit ' || any_value(lim) || ')' as pattern
+    from (select *, row_number() over (partition by run_id, print order by step_idx) as seen from step_prints) as counted
+    where seen = lim group by run_id
+),
+-- seed 003: noProgress over the last `window` call hashes (calls that failed validation or were not run are never hashed;
+-- allowRepeat tools take their place in the window but are not counted): fires when one hash is among
+-- them `limit` times, or the last four alternate A B A B — once at least four count.
+calls as (
+    select q.run_id, q.step_idx, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash, d.lim, d.win,
+           coalesce(t.allow_repeat, false) as allowed,
+           row_number() over (partition by q.run_id order by q.step_idx, q.call_position) as n
+    from tool_calls q join detected d on d.run_id = q.run_id
+    left join run_tools t on t.run_id = q.run_id and t.name = q.tool_name
+    where d.detector = 'calls_window'
+      and not exists (select 1 from steps v where v.run_id = q.run_id and v.kind = 'tool' and v.call_id = q.call_id
+                      and v.tool_status in ('invalid_args', 'unknown_tool', 'not_run'))
+),
+windowed as (
+    select a.run_id, a.n, a.step_idx, a.lim, a.win, b.call_hash,
+           row_number() over (partition by a.run_id, a.n order by b.n desc) as back
+    from calls a join calls b on b.run_id = a.run_id and b.n <= a.n and b.n > a.n - a.win and not b.allowed
+),
+window_counts as (
+    select run_id, n, max(times) as most
+    from (select run_id, n, call_hash, count(*) as times from windowed group by run_id, n, call_hash) as per_hash
+    group by run_id, n
+),
+window_states as (
+    select w.run_id, w.n, any_value(w.step_idx) as step_idx, any_value(w.lim) as lim, any_value(w.win) as win,
+           count(*) as recent,
+           max(w.call_hash) filter (where w.back = 1) as h1, max(w.call_hash) filter (where w.back = 2) as h2,
+           max(w.call_hash) filter (where w.back = 3) as h3, max(w.call_hash) filter (where w.back = 4) as h4
+    from windowed w group by w.run_id, w.n
+),
+window_fired as (
+    select s.run_id, min(s.step_idx) as fired_at,
+           arg_min(case when c.most >= s.lim then 'one call ' || c.most || ' times among its last ' || s.win || ' calls'
+                        else 'its last calls alternating A B A B' end, s.n) as pattern
+    from window_states s join window_counts c on c.run_id = s.run_id and c.n = s.n
+    where s.recent >= 4 and (c.most >= s.lim or (s.h1 = s.h3 and s.h2 = s.h4 and s.h1 <> s.h2))
+    group by s.run_id
+),
+fired as (
+    select * from result_fired
+    union all select * from anywhere_fired
+    union all select * from window_fired
+),
+later as (  -- the model calls after the detector fired, a wrap-up turn apart
+    select f.run_id, count(*) as later_calls, min(m.idx) as next_call
+    from fired f join step_view m on m.run_id = f.run_id and m.kind = 'model' and m.idx > f.fired_at and not m.is_wrap_up
+    group by f.run_id
+),
+evidence as (
+    -- results_in_a_row compares result hashes: a run with a successful call whose result has no hash cannot be
+    -- replayed (a failed call with no result recorded is a distinct result: it matches nothing)
+    select d.run_id,
+           d.detector <> 'results_in_a_row' or count(s.idx) filter (where s.result_hash is null) = 0 as complete
+    from detected d left join steps s on s.run_id = d.run_id and s.kind = 'tool' and s.tool_status = 'ok'
+    group by d.run_id, d.detector
+)
+select d.run_id, d.detector, d.lim as loop_limit, d.win as loop_window, f.fired_at, f.pattern,
+       coalesce(l.later_calls, 0) as later_calls, l.next_call, e.complete as evidence_complete
+from detected d
+left join fired f on f.run_id = d.run_id
+left join later l on l.run_id = d.run_id
+left join evidence e on e.run_id = d.run_id

@@ -1,0 +1,224 @@
+"""Seed 003's harness as a client: its six statuses, the no-progress rule, the retry policy — each reconciles
+clean — and four planted defects, each found.
+
+Every run is written by ``harness_seed003.runAgent`` (the seed's TypeScript, translated) into one
+folder, ingested once, checked once. The seed's vocabulary is its status, journalled as both the
+stop reason and the harness's status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from conformance_support import (NIGHT, Audit, SimClock, assert_loaded_whole, audit, journal_steps, model_steps,
+                                 show, tool_outcomes)
+from harness_seed003 import FALLBACK, PRIMARY, Budgets, Faults, Script, new_ctx, runAgent
+from reconcile.journal import Journal
+
+
+def search(q: str = "529 retry double send"):
+    return ("tool", "search_docs", {"q": q})
+
+
+def fetch(url: str = "https://docs.internal/retry"):
+    return ("tool", "fetch_page", {"url": url})
+
+
+ANSWER = ("answer", "The 529 retry re-sends because send_email had no idempotency key; fixed and on-call told.")
+EMAIL = ("tool", "send_email", {"to": "oncall@example.com", "body": "529 retries double-send: key added."})
+DISTINCT_SEARCHES = [search(f"retry topic {i}") for i in range(40)]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    items: list
+    status: str
+    budgets: Budgets = field(default_factory=Budgets)
+    then: tuple | None = None
+    cancelAt: int | None = None
+    faults: Faults = field(default_factory=Faults)
+
+
+SCENARIOS = {
+    "succeeded": Scenario([search(), fetch(), EMAIL, ANSWER], "succeeded"),
+    "step_budget": Scenario(DISTINCT_SEARCHES, "budget_exceeded", budgets=Budgets(maxSteps=8)),
+    # a retried call is charged to tokens, not steps: eight steps, nine model calls
+    "step_budget_with_retry": Scenario(DISTINCT_SEARCHES[:3] + [("fail", 529)] + DISTINCT_SEARCHES[3:],
+                                       "budget_exceeded", budgets=Budgets(maxSteps=8)),
+    # 40k-token exports, each bounded to 2,000 tokens head+tail; the re-sent history passes 400,000 tokens
+    "token_budget": Scenario([("tool", "fetch_long", {"url": f"https://exports/{i}.csv"}) for i in range(40)],
+                             "budget_exceeded"),
+    # a 200 s dependency: after three steps 606 s, past the 600 s wall clock
+    "wall_clock": Scenario([("tool", "slow_fetch", {"url": f"https://slow/{i}"}) for i in range(10)], "timed_out"),
+    # no progress: one call three times in the last six (nothing is judged under four calls)
+    "stalled_repeats": Scenario([search(), fetch(), fetch(), fetch(), ANSWER], "stalled"),
+    "stalled_from_start": Scenario([fetch(), fetch(), fetch(), fetch(), ANSWER], "stalled"),
+    "stalled_oscillation": Scenario([search(), fetch(), search(), fetch(), ANSWER], "stalled"),
+    # a polling tool flagged allowRepeat: six identical polls are not a stall
+    "polling_allowed": Scenario([("tool", "poll_job", {"job_id": 7})] * 6 + [ANSWER], "succeeded"),
+    # retries: a 529 retried on the same context (correct, per the seed)
+    "transport_retry": Scenario([search(), ("fail", 529), fetch(), ANSWER], "succeeded"),
+    # invalid output: fed back with the error, the schema and the field — the next call differs
+    "invalid_output": Scenario([("tool", "fetch_page", {"link": "https://docs.internal/retry"}), fetch(), ANSWER],
+                               "succeeded"),
+    # rate limited twice: one retry on the primary, then the fallback route
+    "rate_limit_fallback": Scenario([search(), ("fail", 429), ("fail", 429), fetch(), ANSWER], "succeeded"),
+    # transport retries spent (maxRetries 3): the error is rethrown and the run fails
+    "transport_exhausted": Scenario([search()] + [("fail", 529)] * 4 + [ANSWER], "failed"),
+    "cancelled": Scenario([search(), fetch(), fetch("https://docs.internal/limits"), ANSWER], "cancelled", cancelAt=2),
+    # ---- planted defects
+    "fault_ignore_final": Scenario([search(), fetch(), ANSWER] + DISTINCT_SEARCHES, "budget_exceeded",
+                                   budgets=Budgets(maxSteps=8), faults=Faults(ignore_final=True)),
+    "fault_ledger_drift": Scenario([search(), fetch(), EMAIL, ANSWER], "succeeded", faults=Faults(ledger_drift=True)),
+    "fault_lost_result": Scenario([search(), fetch(), fetch("https://docs.internal/limits"), ANSWER], "succeeded",
+                                  faults=Faults(lose_result_at=2)),
+    "fault_late_detector": Scenario([search(), fetch(), fetch(), fetch(), fetch(), ANSWER], "stalled",
+                                    faults=Faults(late_detector=True)),
+}
+DESIGNED = [name for name in SCENARIOS if not name.startswith("fault_")]
+RETRIED = ["transport_retry", "rate_limit_fallback", "invalid_output", "step_budget_with_retry"]
+
+
+def run_id(name: str) -> str:
+    return f"s003-{name}"
+
+
+@dataclass(repr=False)
+class Night:
+    audit: Audit
+    statuses: dict[str, str]
+    ctxs: dict
+    journals: Path
+
+    def journal(self, name: str) -> Path:
+        return self.journals / f"{name}.jsonl"
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory) -> Night:
+    root = tmp_path_factory.mktemp("seed003")
+    journals = root / "journals"
+    journals.mkdir()
+    statuses, ctxs = {}, {}
+    for position, (name, s) in enumerate(SCENARIOS.items()):
+        clock = SimClock(NIGHT + timedelta(minutes=15 * position))
+        with Journal(journals / f"{name}.jsonl", clock=clock) as jr:
+            ctx = new_ctx(run_id(name), Script(s.items, s.then), clock, jr, budgets=s.budgets, cancelAt=s.cancelAt,
+                          faults=s.faults)
+            statuses[name], ctxs[name] = runAgent(ctx), ctx
+    return Night(audit(journals, root), statuses, ctxs, journals)
+
+
+# ---- the harness itself
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_harness_status_as_the_seed_says(night, name):
+    assert night.statuses[name] == SCENARIOS[name].status
+
+
+def test_no_progress_rule_needs_four_calls(night):
+    tools = [s["tool"] for s in tool_outcomes(night.journal("stalled_from_start"), run_id("stalled_from_start"))]
+    assert tools == ["fetch_page"] * 4  # three identical calls are not judged yet (fewer than four in the window)
+
+
+def test_retries_as_the_seed_says(night):
+    steps = model_steps(night.journal("transport_retry"), run_id("transport_retry"))
+    failed = [s for s in steps if s.get("error_class") == "transport"]
+    assert len(failed) == 1 and steps[steps.index(failed[0]) + 1]["input_hash"] == failed[0]["input_hash"]
+    rl = journal_steps(night.journal("rate_limit_fallback"), run_id("rate_limit_fallback"))
+    assert [(s["kind"], s.get("model"), s.get("error_class")) for s in rl[2:6]] == [
+        ("model", PRIMARY, "rate_limit"), ("model", PRIMARY, "rate_limit"), ("event", None, None),
+        ("model", FALLBACK, None)]
+    inv = model_steps(night.journal("invalid_output"), run_id("invalid_output"))
+    assert inv[0]["error_class"] == "invalid_output" and inv[1]["input_hash"] != inv[0]["input_hash"]
+
+
+def test_every_line_loaded(night):
+    assert_loaded_whole(night.audit)
+
+
+# ---- reconcile: statuses and raw stop reasons
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_status_and_raw_stop_reason(night, name):
+    row = night.audit.run(run_id(name))
+    assert (row["status"], row["stop_reason"]) == (SCENARIOS[name].status, SCENARIOS[name].status), row
+
+
+# ---- reconcile: designed stops are not errors; correct retries are not even warnings
+
+
+@pytest.mark.parametrize("name", DESIGNED)
+def test_designed_stop_has_no_error_finding(night, name):
+    errors = night.audit.errors(run_id(name))
+    assert not errors, f"{name}: the harness stopped as designed, yet:\n{show(errors)}"
+
+
+@pytest.mark.parametrize("name", RETRIED)
+def test_retry_policy_of_the_seed_is_not_flagged(night, name):
+    # transport and rate-limit retries on the same context are correct per the seed; an invalid output
+    # was fed back, not retried; a fallback after one retry is the seed's policy
+    flagged = [f for f in night.audit.findings(run_id(name))
+               if f["check"] in ("retries_mutate_context", "rate_limits_fall_back", "retries_within_limit")]
+    assert not flagged, show(flagged)
+
+
+def test_side_effect_keyed_before_it_ran(night):
+    rid = run_id("succeeded")
+    steps = journal_steps(night.journal("succeeded"), rid)
+    started = [s for s in steps if s.get("status") == "started"]
+    outcome = [s for s in steps if s["kind"] == "tool" and s["tool"] == "send_email" and s["status"] == "ok"]
+    assert len(started) == 1 and outcome[0]["idx"] == started[0]["idx"]
+    flagged = [f for f in night.audit.findings(rid) if "side_effect" in f["check"]]
+    assert not flagged, show(flagged)
+
+
+# ---- reconcile: planted defects
+
+
+def _only(night: Night, name: str, expected: set[str]) -> list[dict]:
+    errors = night.audit.errors(run_id(name))
+    found = {f["check"] for f in errors}
+    assert found & expected, f"{name}: expected {sorted(expected)}, found:\n{show(errors)}"
+    assert found <= expected, f"{name}: other checks erred too:\n{show(errors)}"
+    return errors
+
+
+def test_final_answer_overwritten_by_budget_stop(night):
+    name = "fault_ignore_final"
+    # the answer turn it took for a progress note ran no tool, so the loop's steps (tool turns) never counted it:
+    # a model call past max_steps that the step budget never saw — budgets_enforced says so too, rightly
+    errors = _only(night, name, {"final_answer_not_overwritten", "budgets_enforced"})
+    final = [s["idx"] for s in model_steps(night.journal(name), run_id(name)) if s.get("final")]
+    assert [f["step"] for f in errors if f["check"] == "final_answer_not_overwritten"] == final[:1], show(errors)
+
+
+def test_ledger_drift(night):
+    _only(night, "fault_ledger_drift", {"ledger_matches_transcript"})
+
+
+def test_lost_tool_result(night):
+    name = "fault_lost_result"
+    # the loop counted the lost result in its own `steps` (journalled as ledger.tool_results): the ledger
+    # disagrees with the journal too, rightly
+    errors = _only(night, name, {"tool_calls_paired", "steps_equal_tool_results", "ledger_matches_transcript"})
+    answered = {r["call_id"] for r in tool_outcomes(night.journal(name), run_id(name))}
+    lost = [s["idx"] for s in model_steps(night.journal(name), run_id(name))
+            if any(c["call_id"] not in answered for c in s.get("tool_calls", []))]
+    paired = [f for f in errors if f["check"] == "tool_calls_paired"]
+    assert paired and [f["step"] for f in paired] == lost, show(errors)
+
+
+def test_late_loop_detector(night):
+    name = "fault_late_detector"
+    errors = _only(night, name, {"loop_stopped_at_limit"})
+    # noProgress should have fired on the fourth call (the third fetch_page): the finding points at the
+    # model step that asked for it, its result, or later
+    fourth = [s["idx"] for s in model_steps(night.journal(name), run_id(name))][3]
+    assert all(f["step"] is None or f["step"] >= fourth for f in errors), show(errors)
