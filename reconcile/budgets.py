@@ -74,14 +74,15 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None,
                {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
                list(steps order by run_id) filter (where succeeded) as succeeded_steps
         from _budget_runs group by 1 order by 1""")
-    found = ceilings.evidence(con)
+    metrics = ceilings.measured(con)
+    found = ceilings.evidence(con, metrics)
     kept_going = {}
     for key, run_id in con.execute("""select key, run_id from _budget_runs where answered
                                       and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2""").fetchall():
         kept_going.setdefault(key, []).append(run_id)
     report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
     stops = ceilings.would_stop(con, {(g["key"], m): r["value"] for g in report
-                                      for m, r in g["recommendation"].items() if r["value"] is not None})
+                                      for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
     for g in report:
         for metric, recommendation in g["recommendation"].items():
             recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})

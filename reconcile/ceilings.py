@@ -56,7 +56,7 @@ def units_sql(unit: str) -> str:
                           v.output_tokens, v.wall_seconds, v.has_final_answer, c.cost_micros
                    from runs r join run_view v using (run_id) join chosen c using (run_id)""".format(
             limits=", ".join(f"r.{column}" for column in CEILINGS.values()))
-    root = "any_value({0}) filter (where m.run_id = m.root_run_id)"
+    root = "max(case when m.run_id = m.root_run_id then {0} end)"  # the root's own (max, not any_value: Spark reads it)
     return f"""select m.root_run_id as run_id, {", ".join(root.format(f"r.{c}") + f" as {c}" for c in (
                    "agent", "task_class", "model", "status", "stop_reason", "started_at", "tool_timeout_seconds",
                    *CEILINGS.values()))},
@@ -112,17 +112,25 @@ def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, para
     )
 
 
-def _long_measures(with_run: bool = False) -> str:
+def measured(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The measures ``_budget_runs`` is judged on: every one, but seed 000's prompt and completion ceilings only
+    where some run keeps them (each measure is a pass over the runs: on Spark, seconds)."""
+    kept = con.execute("select " + ", ".join(f"count(configured_{name})" for name in OPTIONAL)
+                       + " from _budget_runs").fetchall()[0]
+    return [name for name in METRIC_SQL if name not in OPTIONAL or kept[OPTIONAL.index(name)]]
+
+
+def _long_measures(metrics: list[str], with_run: bool = False) -> str:
     """One row per run and measure of ``_budget_runs`` (a union, not UNPIVOT: it reads the same in Spark)."""
     run = "run_id, " if with_run else ""
     return " union all ".join(f"select key, {run}succeeded, censored, cut_by, '{name}' as metric, {name} as value "
-                              "from _budget_runs" for name in METRIC_SQL)
+                              "from _budget_runs" for name in metrics)
 
 
-def evidence(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[str, Any]]:
+def evidence(con: duckdb.DuckDBPyConnection, metrics: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
     """Per (group, ceiling): the naive quantiles, the cut runs, and the p99 counting them (robust, or a lower bound)."""
     rows = con.execute(
-        f"""with long as ({_long_measures()}),
+        f"""with long as ({_long_measures(metrics)}),
         sample as (select * from long where (succeeded or censored) and value is not null),
         sizes as (
             select key, metric, count(*) as n, count(*) filter (where censored) as k,
@@ -181,14 +189,15 @@ def recommend(metric: str, found: dict[str, Any] | None, configured: float | Non
     return result
 
 
-def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str], float]) -> dict[tuple[str, str], dict]:
+def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str], float],
+               metrics: list[str]) -> dict[tuple[str, str], dict]:
     """For each (group, ceiling) recommendation, the succeeded runs that needed more than it."""
     if not recommended:
         return {}
     # the recommendations as a VALUES list and the ranking by a window: both read the same in Spark
     values = ", ".join(["(?, ?, ?)"] * len(recommended))
     rows = con.execute(
-        f"""with long as ({_long_measures(with_run=True)}),
+        f"""with long as ({_long_measures(metrics, with_run=True)}),
         over as (
             select l.key, l.metric, l.run_id,
                    row_number() over (partition by l.key, l.metric order by l.value desc, l.run_id) as rank

@@ -17,6 +17,9 @@ RELATIONS = {
                 "final answer exists, the limits it ran under and the harness ledger beside what the steps add up to.",
     "step_view": "One row a step, in order: what it did, its tokens, cost and time, with the run's agent and status. "
                  "`select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'`.",
+    "ledger_view": "One row a run: its harness ledger beside what the steps it covers add up to — the run's own, or, "
+                   "for the root of an agent tree whose budget the tree shares (`limits.scope = tree`), every run of the "
+                   "tree's — with the wrap-up turns apart, since a harness may charge them or not.",
     "run_costs": "One row a run: its cost by reconcile's prices (`ours_micros`, and whether every call could be "
                  "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
                  "own costs), and what is unknown (unpriced tokens, calls without usage). `--cost-source` picks.",

@@ -144,3 +144,23 @@ def test_the_morning_report_compares_night_with_night_and_honours_the_cost_sourc
     from reconcile.reporting import morning_context
     checks = run_checks(con, load_checks(), record=False)
     assert morning_context(con, checks, source="harness")["budgets"]["cost_source"] == "harness"
+
+
+def test_config_sql_lets_a_check_on_the_loop_replay_run_in_a_plain_duckdb_shell(tmp_path, cli):
+    """`reconcile config --sql` prints what the runner sets up, loop_firings included, statement by statement."""
+    import duckdb
+
+    from conftest import ROOT
+
+    path = tmp_path / "loops.jsonl"
+    with Journal(path, clock=StepClock()) as journal:
+        _loop(journal, "declared", loop_detector="calls_window")
+    with store.connect(tmp_path / "s.duckdb") as con:
+        ingest(con, [path])
+    statements = cli("config", "--sql", "--db", tmp_path / "s.duckdb").out
+    shell = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    for statement in statements.split(";\n"):  # as a shell splits them: no ';' may end a line inside one
+        if statement.strip():
+            shell.execute(statement)
+    rows = shell.execute((ROOT / "queries" / "loop_stopped_at_limit.sql").read_text()).fetchall()
+    assert [(run, step) for run, step, _ in rows] == [("declared", 6)]

@@ -15,8 +15,8 @@ fixed expectation is the seed's own printed cost table (seed 003).
 Money is compared to the cent (per-run figures such as a cost per completed task or a cost
 percentile to $0.0001, see PER_RUN); counts (runs, tokens, steps) exactly.
 
-Known failure when written: `test_cost_per_completed_task` — reconcile divides a group's TOTAL
-spend by its success rate instead of its cost per run (= spend / succeeded runs, seed 003).
+When written, `test_cost_per_completed_task` caught reconcile dividing a group's TOTAL spend by its
+success rate instead of its cost per run (= spend / succeeded runs, seed 003): 52x too high.
 """
 
 from __future__ import annotations
@@ -614,14 +614,30 @@ def quantile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def charged_steps(run: dict) -> int:
+    """Model calls the step budget counts (docs/budgets.md): not a wrap-up turn (a model step that asks for
+    no tool, right after a wrap_up event), not a call the provider refused (error_class transport or
+    rate_limit)."""
+    ordered = [s for _, s in sorted(run["steps"].items())]
+    charged = 0
+    for position, step in enumerate(ordered):
+        if step.get("kind") != "model" or step.get("error_class") in ("transport", "rate_limit"):
+            continue
+        before = ordered[position - 1] if position else None
+        wrap_up = (before is not None and before.get("kind") == "event" and before.get("event") == "wrap_up"
+                   and before["idx"] == step["idx"] - 1 and not step.get("tool_calls"))
+        charged += not wrap_up
+    return charged
+
+
 def run_measures(run: dict) -> dict:
-    """Steps = model calls; tokens = all buckets of every call; wall = run_end ts - run_start ts;
+    """Steps = charged model calls; tokens = all buckets of every call; wall = run_end ts - run_start ts;
     cost under --cost-source auto (None when unknown)."""
     steps = model_steps(run)
     wall = None
     if run["end"] is not None:
         wall = (parse_ts(run["end"]["ts"]) - parse_ts(run["start"]["ts"])).total_seconds()
-    return {"steps": len(steps), "tokens": sum(step_tokens(s) for s in steps), "wall_seconds": wall,
+    return {"steps": charged_steps(run), "tokens": sum(step_tokens(s) for s in steps), "wall_seconds": wall,
             "cost_micros": run_cost_auto(run)}
 
 

@@ -79,13 +79,13 @@ def test_every_check_finds_the_same_in_spark(engines):
     checks = load_checks(None)
     ours = run_checks(duck, checks, Scope(), record=False).to_json()
     theirs = run_checks(spark, checks, Scope(), record=False).to_json()
-    assert len(ours["checks"]) == 20 and sum(c["failures"] for c in ours["checks"]) > 0
+    assert len(ours["checks"]) == len(checks) and sum(c["failures"] for c in ours["checks"]) > 0
     for mine, yours in zip(ours["checks"], theirs["checks"]):
         assert mine == yours, mine["name"]
     assert theirs["findings"] == ours["findings"]
 
 
-@pytest.mark.parametrize("by", ["model", "day", "agent", "run"])
+@pytest.mark.parametrize("by", ["model", "day", "agent", "run", "tree"])
 def test_the_cost_report_is_the_same_in_spark(engines, by):
     duck, spark = engines
     for con in (duck, spark):
@@ -98,6 +98,7 @@ def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
     for con in (duck, spark):
         use_zone(con, "UTC")
     same(budget_report(duck, "agent", None, None, "auto"), budget_report(spark, "agent", None, None, "auto"))
+    same(budget_report(duck, "agent", None, None, "auto", "tree"), budget_report(spark, "agent", None, None, "auto", "tree"))
     same(stop_reason_rates(duck, "agent", None, None), stop_reason_rates(spark, "agent", None, None))
     same(latency_and_size(duck, Config()), latency_and_size(spark, Config()))
 

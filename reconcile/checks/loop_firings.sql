@@ -1,14 +1,14 @@
 -- loop_firings: every run with a loop detector (its own declaration, else configuration: run_settings),
 -- replayed over its transcript with the semantics of the seed that defines it, off-by-one included.
--- One row a run: where the detector fires (fired_at, the step the harness should have stopped after;
+-- One row a run: where the detector fires (fired_at, the step the harness should have stopped after,
 -- NULL if it never fires), what it saw, and how many model calls the run made after that point (a
 -- wrap-up turn, the seeds' graceful stop, is not one). loop_stopped_at_limit and stalled_runs_detected
--- read it; the runner creates it beside run_settings.
+-- read it, and the runner creates it beside run_settings.
 with detected as (
     select run_id, loop_detector as detector, loop_limit as lim, loop_window as win
     from run_settings where loop_detector is not null
 ),
--- seed 000: Ledger.record_tool_result counts identical results in a row; check() stops before the next
+-- seed 000: Ledger.record_tool_result counts identical results in a row, and check() stops before the next
 -- call once repeat_run > max_repeats. A result with no hash matches nothing.
 results as (
     select s.run_id, s.idx, s.result_hash, d.lim,
@@ -45,7 +45,7 @@ anywhere_fired as (
     from (select *, row_number() over (partition by run_id, print order by step_idx) as seen from step_prints) as counted
     where seen = lim group by run_id
 ),
--- seed 003: noProgress over the last `window` call hashes (calls that failed validation or were not run are never hashed;
+-- seed 003: noProgress over the last `window` call hashes (calls that failed validation or were not run are never hashed,
 -- allowRepeat tools take their place in the window but are not counted): fires when one hash is among
 -- them `limit` times, or the last four alternate A B A B — once at least four count.
 calls as (

@@ -8,7 +8,7 @@ import typer
 
 from .. import store
 from ..checks import load_checks
-from ..checks.settings import run_settings_statements, variable_statements
+from ..checks.settings import loop_firings_sql, run_settings_statements, variable_statements
 from ..config import describe
 from ..sheets import Column, Sheet
 from . import app
@@ -35,7 +35,7 @@ def config_command(
     config, path = configured(config_file, db, setting)
     if sql:
         with store.connect(path, read_only=True) as con:
-            statements = variable_statements(config) + run_settings_statements(con, config)
+            statements = variable_statements(config) + run_settings_statements(con, config) + [loop_firings_sql()]
         console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
     rows = describe(config, load_checks(checks_dir), path, db is not None)

@@ -20,9 +20,10 @@ from .render import LiteralConsole, console, one_format, output, print_csv, prin
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),
-    ("provider", "provider"), ("status", "status"), ("stop reason", "stop_reason"),
+    ("provider", "provider"), ("status", "status"), ("harness status", "harness_status"), ("stop reason", "stop_reason"),
     ("predicted stop", "predicted_stop_reason"), ("started", "started_at"), ("ended", "ended_at"),
-    ("wall seconds", "wall_seconds"), ("final answer at step", "final_answer_step"), ("source", "source_file"),
+    ("wall seconds", "wall_seconds"), ("final answer at step", "final_answer_step"), ("agent tree", "root_run_id"),
+    ("loop detector", "loop_detector"), ("fallback model", "fallback_model"), ("source", "source_file"),
 ]
 
 
@@ -53,17 +54,22 @@ def show_command(
         steps = run_steps(con, run["run_id"])
     if json_out:
         return print_json({"run": run, "steps": steps})
-    header = [(label, _value(run.get(key))) for label, key in _HEADER_FIELDS if run.get(key) not in (None, [])]
+    shown = {**run, "root_run_id": run["root_run_id"] if run.get("root_run_id") != run["run_id"] else None}
+    header = [(label, _value(shown.get(key))) for label, key in _HEADER_FIELDS if shown.get(key) not in (None, [])]
     if run.get("status_inferred"):
         header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
                   for label, value in header]
-    header.append(("steps / tool results", f"{run['steps']} / {run['tool_results']} "
-                   f"(ledger: {run['ledger_steps']} / {run['ledger_tool_results']})"))
+    uncharged = run["steps"] - run["charged_steps"]
+    header.append(("steps / tool results", f"{run['steps']}{f' ({uncharged} not charged: wrap-up, refused)' if uncharged else ''}"
+                   f" / {run['tool_results']} (ledger: {run['ledger_steps']} / {run['ledger_tool_results']})"))
     header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])} "
                    f"(ledger: {_value(run['ledger_input_tokens'])} / {_value(run['ledger_output_tokens'])})"))
     header.append(("cost", _run_cost(run)))
-    limits = {k: run[k] for k in ("max_steps", "max_tokens", "max_wall_seconds", "max_cost_micros", "max_repeats")
+    limits = {k: run[k] for k in ("max_steps", "max_tokens", "max_prompt_tokens", "max_completion_tokens",
+                                  "max_wall_seconds", "max_cost_micros", "max_repeats", "max_retries")
               if run.get(k) is not None}
+    if limits and run.get("budget_scope") == "tree":
+        limits["scope"] = "tree"
     if limits:
         header.append(("limits", ", ".join(f"{k}={usd(v) if k == 'max_cost_micros' else v}" for k, v in limits.items())
                        .replace("max_cost_micros=", "max_cost=")))

@@ -72,7 +72,7 @@ class SparkEngine:
         if not remote:
             self.spark.sparkContext.setLogLevel("ERROR")
         self.variables: dict[str, str] = {}
-        self.cached: set[str] = set()
+        self.cached: dict[str, Any] = {}  # temp tables and frozen views: their materialised frames
 
     def bind(self, table: str, source: Path, partitioned: bool, days: tuple[str, str] | None = None) -> None:
         """``table`` as a temporary view over ``source``: a hive-partitioned folder (its ``day``
@@ -114,8 +114,7 @@ class SparkEngine:
                 rendered = render(query, self.variables)
                 self._drop(name)
                 if kind.lower().startswith("temp table"):
-                    self._run(f"CACHE TABLE {name} AS {rendered}")
-                    self.cached.add(name)
+                    self._materialise(name, rendered)
                 else:
                     self._run(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {rendered}")
                 return SparkResult([], [])
@@ -124,9 +123,23 @@ class SparkEngine:
             raise EngineError(str(exc)) from exc
         return SparkResult([tuple(row) for row in frame.collect()], frame.columns)
 
-    def cache(self, view: str) -> None:
-        """Compute a view once and keep it (in memory, spilling to disk) for every statement that reads it."""
-        self._run(f"CACHE TABLE {view}")
+    def freeze(self, view: str) -> None:
+        """Compute a view once and put its rows in its place, for every statement that reads it and every view
+        built on it afterwards (as ``store.frozen_views`` does in DuckDB)."""
+        self._materialise(view, f"select * from {view}")
+
+    def _materialise(self, name: str, query: str) -> None:
+        """``name`` as the rows of ``query``, computed now (kept in memory, spilling to disk).
+
+        Not ``CACHE TABLE``: Spark reuses a cached plan only where a later plan matches it, and a plan with a
+        non-deterministic expression (``any_value``, ``now()``) never matches — every statement reading such a
+        table computed it again, and the tables it was built on. A local checkpoint cuts the plan off at the rows."""
+        frame = self._run(query).localCheckpoint(eager=True)
+        previous = self.cached.pop(name, None)
+        frame.createOrReplaceTempView(name)
+        self.cached[name] = frame
+        if previous is not None:
+            previous.unpersist()
 
     def arrow(self, sql: str, params: Any = None):
         """A query's result as an Arrow table (it is collected on the driver)."""
@@ -143,13 +156,13 @@ class SparkEngine:
             try:
                 self._drop(name)
             except EngineError:
-                pass  # a view it read was replaced meanwhile; the cache goes with the session
+                pass  # a view it read was replaced meanwhile; its rows go with the session
 
     def _drop(self, name: str) -> None:
-        if name in self.cached:
-            self._run(f"UNCACHE TABLE IF EXISTS {name}")
-            self.cached.discard(name)
+        frame = self.cached.pop(name, None)
         self._run(f"DROP VIEW IF EXISTS {name}")
+        if frame is not None:
+            frame.unpersist()
 
     def _run(self, statement: str):
         try:

@@ -10,7 +10,7 @@ from .. import pricing
 from ..export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
 from ..migrations import apply_migrations
 from ..store import FROZEN_VIEWS
-from ..views import ALL_VIEWS, _format_facts
+from ..views import VIEWS, _format_facts
 from .spark import SparkEngine
 
 _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double", "BOOLEAN": "boolean",
@@ -36,10 +36,10 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
         engine.register_arrow("prices", _prices(folder))  # the data's overrides and the install's shipped prices
         engine.register("format_facts", _format_facts(),
                         "format string, fact string, recorded boolean, how string, inferred boolean")
-        for sql in ALL_VIEWS:
+        for name, sql in VIEWS.items():  # in dependency order: a view built on a frozen one reads its rows
             engine.execute(sql)
-        for name in FROZEN_VIEWS:  # priced once, as store.frozen_views does in DuckDB
-            engine.cache(name)
+            if name in FROZEN_VIEWS:  # priced once, as store.frozen_views does in DuckDB
+                engine.freeze(name)
     except BaseException:
         engine.close()
         raise

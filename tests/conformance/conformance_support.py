@@ -167,3 +167,39 @@ def model_steps(path: Path, run_id: str) -> list[dict[str, Any]]:
 
 def tool_outcomes(path: Path, run_id: str) -> list[dict[str, Any]]:
     return [s for s in journal_steps(path, run_id) if s["kind"] == "tool" and s.get("status") != "started"]
+
+
+# ---- the planted defects every seed's suite plants, and what finding each must get
+
+def only_errors(audit: Audit, run: str, expected: set[str]) -> list[dict[str, Any]]:
+    """The run's error findings: at least one of ``expected``'s checks, and no other check."""
+    errors = audit.errors(run)
+    found = {f["check"] for f in errors}
+    assert found & expected, f"{run}: expected {sorted(expected)}, found:\n{show(errors)}"
+    assert found <= expected, f"{run}: other checks erred too:\n{show(errors)}"
+    return errors
+
+
+def assert_answer_overwritten(audit: Audit, run: str, journal: Path, also: frozenset = frozenset()) -> None:
+    """A budget stop after a final answer: found by final_answer_not_overwritten at the answer's step."""
+    errors = only_errors(audit, run, {"final_answer_not_overwritten", *also})
+    final = [s["idx"] for s in model_steps(journal, run) if s.get("final")]
+    assert [f["step"] for f in errors if f["check"] == "final_answer_not_overwritten"] == final[:1], show(errors)
+
+
+def assert_lost_result(audit: Audit, run: str, journal: Path, also: frozenset = frozenset()) -> None:
+    """A tool result never journalled: found by tool_calls_paired at the model step that asked for it."""
+    errors = only_errors(audit, run, {"tool_calls_paired", "steps_equal_tool_results", *also})
+    answered = {r["call_id"] for r in tool_outcomes(journal, run)}
+    lost = [s["idx"] for s in model_steps(journal, run)
+            if any(c["call_id"] not in answered for c in s.get("tool_calls", []))]
+    paired = [f for f in errors if f["check"] == "tool_calls_paired"]
+    assert paired and [f["step"] for f in paired] == lost, show(errors)
+
+
+def assert_late_detector(audit: Audit, run: str, journal: Path, fires_by_call: int) -> None:
+    """A loop detector that fired late: found by loop_stopped_at_limit at the ``fires_by_call``-th model call
+    (1-based: where the declared detector fires, its result, or later)."""
+    errors = only_errors(audit, run, {"loop_stopped_at_limit"})
+    fired = [s["idx"] for s in model_steps(journal, run)][fires_by_call - 1]
+    assert all(f["step"] is None or f["step"] >= fired for f in errors), show(errors)

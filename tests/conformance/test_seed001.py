@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance_support import (NIGHT, Audit, SimClock, assert_loaded_whole, audit, journal_steps, model_steps,
-                                 show, tool_outcomes)
+from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
+                                 assert_loaded_whole, assert_lost_result, audit, journal_steps, model_steps,
+                                 only_errors, show)
 from harness_seed001 import (Budget, DriftingBudget, Faults, Harness, LateLoopDetector, LoopDetector, ScriptedModel,
                              run_sync, world_tools)
 from reconcile.journal import Journal
@@ -184,38 +185,17 @@ def test_designed_stop_has_no_error_finding(night, name):
 # ---- reconcile: planted defects
 
 
-def _only(night: Night, name: str, expected: set[str]) -> list[dict]:
-    errors = night.audit.errors(run_id(name))
-    found = {f["check"] for f in errors}
-    assert found & expected, f"{name}: expected {sorted(expected)}, found:\n{show(errors)}"
-    assert found <= expected, f"{name}: other checks erred too:\n{show(errors)}"
-    return errors
-
-
 def test_final_answer_overwritten_by_budget_stop(night):
-    name = "fault_ignore_final"
-    errors = _only(night, name, {"final_answer_not_overwritten"})
-    final = [s["idx"] for s in model_steps(night.journal(name), run_id(name)) if s.get("final")]
-    assert [f["step"] for f in errors if f["check"] == "final_answer_not_overwritten"] == final[:1], show(errors)
+    assert_answer_overwritten(night.audit, run_id("fault_ignore_final"), night.journal("fault_ignore_final"))
 
 
 def test_ledger_drift(night):
-    _only(night, "fault_ledger_drift", {"ledger_matches_transcript"})
+    only_errors(night.audit, run_id("fault_ledger_drift"), {"ledger_matches_transcript"})
 
 
 def test_lost_tool_result(night):
-    name = "fault_lost_result"
-    errors = _only(night, name, {"tool_calls_paired", "steps_equal_tool_results"})
-    answered = {r["call_id"] for r in tool_outcomes(night.journal(name), run_id(name))}
-    lost = [s["idx"] for s in model_steps(night.journal(name), run_id(name))
-            if any(c["call_id"] not in answered for c in s.get("tool_calls", []))]
-    paired = [f for f in errors if f["check"] == "tool_calls_paired"]
-    assert paired and [f["step"] for f in paired] == lost, show(errors)
+    assert_lost_result(night.audit, run_id("fault_lost_result"), night.journal("fault_lost_result"))
 
 
 def test_late_loop_detector(night):
-    name = "fault_late_detector"
-    errors = _only(night, name, {"loop_stopped_at_limit"})
-    # the detector should have stopped the run at the third identical step; the finding points there or later
-    third = [s["idx"] for s in model_steps(night.journal(name), run_id(name))][2]
-    assert all(f["step"] is None or f["step"] >= third for f in errors), show(errors)
+    assert_late_detector(night.audit, run_id("fault_late_detector"), night.journal("fault_late_detector"), 3)

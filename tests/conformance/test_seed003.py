@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance_support import (NIGHT, Audit, SimClock, assert_loaded_whole, audit, journal_steps, model_steps,
-                                 show, tool_outcomes)
+from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
+                                 assert_loaded_whole, assert_lost_result, audit, journal_steps, model_steps,
+                                 only_errors, show, tool_outcomes)
 from harness_seed003 import FALLBACK, PRIMARY, Budgets, Faults, Script, new_ctx, runAgent
 from reconcile.journal import Journal
 
@@ -182,43 +183,21 @@ def test_side_effect_keyed_before_it_ran(night):
 # ---- reconcile: planted defects
 
 
-def _only(night: Night, name: str, expected: set[str]) -> list[dict]:
-    errors = night.audit.errors(run_id(name))
-    found = {f["check"] for f in errors}
-    assert found & expected, f"{name}: expected {sorted(expected)}, found:\n{show(errors)}"
-    assert found <= expected, f"{name}: other checks erred too:\n{show(errors)}"
-    return errors
-
-
 def test_final_answer_overwritten_by_budget_stop(night):
-    name = "fault_ignore_final"
-    # the answer turn it took for a progress note ran no tool, so the loop's steps (tool turns) never counted it:
-    # a model call past max_steps that the step budget never saw — budgets_enforced says so too, rightly
-    errors = _only(night, name, {"final_answer_not_overwritten", "budgets_enforced"})
-    final = [s["idx"] for s in model_steps(night.journal(name), run_id(name)) if s.get("final")]
-    assert [f["step"] for f in errors if f["check"] == "final_answer_not_overwritten"] == final[:1], show(errors)
+    # the answer turn it took for a progress note ran no tool, so the loop's steps (tool turns) never
+    # counted it: a model call past max_steps the budget never saw — budgets_enforced says so too, rightly
+    assert_answer_overwritten(night.audit, run_id("fault_ignore_final"), night.journal("fault_ignore_final"), also=frozenset({"budgets_enforced"}))
 
 
 def test_ledger_drift(night):
-    _only(night, "fault_ledger_drift", {"ledger_matches_transcript"})
+    only_errors(night.audit, run_id("fault_ledger_drift"), {"ledger_matches_transcript"})
 
 
 def test_lost_tool_result(night):
-    name = "fault_lost_result"
-    # the loop counted the lost result in its own `steps` (journalled as ledger.tool_results): the ledger
+    # the loop counted the lost result in its own steps (journalled as ledger.tool_results): the ledger
     # disagrees with the journal too, rightly
-    errors = _only(night, name, {"tool_calls_paired", "steps_equal_tool_results", "ledger_matches_transcript"})
-    answered = {r["call_id"] for r in tool_outcomes(night.journal(name), run_id(name))}
-    lost = [s["idx"] for s in model_steps(night.journal(name), run_id(name))
-            if any(c["call_id"] not in answered for c in s.get("tool_calls", []))]
-    paired = [f for f in errors if f["check"] == "tool_calls_paired"]
-    assert paired and [f["step"] for f in paired] == lost, show(errors)
+    assert_lost_result(night.audit, run_id("fault_lost_result"), night.journal("fault_lost_result"), also=frozenset({"ledger_matches_transcript"}))
 
 
 def test_late_loop_detector(night):
-    name = "fault_late_detector"
-    errors = _only(night, name, {"loop_stopped_at_limit"})
-    # noProgress should have fired on the fourth call (the third fetch_page): the finding points at the
-    # model step that asked for it, its result, or later
-    fourth = [s["idx"] for s in model_steps(night.journal(name), run_id(name))][3]
-    assert all(f["step"] is None or f["step"] >= fourth for f in errors), show(errors)
+    assert_late_detector(night.audit, run_id("fault_late_detector"), night.journal("fault_late_detector"), 4)
