@@ -2,7 +2,7 @@
 -- invariant: the harness ledger's counters (steps, input, output and total tokens, cost, tool results) equal what the steps it covers add up to — the run's, or its agent tree's when the tree shares one budget — counting the wrap-up turn or not
 -- severity: error
 -- remedy: find the counter the harness keeps differently from its journal (a retry it forgets, a token bucket it leaves out) and fix one of them; the journal is the evidence
--- needs: ledger
+-- needs: ledger, buckets
 with counted as (
     -- what the steps add up to, with the wrap-up turns (w = 1) and without them (w = 0), over the runs the ledger
     -- covers (ledger_view: the run, or the agent tree whose root keeps the shared budget's ledger)

@@ -3,8 +3,11 @@
 -- severity: error
 -- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
 -- needs: call_ids
-with asked as (
-    select run_id, count(*) as calls from tool_calls group by run_id
+with asked as (  -- a call in flight (the running run waits on it) is not owed a result yet: calls_in_flight
+    select q.run_id, count(*) as calls from tool_calls q
+    where not exists (select 1 from open_calls o where o.in_flight and o.run_id = q.run_id and o.call_id = q.call_id
+                      and o.step_idx = q.step_idx)
+    group by q.run_id
 ),
 results as (  -- a call recorded as started but never completed has no result
     select * from steps where kind = 'tool' and tool_status is distinct from 'started'
@@ -13,11 +16,7 @@ answered as (
     select run_id, count(*) as results from results group by run_id
 ),
 first_unanswered as (
-    select q.run_id, min(q.step_idx) as step
-    from tool_calls q
-    left join results s on s.run_id = q.run_id and s.call_id = q.call_id
-    where s.call_id is null
-    group by q.run_id
+    select run_id, min(step_idx) as step from open_calls where not in_flight group by run_id
 ),
 first_extra as (
     select run_id, min(idx) as step

@@ -1,13 +1,14 @@
 -- name: tool_calls_paired
 -- invariant: every tool call has exactly one result and every result answers a call a model step asked for
 -- severity: error
--- remedy: a call without a result was lost between execution and journal (see no_stuck_side_effects for those that changed the world); a second result means the call ran twice; a result without a call means the journal lost the model step
+-- remedy: a call without a result was lost (one the run is still waiting on is in flight: calls_in_flight) between execution and journal (see no_stuck_side_effects for those that changed the world); a second result means the call ran twice; a result without a call means the journal lost the model step
 -- needs: call_ids
 select q.run_id, q.step_idx as step,
-       format('call {} to {} asked for at step {} has no result', q.call_id, q.tool_name, q.step_idx) as detail
-from tool_calls q
-where not exists (select 1 from steps s where s.run_id = q.run_id and s.kind = 'tool' and s.call_id = q.call_id
-                  and s.tool_status is distinct from 'started')  -- started, never completed: no result
+       format('call {} to {} asked for at step {} has no result: lost ({})', q.call_id, q.tool_name, q.step_idx,
+              case when q.run_status = 'running' then 'the run went on past it' else 'the run ended without it' end)
+           as detail
+from open_calls q
+where not q.in_flight  -- a call the running run is still waiting on is calls_in_flight's
 union all
 select s.run_id, s.idx, format('result of {} answers call {}, which no model step asked for', s.tool_name, coalesce(s.call_id, '(none)'))
 from steps s

@@ -84,6 +84,7 @@ _COST = """
     count(*) filter (where unpriced) as unpriced_steps,
     coalesce(sum(unpriced_tokens), 0)::bigint as unpriced_tokens,
     count(*) filter (where no_usage) as calls_without_usage,
+    count(*) filter (where partial_usage) as calls_with_unknown_buckets,
     count(*) filter (where no_cost) as runs_without_cost
 """
 
@@ -95,11 +96,11 @@ def _lines(by: str) -> str:
     select s.run_id, {step_key} as key, s.cost_micros as micros, 'ours' as source, s.unpriced,
            case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
            coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
-               as no_usage, false as no_cost
+               as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost
     from step_view s join runs r using (run_id) join chosen c using (run_id)
     where c.source = 'ours' and s.kind = 'model' and {WINDOW}
     union all
-    select r.run_id, {run_key}, c.harness_micros, 'harness', false, 0, false, c.harness_micros is null
+    select r.run_id, {run_key}, c.harness_micros, 'harness', false, 0, false, false, c.harness_micros is null
     from runs r join chosen c using (run_id) where c.source = 'harness' and {WINDOW}
 )"""
 
@@ -167,7 +168,8 @@ def costliest_runs(con: duckdb.DuckDBPyConnection, since=None, until=None, sourc
         select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
                c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
                case when c.source = 'ours' then c.unpriced_tokens else 0 end as unpriced_tokens,
-               case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage
+               case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage,
+               case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets
         from runs r join run_view v using (run_id) join chosen c using (run_id)
         where c.cost_micros is not null and {WINDOW}
         order by c.cost_micros desc, r.run_id limit {int(limit)}""", {"since": since, "until": until, "source": source})
@@ -178,7 +180,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     row["key"] = key
     for name in ("runs", "succeeded", "model_calls", "input_uncached", "cache_read", "cache_write_5m",
                  "cache_write_1h", "output_tokens", "catalogue_tax_tokens", "unpriced_steps", "unpriced_tokens",
-                 "calls_without_usage", "runs_without_cost", "harness_sourced_runs"):
+                 "calls_without_usage", "calls_with_unknown_buckets", "runs_without_cost", "harness_sourced_runs"):
         row[name] = row.get(name) or 0
     all_input = row["input_uncached"] + row["cache_read"] + row["cache_write_5m"] + row["cache_write_1h"]
     priced = row.get("priced_micros")
@@ -187,7 +189,8 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     if row.get("cost_micros") is None and not row["runs"] and not row["harness_sourced_runs"]:
         row["cost_micros"] = 0  # no run at all: nothing was spent (unknown is for runs whose cost nobody knows)
     row.setdefault("cost_micros", None)
-    row["cost_complete"] = not (row["unpriced_steps"] or row["calls_without_usage"] or row["runs_without_cost"])
+    row["cost_complete"] = not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
+                                or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
     row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None
     row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None

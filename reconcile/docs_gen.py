@@ -20,6 +20,8 @@ RELATIONS = {
     "ledger_view": "One row a run: its harness ledger beside what the steps it covers add up to — the run's own, or, "
                    "for the root of an agent tree whose budget the tree shares (`limits.scope = tree`), every run of the "
                    "tree's — with the wrap-up turns apart, since a harness may charge them or not.",
+    "open_calls": "One row a tool call with no result: `in_flight` when the run is still `running` and no model step "
+                  "follows the call (the harness is mid-call); otherwise its result is lost.",
     "run_costs": "One row a run: its cost by reconcile's prices (`ours_micros`, and whether every call could be "
                  "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
                  "own costs), and what is unknown (unpriced tokens, calls without usage). `--cost-source` picks.",
@@ -98,6 +100,12 @@ def sql_api_markdown() -> str:
     return "\n".join(lines)
 
 
+def formats_markdown() -> str:
+    from .format_docs import formats_markdown as build
+
+    return build()
+
+
 def checks_markdown() -> str:
     from .checks import load_checks
     from .checks.settings import DEFAULTS
@@ -137,6 +145,10 @@ def checks_markdown() -> str:
     for fact, about in FACTS.items():
         if about.subject != "run":
             continue
+        if fact == "buckets":  # judged per call from the data: where a format records usage, a call may leave a bucket out
+            lines.append(f"| `{fact}`: {about.what} | " + " | ".join("per call" if "usage" in f.facts else "" for f in formats)
+                         + " |")
+            continue
         cells = ["inferred" if fact in f.inferred else "documented default" if fact in f.policy_facts()
                  else "yes" if fact in f.facts else "" for f in formats]
         lines.append(f"| `{fact}`: {about.what} | " + " | ".join(cells) + " |")
@@ -158,7 +170,8 @@ def checks_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-GENERATED = {"status.md": status_markdown, "sql-api.md": sql_api_markdown, "checks.md": checks_markdown}
+GENERATED = {"status.md": status_markdown, "sql-api.md": sql_api_markdown, "checks.md": checks_markdown,
+             "formats.md": formats_markdown}
 
 
 def write_all(docs: Path) -> None:

@@ -30,6 +30,8 @@ def _declared(name: str) -> str:
 
 FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("usage", "token usage per model call", "coalesce(t.model_steps, 0) = 0 or t.usage_steps > 0"),
+    Fact("buckets", "complete token usage of each model call (a cache or output count is left out)",
+         "coalesce(t.usage_steps, 0) = 0 or t.partial_steps = 0"),
     Fact("timestamps", "start and end times", "r.started_at is not null and (r.ended_at is not null or r.status = 'running')"),
     Fact("tool_status", "outcome status of each tool call", "coalesce(t.tool_steps, 0) = 0 or t.status_steps > 0"),
     Fact("result_size", "size of each tool result", "coalesce(t.tool_steps, 0) = 0 or t.sized_steps > 0"),
@@ -67,6 +69,9 @@ with t as (
            count(*) filter (where s.kind = 'model') as model_steps,
            count(*) filter (where s.kind = 'model' and coalesce(s.input_uncached, s.cache_read, s.cache_write_5m,
                             s.cache_write_1h, s.output_tokens) is not null) as usage_steps,
+           count(*) filter (where s.kind = 'model' and coalesce(s.input_uncached, s.cache_read, s.cache_write_5m,
+                            s.cache_write_1h, s.output_tokens) is not null and (s.input_uncached is null or s.cache_read is null
+                            or s.cache_write_5m is null or s.cache_write_1h is null or s.output_tokens is null)) as partial_steps,
            count(*) filter (where s.kind = 'tool') as tool_steps,
            count(*) filter (where s.kind = 'tool' and s.tool_status is not null) as status_steps,
            count(*) filter (where s.kind = 'tool' and s.result_tokens is not null) as sized_steps,

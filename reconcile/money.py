@@ -49,6 +49,8 @@ def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) ->
         missing.append(f"{row['unpriced_tokens']:,} tokens unpriced")
     if row.get("calls_without_usage"):
         missing.append(f"{row['calls_without_usage']:,} calls without usage")
+    if row.get("calls_with_unknown_buckets"):  # usage recorded, but a cache or output count left out
+        missing.append(f"{row['calls_with_unknown_buckets']:,} calls with a token bucket unknown")
     if row.get("runs_without_cost"):
         missing.append(f"{row['runs_without_cost']:,} runs without a recorded cost")
     if row.get(key) is None:

@@ -130,7 +130,8 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
     runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
                                                                    v.steps, v.total_tokens, v.cost_micros, v.wall_seconds,
-                                                                   c.unpriced_tokens, c.calls_without_usage
+                                                                   c.unpriced_tokens, c.calls_without_usage,
+                                                                   c.calls_with_unknown_buckets
                                                             from run_view v join run_costs c using (run_id)
                                                             where v.run_id in (select unnest(?))""", [run_ids])}
     steps = {}

@@ -26,13 +26,21 @@ def _priced(prefix: str) -> str:
     return " + ".join(f"coalesce({tokens}, 0) * mp.{prefix}{bucket}_mtok" for bucket, tokens in _BUCKET_TOKENS.items())
 
 
-# A step with no usage recorded has an unknown cost, not a zero one.
+# A step with no usage recorded has an unknown cost, not a zero one; so has a step whose usage leaves
+# a bucket unknown (a format writes 0 only where the provider bills none of it: its ``zero_buckets``).
 _HAS_USAGE = "coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is not null"
+_FULL_USAGE = " and ".join(f"{tokens} is not null" for tokens in _BUCKET_TOKENS.values())
+_FULL_INPUT = " and ".join(f"{tokens} is not null" for bucket, tokens in _BUCKET_TOKENS.items() if bucket != "output")
+# the buckets a model step's usage leaves out, by name (NULL when it has none, or no usage at all)
+UNKNOWN_BUCKETS = ("case when s.kind = 'model' and " + _HAS_USAGE + " then nullif(concat_ws(', ', "
+                   + ", ".join(f"case when s.{column} is null then '{column}' end" for column in
+                               ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens"))
+                   + "), '') end")
 
-STEP_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
+STEP_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_FULL_USAGE} then
         round(case when {_INPUT} > mp.tier_start then {_priced("tier_")} else {_priced("")} end)::bigint
     end"""
-UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
+UNCACHED_COST = f"""case when s.kind = 'model' and mp.matched_model is not null and {_FULL_USAGE} then
         round(case when {_INPUT} > mp.tier_start
                    then {_INPUT} * mp.tier_uncached_mtok + coalesce(s.output_tokens, 0) * mp.tier_output_mtok
                    else {_INPUT} * mp.uncached_mtok + coalesce(s.output_tokens, 0) * mp.output_mtok end)::bigint
@@ -52,7 +60,7 @@ def _catalogue_priced(prefix: str) -> str:
             f" + {_CAT_W1H} * mp.{prefix}cache_write_1h_mtok + {_CAT_REST} * mp.{prefix}uncached_mtok")
 
 
-CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null and {_HAS_USAGE} then
+CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null and {_FULL_USAGE} then
         round(case when {_INPUT} > mp.tier_start then {_catalogue_priced("tier_")} else {_catalogue_priced("")} end)::bigint
     end"""
 
@@ -81,8 +89,10 @@ select
     s.cache_write_1h,
     s.output_tokens,
     s.reasoning_tokens,
-    case when s.kind = 'model' then coalesce(s.input_uncached, 0) + coalesce(s.cache_read, 0)
-        + coalesce(s.cache_write_5m, 0) + coalesce(s.cache_write_1h, 0) end as input_tokens,
+    -- all input: known when every input bucket is (a missing cache count leaves it unknown)
+    case when s.kind = 'model' and {_FULL_INPUT} then s.input_uncached + s.cache_read + s.cache_write_5m
+        + s.cache_write_1h end as input_tokens,
+    {UNKNOWN_BUCKETS} as unknown_buckets,  -- what the call's usage leaves out: its cost is unknown
     s.finish_reason,
     s.is_final,
     s.context_tokens,
@@ -159,6 +169,13 @@ with step_totals as (
         coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
         coalesce(sum(cache_write_1h), 0)::bigint as cache_write_1h,
         coalesce(sum(output_tokens), 0)::bigint as output_tokens,
+        count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
+        -- buckets some call with usage leaves unknown: the run's total of those is unknown too
+        count(*) filter (where unknown_buckets like '%input_uncached%') > 0 as input_uncached_unknown,
+        count(*) filter (where unknown_buckets like '%cache_read%') > 0 as cache_read_unknown,
+        count(*) filter (where unknown_buckets like '%cache_write_5m%') > 0 as cache_write_5m_unknown,
+        count(*) filter (where unknown_buckets like '%cache_write_1h%') > 0 as cache_write_1h_unknown,
+        count(*) filter (where unknown_buckets like '%output_tokens%') > 0 as output_tokens_unknown,
         coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
         coalesce(bool_or(is_final), false) as has_final_answer,
         min(idx) filter (where is_final) as final_answer_step,
@@ -195,17 +212,22 @@ select
     coalesce(t.model_steps, 0) - coalesce(t.wrap_up_steps, 0) - coalesce(t.refused_steps, 0) as charged_steps,
     coalesce(t.tool_results, 0) as tool_results,
     coalesce(t.events, 0) as events,
-    -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent).
-    case when t.usage_steps > 0 then t.input_uncached end as input_uncached,
-    case when t.usage_steps > 0 then t.cache_read end as cache_read,
-    case when t.usage_steps > 0 then t.cache_write_5m end as cache_write_5m,
-    case when t.usage_steps > 0 then t.cache_write_1h end as cache_write_1h,
-    case when t.usage_steps > 0 then t.output_tokens end as output_tokens,
+    -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent), and a bucket's
+    -- total is NULL when some call's usage leaves that bucket out (unknown_bucket_steps counts those calls).
+    case when t.usage_steps > 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
+    case when t.usage_steps > 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
+    case when t.usage_steps > 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
+    case when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
+    case when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
     case when t.usage_steps > 0 then t.reasoning_tokens end as reasoning_tokens,
-    case when t.usage_steps > 0 then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
+    case when t.usage_steps > 0 and not (t.input_uncached_unknown or t.cache_read_unknown or t.cache_write_5m_unknown
+                                         or t.cache_write_1h_unknown)
+         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
     end as input_tokens,  -- all input buckets together
-    case when t.usage_steps > 0 then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
-        + t.output_tokens end as total_tokens,
+    case when t.usage_steps > 0 and t.unknown_bucket_steps = 0
+         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h + t.output_tokens
+    end as total_tokens,
+    coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
     t.cost_micros,                            -- priced from model_prices; see unpriced_steps
     t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
     t.catalogue_tax_tokens,                   -- tool-schema tokens sent, summed over model calls
@@ -293,6 +315,7 @@ with s as (
            count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
                                                               output_tokens) is not null) as usage_steps,
            count(*) filter (where unpriced) as unpriced_steps,
+           count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
            coalesce(sum(input_tokens + coalesce(output_tokens, 0)) filter (where unpriced), 0)::bigint as unpriced_tokens,
            sum(cost_micros)::bigint as priced_micros,
            sum(harness_cost_micros)::bigint as harness_step_micros
@@ -300,19 +323,38 @@ with s as (
 )
 select r.run_id,
        coalesce(s.model_steps, 0) as model_steps,
-       coalesce(s.model_steps, 0) = coalesce(s.usage_steps, 0) and coalesce(s.unpriced_steps, 0) = 0 as ours_complete,
+       coalesce(s.model_steps, 0) = coalesce(s.usage_steps, 0) and coalesce(s.unpriced_steps, 0) = 0
+           and coalesce(s.unknown_bucket_steps, 0) = 0 as ours_complete,
        case when coalesce(s.model_steps, 0) = 0 then 0 else s.priced_micros end as ours_micros,
        coalesce(s.unpriced_steps, 0) as unpriced_steps,
        coalesce(s.unpriced_tokens, 0) as unpriced_tokens,
        coalesce(s.model_steps, 0) - coalesce(s.usage_steps, 0) as calls_without_usage,
+       coalesce(s.unknown_bucket_steps, 0) as calls_with_unknown_buckets,  -- usage recorded, some bucket left out
        coalesce(r.ledger_cost_micros, s.harness_step_micros) as harness_micros,
        case when r.ledger_cost_micros is not null then 'ledger' when s.harness_step_micros is not null then 'steps' end
            as harness_basis
 from runs r left join s using (run_id)
 """
 
+# Tool calls with no result. One asked for by the last model step of a run still running is in flight
+# (the harness is mid-call, or died there); any other has lost its result.
+OPEN_CALLS = """
+create or replace view open_calls as
+with last_model as (select run_id, max(idx) as idx from steps where kind = 'model' group by run_id),
+answered as (  -- a call recorded as started, never completed, has no result yet
+    select distinct run_id, call_id from steps where kind = 'tool' and tool_status is distinct from 'started'
+)
+select q.run_id, q.step_idx, q.call_id, q.tool_name, r.status as run_status,
+       r.status = 'running' and q.step_idx >= coalesce(m.idx, -1) as in_flight
+from tool_calls q
+join runs r using (run_id)
+left join last_model m using (run_id)
+where not exists (select 1 from answered a where a.run_id = q.run_id and a.call_id = q.call_id)
+"""
+
 # in dependency order: each reads only those before it
 VIEWS = {"step_view": STEP_VIEW, "run_view": RUN_VIEW, "ledger_view": LEDGER_VIEW, "run_costs": RUN_COSTS,
+         "open_calls": OPEN_CALLS,
          "journal_usage": JOURNAL_USAGE, "provider_usage": PROVIDER_USAGE, "usage_reconciliation": USAGE_RECONCILIATION,
          "run_facts": RUN_FACTS_VIEW}
 ALL_VIEWS = list(VIEWS.values())

@@ -137,7 +137,31 @@ def planted_tool_calls_paired(j):
     orphan = run.tool(stray_call("search", {"query": "c"}))
     run.model(final=True)
     run.end()
+    waiting = Run(j, "in-flight")  # still running, waiting on its last call: calls_in_flight's, not a lost result
+    waiting.model([("read_file", {"path": "a"})])
     return [("unpaired", asked), ("unpaired", twice), ("unpaired", orphan)]
+
+
+def planted_calls_in_flight(j):
+    waiting = Run(j, "waiting")  # still running: its last model step's call has no result yet
+    _, calls = waiting.model([("read_file", {"path": "a"})])
+    waiting.tool(calls[0])
+    asked, _ = waiting.model([("search", {"query": "b"})])
+    lost_earlier = Run(j, "went-on")  # running, but a call of an earlier step is lost, not in flight
+    lost_earlier.model([("read_file", {"path": "a"})])
+    lost_earlier.model()  # went on thinking: the read is lost
+    ended = Run(j, "ended")  # ended without its result: lost (tool_calls_paired), not in flight
+    ended.model([("read_file", {"path": "a"})])
+    ended.end()
+    return [("waiting", asked)]
+
+
+def clean_in_flight(j):
+    """Running runs whose calls all have their results, and one still thinking after them."""
+    answered(j, "done")
+    running = Run(j, "thinking")
+    _, calls = running.model([("read_file", {"path": "a"})])
+    running.tool(calls[0])
 
 
 def planted_known_tools_only(j):
@@ -553,7 +577,7 @@ CLEAN = {name: clean_default for name in PLANTED} | {
     "loop_stopped_at_limit": clean_loops,
     "no_silent_truncation": clean_context, "tool_results_bounded": clean_context, "status_consistent": clean_statuses,
     "tool_errors_flagged": clean_tool_results, "ledger_matches_transcript": clean_ledger,
-    "stop_reason_as_expected": clean_statuses,
+    "stop_reason_as_expected": clean_statuses, "calls_in_flight": clean_in_flight,
     "cost_per_request_stable": clean_cost_weeks,
     "tokens_match_provider": clean_provider, "costs_match_provider": clean_provider,
 }

@@ -21,7 +21,8 @@ REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answ
             "stalled_runs_detected", "budgets_enforced", "stop_reason_as_expected", "retries_mutate_context",
             "tool_errors_flagged", "tool_results_bounded", "no_silent_truncation", "status_consistent",
             "models_priced", "cost_per_request_stable", "tokens_match_provider", "costs_match_provider",
-            "loop_stopped_at_limit", "no_failed_side_effects", "retries_within_limit", "rate_limits_fall_back"]
+            "loop_stopped_at_limit", "no_failed_side_effects", "retries_within_limit", "rate_limits_fall_back",
+            "calls_in_flight"]
 NOT_ON_ONE_NIGHT = {"cost_per_request_stable"}  # week over week: cannot fire on a single night
 
 
@@ -171,7 +172,8 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
     failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
     warned = {case.get("name") for case in suite.iter("testcase") if case.find("skipped") is not None}
     assert failed | warned == {p["check"] for p in planted}
-    assert warned == {"retries_mutate_context", "tool_errors_flagged", "no_failed_side_effects", "rate_limits_fall_back"}
+    assert warned == {"retries_mutate_context", "tool_errors_flagged", "no_failed_side_effects", "rate_limits_fall_back",
+                      "calls_in_flight"}
 
 
 def test_terminal_output_tables_and_summary(cli, night_db):

@@ -59,3 +59,16 @@ def test_readme_documents_every_command_and_exit_code():
         assert f"reconcile {command.name}" in readme, command.name
     for code in ExitCode:
         assert re.search(rf"\|\s*{code.value}\s*\|\s*`?{code.name}", readme), code.name
+
+
+def test_every_fact_a_format_records_has_a_real_example_file():
+    from reconcile.format_docs import example_path
+    from reconcile.formats import transcript_formats
+
+    for fmt in transcript_formats():
+        for fact in fmt.facts:
+            example = fmt.examples.get(fact)
+            assert example, f"{fmt.name}: no example file for {fact}"
+            assert example_path(example).is_file(), f"{fmt.name}: {fact} example {example} is not there"
+        assert set(fmt.zero_buckets) <= {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h",
+                                         "output_tokens"}, fmt.name

@@ -200,6 +200,9 @@ def _why(fact: str) -> str:
                 "hash of each tool result, which the ' || detector || ' detector compares' end")
     if fact == "run_status":
         return f"'the ' || source_format || ' format records no {what}'"
+    if fact == "buckets":  # judged from the data: the format records usage, some call of the run leaves a bucket out
+        return ("'a model call''s usage leaves a token bucket unknown (a cache or output count the record does not "
+                "carry): the token sums are unknown'")
     return (f"case when coalesce((select recorded from format_facts ff where ff.format = source_format "
             f"and ff.fact = '{fact}'), false) then 'these runs recorded no {what}' "
             f"else 'the ' || source_format || ' format records no {what}' end")

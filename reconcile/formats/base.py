@@ -12,6 +12,11 @@ A transcript format is a small class (one module, with its staging SQL beside it
 - ``facts``: what the format records (see ``reconcile.facts``), as ``{fact: how}``; a fact it
   does not list is not recorded, lands as NULL, and checks that need it do not judge its runs.
   ``inferred`` lists facts reconcile derives from the transcript rather than reads from it;
+  ``examples`` names, for each recorded fact, a real file under ``tests/fixtures/realdata`` that
+  shows it (``docs/formats.md`` prints them, and a test proves each file is there);
+- ``zero_buckets``: token buckets the format writes as 0 although its records do not carry them,
+  because the provider bills none of that kind (OpenAI bills no cache writes) — each with why. Any
+  other bucket a record leaves out is NULL, and the call's cost is unknown;
 - ``policy``: check settings the harness documents for itself (e.g. Claude Code's tool-output
   limits), used when neither the run nor the configuration gives one;
 - the staging SQL, which turns the input into staged tables (``docs/formats.md`` lists their
@@ -77,6 +82,8 @@ class TranscriptFormat(Format):
     expected: ClassVar[str] = ""  # document: what the shape means, for the error when it is wrong
     facts: ClassVar[Mapping[str, str]] = {}  # fact -> how the format records it
     inferred: ClassVar[frozenset[str]] = frozenset()  # of those, the ones reconcile infers
+    examples: ClassVar[Mapping[str, str]] = {}  # fact -> a real file showing it (under tests/fixtures/realdata)
+    zero_buckets: ClassVar[Mapping[str, str]] = {}  # bucket column -> why 0 is a fact for this format's provider
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:

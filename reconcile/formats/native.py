@@ -1,7 +1,8 @@
 """The native journal, format v1 (``docs/journal-format.md``): JSON Lines a harness appends to.
 
 Nothing is inferred: every fact the journal records is read as it is, and what a journal leaves
-out stays NULL. Staging (``native.sql``) validates each line's fields, resolves repeated lines
+out stays NULL — except a token bucket left out of a model step's ``usage``, which the format
+defines as none of that kind (the writer's contract, ``docs/journal-format.md``). Staging (``native.sql``) validates each line's fields, resolves repeated lines
 (an exact repeat is skipped, a conflicting one rejected) and requires each run's ``run_start``
 in the same file.
 """
@@ -33,6 +34,11 @@ class NativeJournal(TranscriptFormat):
         "thread": "one conversation per run (agent_label names sub-agents)", "call_ids": "call_id on tool steps",
         "input_hash": "input_hash", "run_status": "status / stop_reason on run_end",
     }
+
+    examples: ClassVar[dict[str, str]] = {fact: "sample_runs/2026-11-28/coder.jsonl" for fact in facts}
+    zero_buckets: ClassVar[dict[str, str]] = {
+        bucket: "the journal format defines a bucket left out of a model step's usage as none of that kind"
+        for bucket in ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

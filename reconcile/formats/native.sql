@@ -125,11 +125,12 @@ select s.file_no, s.run_id, s.idx, s.j."kind" as kind, s.j."ts"::timestamptz as 
     s.line_no as source_line, s.j."error" as error,
     s.j."model" as model, s.j."provider" as provider,
     s.j."request_id" as request_id, s.j."response_id" as response_id,
-    s.j."usage"."input_uncached"::bigint as input_uncached,
-    s.j."usage"."cache_read"::bigint as cache_read,
-    s.j."usage"."cache_write_5m"::bigint as cache_write_5m,
-    s.j."usage"."cache_write_1h"::bigint as cache_write_1h,
-    s.j."usage"."output"::bigint as output_tokens,
+    -- the journal format defines a bucket left out of a step's usage as none of that kind (zero_buckets)
+    case when s.j."usage" is not null then coalesce(s.j."usage"."input_uncached"::bigint, 0) end as input_uncached,
+    case when s.j."usage" is not null then coalesce(s.j."usage"."cache_read"::bigint, 0) end as cache_read,
+    case when s.j."usage" is not null then coalesce(s.j."usage"."cache_write_5m"::bigint, 0) end as cache_write_5m,
+    case when s.j."usage" is not null then coalesce(s.j."usage"."cache_write_1h"::bigint, 0) end as cache_write_1h,
+    case when s.j."usage" is not null then coalesce(s.j."usage"."output"::bigint, 0) end as output_tokens,
     s.j."usage"."reasoning"::bigint as reasoning_tokens,
     s.j."finish_reason" as finish_reason,
     -- "final" marks the final answer; a model step without it is not one (the format says so)

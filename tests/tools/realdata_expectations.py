@@ -1,6 +1,6 @@
 """Rewrite the runs and not_judged sections of tests/realdata_expected/*.toml from what reconcile does now.
 
-    python tests/tools/realdata_expectations.py
+    python tests/tools/realdata_expectations.py [FOLDER ...]   # all folders when none is named
 
 Findings are not written by this script: each one needs a human reading the transcript and
 writing why it is a real defect, with a quote. A finding the checks report that the expectation
@@ -31,7 +31,8 @@ def _quoted(text: str) -> str:
 
 
 def main() -> None:
-    for folder in sorted(p.name for p in REAL.iterdir() if p.is_dir()):
+    named = sys.argv[1:]
+    for folder in sorted(p.name for p in REAL.iterdir() if p.is_dir() and (not named or p.name in named)):
         path = OUT / f"{folder}.toml"
         before = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         con = store.connect(":memory:")
