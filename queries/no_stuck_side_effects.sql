@@ -2,7 +2,7 @@
 -- invariant: every side-effecting call that was asked for or recorded as started has a recorded outcome
 -- severity: error
 -- remedy: this is the reconciler's work list: find out in the outside world whether each call happened (its idempotency key helps), then record the outcome or undo it
--- needs: catalogue, call_ids
+-- needs: side_effects, call_ids
 select q.run_id, q.step_idx as step,
        format('{} (call {}, idempotency key {}) changes the world and has no recorded outcome',
               q.tool_name, q.call_id, left(coalesce(q.idempotency_key, '-'), 12)) as detail

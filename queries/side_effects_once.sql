@@ -2,7 +2,7 @@
 -- invariant: no side-effecting tool runs twice with the same idempotency key, or, without keys, with the same canonical arguments in one run
 -- severity: error
 -- remedy: a retry re-executed a call that changes the world; pass the idempotency key to the tool and have it refuse a key it has seen, or check the outcome before retrying
--- needs: catalogue
+-- needs: side_effects
 with executions as (
     select run_id, idx, tool_name, idempotency_key is not null as keyed,
            coalesce(idempotency_key, tool_name || ':' || coalesce(args_hash, '')) as effect

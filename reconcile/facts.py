@@ -48,7 +48,8 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("ledger", "harness ledger (the harness's own counters)",
          "coalesce(r.ledger_steps, r.ledger_input_tokens, r.ledger_output_tokens, r.ledger_tokens, r.ledger_cost_micros, "
          "r.ledger_tool_results) is not null"),
-    Fact("catalogue", "tool catalogue (which tools exist, which change the world)", "t.catalogued"),
+    Fact("catalogue", "tool catalogue (which tools exist)", "t.catalogued"),
+    Fact("side_effects", "mark of the tools that change the world (side_effect in its tool catalogue)", "t.side_effects_marked"),
     Fact("context_size", "context size of each model call", "coalesce(t.model_steps, 0) = 0 or t.context_steps > 0"),
     Fact("thread", "conversation threads (which model calls continue one conversation)", _declared("thread")),
     Fact("call_ids", "link between a tool result and the call that asked for it", _declared("call_ids")),
@@ -80,10 +81,10 @@ with t as (
            count(*) filter (where s.kind = 'model' and s.input_hash is not null) as hashed_steps
     from steps s group by s.run_id
 ),
-catalogued as (select distinct run_id from run_tools),
+catalogued as (select run_id, bool_and(side_effect is not null) as marked from run_tools group by run_id),
 tree as (select v.run_id, t.budget_scope as root_scope from run_view v join runs t on t.run_id = v.root_run_id)
 select r.run_id, r.source_format, r.agent,
-       {", ".join(f"({FACTS[name].known_sql.replace('t.catalogued', 'c.run_id is not null')}) as {name}"
+       {", ".join(f"({FACTS[name].known_sql.replace('t.catalogued', 'c.run_id is not null').replace('t.side_effects_marked', 'coalesce(c.marked, false)')}) as {name}"
                   for name in RUN_FACT_NAMES)}
 from runs r
 left join t using (run_id)

@@ -15,7 +15,9 @@ REAL = "tests/fixtures/realdata"
 
 
 def example_path(example: str) -> Path:
-    """Where a format's example file is: under the real corpora, or (``sample_runs/…``) in the repository."""
+    """Where a format's example file is: under the real corpora, or (``sample_runs/…``) in the repository.
+
+    A fact no real file shows names none: its example reads "(no real file …)" and says why."""
     return ROOT / example if example.startswith("sample_runs/") else ROOT / REAL / example
 
 
@@ -41,7 +43,8 @@ def facts_section() -> str:
                 continue
             how = fmt.facts[fact] + (" (*inferred*)" if fact in fmt.inferred else "")
             example = fmt.examples.get(fact)
-            lines.append(f"| `{fact}` | {_cell(how)} | {f'`{example}`' if example else '—'} |")
+            shown = "—" if not example else _cell(example) if example.startswith("(") else f"`{example}`"
+            lines.append(f"| `{fact}` | {_cell(how)} | {shown} |")
         for key, (value, why) in fmt.policy.items():
             lines.append(f"| `{key}` (documented default) | {_cell(value)}: {_cell(why)} | — |")
         if fmt.zero_buckets:

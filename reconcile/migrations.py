@@ -360,6 +360,12 @@ def m013_harness_policy(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table steps add column error_class varchar")  # transport | rate_limit | invalid_output
 
 
+def m014_unknown_side_effects(con: duckdb.DuckDBPyConnection) -> None:
+    """A catalogue entry whose format does not say whether the tool changes the world (Inspect AI, Langfuse, OTel
+    tool definitions) keeps side_effect NULL, not false."""
+    con.execute("alter table run_tools alter column side_effect drop not null")
+
+
 MIGRATIONS: list[Migration] = [
     m001_runs_and_steps,
     m002_ingest_bookkeeping,
@@ -374,6 +380,7 @@ MIGRATIONS: list[Migration] = [
     m011_file_stamps,
     m012_working_time,
     m013_harness_policy,
+    m014_unknown_side_effects,
 ]
 
 

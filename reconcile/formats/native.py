@@ -30,7 +30,8 @@ class NativeJournal(TranscriptFormat):
         "bounded": "bounded on each tool step",
         "result_bound": "limits.result_bound_tokens", "limits": "limits on run_start", "loop_detector": "loop_detector (or limits.max_repeats) on run_start",
         "ledger": "ledger on run_end", "retry_limit": "limits.max_retries",
-        "fallback_route": "fallback_model on run_start", "catalogue": "tools on run_start", "context_size": "context_tokens",
+        "fallback_route": "fallback_model on run_start", "catalogue": "tools on run_start",
+        "side_effects": "side_effect of each tools entry (left out: false, as the format defines)", "context_size": "context_tokens",
         "thread": "one conversation per run (agent_label names sub-agents)", "call_ids": "call_id on tool steps",
         "input_hash": "input_hash", "run_status": "status / stop_reason on run_end",
     }

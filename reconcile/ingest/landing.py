@@ -299,7 +299,11 @@ def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute("insert into tool_calls by name select * from _landed_calls")
     tools = set(_columns(con, "_stage_tools"))
-    flags = ", ".join(f"coalesce({c}, false) as {c}" if c in tools else f"false as {c}" for c in ("side_effect", "allow_repeat"))
+    # whether a tool changes the world is a fact only where the format says it (NULL: unknown); allow_repeat is
+    # a loop detector's exemption, which a format that names none does not grant
+    side_effect = "side_effect" if "side_effect" in tools else "null::boolean as side_effect"
+    allow_repeat = "coalesce(allow_repeat, false) as allow_repeat" if "allow_repeat" in tools else "false as allow_repeat"
+    flags = f"{side_effect}, {allow_repeat}"
     size = ", schema_tokens::integer as schema_tokens" if "schema_tokens" in tools else ""
     con.execute(f"create or replace temp table _landed_tools as select run_id, name, {flags}{size} from _stage_tools")
     con.execute("insert into run_tools by name select * from _landed_tools")
