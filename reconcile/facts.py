@@ -48,7 +48,9 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("ledger", "harness ledger (the harness's own counters)",
          "coalesce(r.ledger_steps, r.ledger_input_tokens, r.ledger_output_tokens, r.ledger_tokens, r.ledger_cost_micros, "
          "r.ledger_tool_results) is not null"),
-    Fact("catalogue", "tool catalogue (which tools exist)", "t.catalogued"),
+    # a run of a format that records catalogues, offered no tool and calling none, has an empty one
+    Fact("catalogue", "tool catalogue (which tools exist)",
+         "t.catalogued or (coalesce(t.tool_steps, 0) = 0 and " + _declared("catalogue") + ")"),
     Fact("side_effects", "mark of the tools that change the world (side_effect in its tool catalogue)", "t.side_effects_marked"),
     Fact("context_size", "context size of each model call", "coalesce(t.model_steps, 0) = 0 or t.context_steps > 0"),
     Fact("thread", "conversation threads (which model calls continue one conversation)", _declared("thread")),

@@ -1,9 +1,14 @@
 """Inspect AI evaluation logs: ``.json`` (one EvalLog) and ``.eval`` (a zip of its header and samples).
 
-One run per sample and epoch (``<eval id>/<sample id>/epoch <n>``), its task the eval's task.
-A ``.eval`` archive is read with the standard library (its members are deflated JSON): the
-header and every ``samples/*.json`` become one document, the shape of a ``.json`` log. Records:
-one per sample.
+One run per sample and epoch, its task the eval's task. Its id is what the harness recorded: the
+sample's ``uuid`` (inspect >= 0.3.70, "globally unique identifier for sample run" — the same in a
+``.eval`` and its ``.json`` export, and kept when a retry carries a finished sample over into its
+own log), so the same run seen in two files is loaded once and the second file's samples are noted
+"already loaded"; older logs: ``<eval id>/<sample id>/epoch <n>``, the eval id being ``eval_id``,
+else ``run_id/task_id`` (what Inspect derives a missing eval_id from: two tasks of one run differ
+by task id); the file's name only when the log records none of them. A ``.eval`` archive is read
+with the standard library (its members are deflated JSON): the header and every
+``samples/*.json`` become one document, the shape of a ``.json`` log. Records: one per sample.
 
 Model steps are the sample's ``model`` events (scorer calls included: they are paid for), with
 ``output.usage``; tool steps its ``tool`` events, paired with the model's ``tool_calls`` by id,
@@ -11,12 +16,24 @@ Model steps are the sample's ``model`` events (scorer calls included: they are p
 (28 Feb 2026): since then it excludes cache reads and writes; before, it was the provider's own —
 including cache reads for OpenAI and others, excluding them for Anthropic. The version is read
 from the log (``eval.packages.inspect_ai``) and each call mapped to our disjoint buckets
-accordingly. ``total_cost``, where Inspect recorded it, is the harness's cost of the call.
+accordingly. A count the usage leaves out is unknown (NULL), and so is what depends on it: where
+``input_tokens`` included the reads and the reads are not recorded (0.3.58 here; 0.3.95 has them), the
+uncached part is unknown while the whole input (the context) is known. Two buckets are 0 by the
+provider's or the harness's own rule (``zero_buckets``). A call Inspect answered from its own
+response cache (``cache: "read"``) made no provider call: its tokens and cost are 0.
+``total_cost``, where Inspect recorded it, is the harness's cost of the call.
+
+The catalogue is the union of the ``tools`` each model event offered (names and schemas; whether a
+tool changes the world is not recorded). The ledger is the sample's ``model_usage``: Inspect's own
+per-model count of the same calls (its token_limit is enforced against ``total_tokens``).
 
 Status: ``failed`` when the sample has an ``error``; when a ``limit`` stopped it, by its type
 (message, turn, token, cost, context → budget_exceeded; time, working → timed_out; operator →
 cancelled; custom → failed), the raw stop reason naming the limit; else ``succeeded`` (a sample
 in the log ran to its end). Configured limits (``eval.config``: token, time, cost) are budgets.
+
+Lost: earlier attempts of a sample retried on error (Inspect keeps neither their events nor their
+usage), scores and their explanations, sandbox and state events.
 """
 
 from __future__ import annotations
@@ -24,7 +41,12 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from .base import TranscriptFormat
+from .base import TranscriptFormat, sql_list
+
+# Providers that bill no cache writes: a call of theirs without input_tokens_cache_write wrote none.
+# OpenAI's prompt caching is automatic and free to write; Gemini's implicit caching likewise (an explicit
+# cache is created by its own API call, never by a generation).
+NO_CACHE_WRITES = ("openai", "google")
 
 # A zip's first member name follows 26 bytes of header (time, CRC, sizes). The head arrives decoded as UTF-8
 # with replacement, where some of those bytes may pair into one character, so the name is looked for
@@ -40,11 +62,36 @@ class InspectAi(TranscriptFormat):
                  "and json_type(coalesce(j -> 'header', j), '$.version') in ('UBIGINT', 'BIGINT', 'INTEGER')")
     expected = 'an Inspect AI log ({"version": …, "eval": {...}, "samples": [...]}, or an .eval archive)'
     facts: ClassVar[dict[str, str]] = {
-        "usage": "output.usage of each model event", "timestamps": "timestamp and completed of each event",
+        "usage": "output.usage of each model event (a key it leaves out is unknown)",
+        "timestamps": "timestamp and completed of each event; the sample's started_at / completed_at, else total_time",
         "tool_status": "error of each tool event", "result_size": "each tool event's result",
         "context_size": "all input tokens of each model call", "call_ids": "tool event id = the model's tool call id",
         "limits": "eval.config token / time / cost limits", "thread": "one conversation per sample",
         "run_status": "sample error and limit",
+        "catalogue": "the tools each model event offered (name, description, parameter schema)",
+        "ledger": "the sample's model_usage: input, output and total tokens and cost, per model",
+    }
+    # A real file showing each fact (under tests/fixtures/realdata).
+    examples: ClassVar[dict[str, str]] = {
+        "usage": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "timestamps": "inspect-ai/tests__analysis__test_logs_choices__mmlu-summary-choices.eval",
+        "tool_status": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "result_size": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "context_size": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "call_ids": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "thread": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-28-26-04-00_security-guide.json",
+        "run_status": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-28-13-04-00_popularity.json",
+        "catalogue": "inspect-ai/tests__log__test_eval_log__log_message_deduplication.eval",
+        "ledger": "inspect-ai/tests__analysis__test_logs__2025-05-12T20-27-36-04-00_browser.json",
+        "limits": "(no real file in the shared corpora configures one: eval.config token_limit, time_limit and "
+                  "cost_limit, as Inspect's EvalConfig documents them; tests/test_ingest_inspect_ai.py sets them)",
+    }
+    zero_buckets: ClassVar[dict[str, str]] = {
+        "cache_write_5m": "0 on calls of providers that bill no cache writes (openai, google: their caching is free to "
+                          "write) when input_tokens_cache_write is absent; any other provider's absent writes are unknown",
+        "cache_write_1h": "Inspect records one write bucket and asks for Anthropic's default 5-minute cache only "
+                          "(cache_control {\"type\": \"ephemeral\"}); the other providers it drives have no 1-hour "
+                          "writes: every call that records usage wrote none for an hour",
     }
 
     def sniff(self, values: list[object], text: str) -> bool:
@@ -55,6 +102,9 @@ class InspectAi(TranscriptFormat):
         if _ZIP_HEAD.match(text):
             return True
         return not values and re.match(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', text) is not None
+
+    def sql_values(self) -> dict[str, str]:
+        return {"no_cache_writes": sql_list(NO_CACHE_WRITES)}
 
 
 FORMAT = InspectAi()

@@ -9,17 +9,26 @@ versioned as (
     from logs
 )
 select file_no, log, samples, log -> 'eval' as eval, log -> 'eval' ->> 'model' as model,
+       -- the eval's own identity: eval_id; logs before it (inspect 0.3.6x) have the run and the task ids, from
+       -- which Inspect itself derives an eval_id when it reads them (two tasks of one run differ by task id)
+       coalesce(nullif(log -> 'eval' ->> 'eval_id', ''),
+                nullif(concat_ws('/', nullif(log -> 'eval' ->> 'run_id', ''), nullif(log -> 'eval' ->> 'task_id', '')), ''))
+           as eval_key,
        -- since inspect 0.3.184 input_tokens excludes cache reads and writes; before, it was the provider's own
        coalesce([try_cast(v.major as integer), try_cast(v.minor as integer), try_cast(v.patch as integer)]
                 >= [0, 3, 184], false) as input_excludes_cache
 from versioned;
 
+-- A sample run's id is its uuid (inspect >= 0.3.70: globally unique, kept when a retry carries a finished sample
+-- over into its own log, and the same in a .eval and its .json export); before that, the eval's identity with the
+-- sample id and epoch; the file's name only when the log records no identity at all.
 create or replace temp table _ia_samples as
 select l.file_no, s.position as record_no, s.sample, l.eval, l.model, l.input_excludes_cache,
        -- early logs (before inspect 0.3.5x) keep a sample's events under "transcript"
        coalesce(s.sample -> 'events', s.sample -> 'transcript' -> 'events') as events,
-       coalesce(l.eval ->> 'eval_id', f.stem) || '/' || coalesce(s.sample ->> 'id', s.position::varchar)
-           || '/epoch ' || coalesce(s.sample ->> 'epoch', '1') as run_id
+       coalesce(nullif(s.sample ->> 'uuid', ''),
+                coalesce(l.eval_key, f.stem) || '/' || coalesce(s.sample ->> 'id', s.position::varchar)
+                    || '/epoch ' || coalesce(s.sample ->> 'epoch', '1')) as run_id
 from _ia_logs l join _files f using (file_no),
      (select unnest(json_list(l.samples)) as sample, generate_subscripts(json_list(l.samples), 1) as position) s;
 
@@ -42,10 +51,11 @@ with recursive walk(file_no, run_id, input_excludes_cache, path, e) as (
     from walk w, (select unnest(json_list(w.e -> 'events')) as child, generate_subscripts(json_list(w.e -> 'events'), 1) as position) c
     where len(w.path) < 20
 )
-select *, e ->> 'event' as kind from walk where e ->> 'event' in ('model', 'tool');
+select *, e ->> 'event' as kind from walk;
 
 create or replace temp table _ia_steps as
-select row_number() over (partition by file_no, run_id order by path) - 1 as idx, * from _ia_events;
+select row_number() over (partition by file_no, run_id order by path) - 1 as idx, *
+from _ia_events where kind in ('model', 'tool');
 
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx, c.position - 1 as call_position, c.call ->> 'id' as call_id,
@@ -57,14 +67,19 @@ where s.kind = 'model';
 
 create or replace temp table _stage_steps as
 with model as (
-    select s.*, s.e -> 'output' -> 'usage' as u,
+    select s.*, s.e -> 'output' -> 'usage' as u, coalesce(json_type(s.e -> 'output' -> 'usage') = 'OBJECT', false) as has_usage,
            split_part(coalesce(s.e ->> 'model', ''), '/', 1) as provider,
+           -- served from Inspect's own response cache: no provider call was made, so none was billed (the usage
+           -- shown is the cached call's, and Inspect leaves it out of the sample's model_usage)
+           coalesce(s.e ->> 'cache' = 'read', false) as cache_hit,
            staged_timestamp(s.e ->> 'timestamp') as started, staged_timestamp(s.e ->> 'completed') as completed
     from _ia_steps s where s.kind = 'model'
 ),
 buckets as (
-    select *, staged_number(u ->> 'input_tokens') as input, coalesce(staged_number(u ->> 'input_tokens_cache_read'), 0) as read,
-           coalesce(staged_number(u ->> 'input_tokens_cache_write'), 0) as written,
+    select *, staged_number(u ->> 'input_tokens') as input, staged_number(u ->> 'input_tokens_cache_read') as read,
+           -- a provider that bills no cache writes wrote none; any other's absent count is unknown (zero_buckets)
+           coalesce(staged_number(u ->> 'input_tokens_cache_write'),
+                    case when has_usage and provider in ({{ no_cache_writes }}) then 0 end) as written,
            -- before 0.3.184 OpenAI and the others count cache reads (and writes) inside input_tokens; Anthropic never did
            input_excludes_cache or provider = 'anthropic' as apart
     from model
@@ -72,13 +87,16 @@ buckets as (
 select file_no, run_id, idx::integer as idx, 'model' as kind, path[1]::integer as source_line, started as started_at,
        date_diff('millisecond', started, completed) as ms,
        coalesce(e -> 'output' ->> 'model', e ->> 'model') as model, nullif(provider, '') as provider,
-       case when apart then input else input - read - written end as input_uncached,
-       case when input is not null then read end as cache_read,
-       case when input is not null then written end as cache_write_5m,
-       case when input is not null then 0 end as cache_write_1h,
-       staged_number(u ->> 'output_tokens') as output_tokens, staged_number(u ->> 'reasoning_tokens') as reasoning_tokens,
+       -- input counting the reads: the uncached part is unknown while the reads are
+       case when cache_hit then 0 when apart then input else input - read - written end as input_uncached,
+       case when cache_hit then 0 else read end as cache_read,
+       case when cache_hit then 0 else written end as cache_write_5m,
+       -- Inspect has one write bucket and asks only for the default 5-minute cache (zero_buckets)
+       case when cache_hit or has_usage then 0 end as cache_write_1h,
+       case when cache_hit then 0 else staged_number(u ->> 'output_tokens') end as output_tokens,
+       case when cache_hit then 0 else staged_number(u ->> 'reasoning_tokens') end as reasoning_tokens,
        case when apart then input + read + written else input end as context_tokens,
-       staged_micros(u ->> 'total_cost') as harness_cost_micros,
+       case when cache_hit then 0 else staged_micros(u ->> 'total_cost') end as harness_cost_micros,
        e -> 'output' -> 'choices' -> 0 ->> 'stop_reason' as finish_reason,
        nullif(case json_type(e -> 'output' -> 'choices' -> 0 -> 'message' -> 'content')
                   when 'VARCHAR' then e -> 'output' -> 'choices' -> 0 -> 'message' ->> 'content'
@@ -96,16 +114,73 @@ select file_no, run_id, idx::integer as idx, 'tool' as kind, path[1]::integer as
        case json_type(e -> 'result') when 'VARCHAR' then e ->> 'result' else (e -> 'result')::varchar end as result_text
 from _ia_steps where kind = 'tool';
 
+-- The catalogue: every model event carries the tools offered to that call (name, description, parameter
+-- schema); a run's catalogue is their union. Its size is estimated as other formats do (UTF-8 bytes of the
+-- definition / 4), long texts Inspect moved to the sample's attachments counted at their own length.
+-- Whether a tool changes the world is not recorded: side_effect stays NULL.
+create or replace temp table _stage_tools as
+with offered as (
+    select m.file_no, m.run_id, t.tool ->> 'name' as name, t.tool::varchar as definition,
+           s.sample -> 'attachments' as attachments
+    from _ia_steps m join _ia_samples s on s.file_no = m.file_no and s.run_id = m.run_id,
+         (select unnest(json_list(m.e -> 'tools')) as tool) t
+    where m.kind = 'model'
+),
+sized as (
+    select file_no, run_id, name,
+           octet_length(encode(definition)) + coalesce(list_sum(list_transform(
+               regexp_extract_all(definition, 'attachment://([0-9A-Za-z]+)', 1),
+               lambda h: coalesce(octet_length(encode((attachments -> h)::varchar)) - 2 - octet_length(encode('attachment://' || h)), 0))), 0)
+               as bytes
+    from offered where name is not null
+)
+select file_no, run_id, name, null::boolean as side_effect, null::boolean as allow_repeat,
+       ceil(max(bytes) / 4)::integer as schema_tokens
+from sized group by all;
+
+-- The harness ledger: each sample's model_usage, Inspect's own per-model count of the tokens (and, where it
+-- priced them, the cost) of the sample's calls — the counter its token_limit is enforced against. It covers the
+-- same calls as the events (both restart when a sample is retried; answers from Inspect's response cache are in
+-- neither). Input is all input, as the steps' buckets add up (before 0.3.184 input_tokens already held OpenAI's
+-- reads); a counter some model's entry leaves out is unknown for the sample.
+create or replace temp table _ia_ledger as
+with counted as (
+    select s.file_no, s.run_id, m.value as u,
+           case when s.input_excludes_cache or split_part(m.key, '/', 1) = 'anthropic'
+                then staged_number(m.value ->> 'input_tokens') + staged_number(m.value ->> 'input_tokens_cache_read')
+                     + coalesce(staged_number(m.value ->> 'input_tokens_cache_write'),
+                                case when split_part(m.key, '/', 1) in ({{ no_cache_writes }}) then 0 end)
+                else staged_number(m.value ->> 'input_tokens') end as input
+    from _ia_samples s join _stage_records r on r.file_no = s.file_no and r.record_no = s.record_no,
+         json_each(s.sample -> 'model_usage') m
+    where r.decision = 'load' and json_type(s.sample -> 'model_usage') = 'OBJECT' and json_type(m.value) = 'OBJECT'
+)
+select file_no, run_id,
+       case when count(input) = count(*) then sum(input) end as ledger_input_tokens,
+       case when count(u ->> 'output_tokens') = count(*) then sum(staged_number(u ->> 'output_tokens')) end
+           as ledger_output_tokens,
+       case when count(u ->> 'total_tokens') = count(*) then sum(staged_number(u ->> 'total_tokens')) end as ledger_tokens,
+       case when count(u ->> 'total_cost') = count(*) then sum(staged_micros(u ->> 'total_cost')) end as ledger_cost_micros
+from counted group by all;
+
 create or replace temp table _stage_runs as
 with span as (select file_no, run_id, min(started_at) as started_at,
                      max(started_at + to_milliseconds(coalesce(ms, 0)::bigint)) as last_at
-              from _stage_steps group by all)
+              from _stage_steps group by all),
+-- every event's time: the first is the sample's start, the last the latest moment the log shows it running
+events as (select file_no, run_id, min(staged_timestamp(e ->> 'timestamp')) as first_at,
+                  max(staged_timestamp(e ->> 'timestamp')) as last_at
+           from _ia_events group by all)
 select s.file_no, s.run_id, 'inspect-ai' as agent, s.eval ->> 'task' as task_class, s.model,
        nullif(split_part(coalesce(s.model, ''), '/', 1), '') as provider,
-       coalesce(p.started_at, staged_timestamp(s.eval ->> 'created')) as started_at,
-       -- total_time is the sample's wall time (null in logs before 2025); working_time leaves out waiting
-       coalesce(p.started_at + to_milliseconds(round(staged_number(s.sample ->> 'total_time') * 1000)::bigint),
-                p.last_at, p.started_at) as ended_at,
+       -- the sample's own start (recorded since late 2025), else its first call, else its first event
+       coalesce(staged_timestamp(s.sample ->> 'started_at'), p.started_at, f.first_at) as started_at,
+       -- total_time is the sample's wall time (null in logs before 2025); without it the end is the last moment
+       -- the log shows (the end of its last call, or its last event); working_time leaves out waiting
+       coalesce(staged_timestamp(s.sample ->> 'completed_at'),
+                coalesce(staged_timestamp(s.sample ->> 'started_at'), p.started_at, f.first_at)
+                    + to_milliseconds(round(staged_number(s.sample ->> 'total_time') * 1000)::bigint),
+                greatest(p.last_at, f.last_at)) as ended_at,
        staged_number(s.sample ->> 'working_time') as working_seconds,
        case when coalesce(json_type(s.sample -> 'error'), 'NULL') <> 'NULL' then 'failed'
             when s.sample ->> '$.limit.type' in ('message', 'turn', 'token', 'cost', 'context') then 'budget_exceeded'
@@ -120,7 +195,10 @@ select s.file_no, s.run_id, 'inspect-ai' as agent, s.eval ->> 'task' as task_cla
             end as stop_reason,  -- a sample that ran to its end: Inspect records no reason
        staged_number(s.eval -> 'config' ->> 'token_limit') as max_tokens,
        staged_number(s.eval -> 'config' ->> 'time_limit') as max_wall_seconds,
-       staged_micros(s.eval -> 'config' ->> 'cost_limit') as max_cost_micros
+       staged_micros(s.eval -> 'config' ->> 'cost_limit') as max_cost_micros,
+       g.ledger_input_tokens, g.ledger_output_tokens, g.ledger_tokens, g.ledger_cost_micros
 from _ia_samples s join _stage_records r on r.file_no = s.file_no and r.record_no = s.record_no
 left join span p on p.file_no = s.file_no and p.run_id = s.run_id
+left join events f on f.file_no = s.file_no and f.run_id = s.run_id
+left join _ia_ledger g on g.file_no = s.file_no and g.run_id = s.run_id
 where r.decision = 'load';
