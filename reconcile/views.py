@@ -336,11 +336,12 @@ select r.run_id,
 from runs r left join s using (run_id)
 """
 
-# Tool calls with no result. One asked for by the last model step of a run still running is in flight
-# (the harness is mid-call, or died there); any other has lost its result.
+# Tool calls with no result. One asked for by the last model step of a run still running, with no event
+# after it, is in flight (the harness is mid-call, or died there); any other has lost its result.
 OPEN_CALLS = """
 create or replace view open_calls as
-with last_model as (select run_id, max(idx) as idx from steps where kind = 'model' group by run_id),
+-- the run's last model call or event: a call after it may still be answered; one before it was passed by
+with last_model as (select run_id, max(idx) as idx from steps where kind in ('model', 'event') group by run_id),
 answered as (  -- a call recorded as started, never completed, has no result yet
     select distinct run_id, call_id from steps where kind = 'tool' and tool_status is distinct from 'started'
 )

@@ -1,4 +1,4 @@
-"""Claude Code transcripts: real sessions against ccusage's own totals, and bad files."""
+"""Claude Code transcripts: real sessions against ccusage's own totals, identity by session, unknown usage, bad files."""
 
 from __future__ import annotations
 
@@ -11,12 +11,17 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.checks import load_checks, run_checks
 from reconcile.errors import ExitCode
+from reconcile.formats.claude_code import ClaudeCode
 from reconcile.ingest import ingest
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 REFERENCE = REAL / "ccusage-reference"
 FOLDERS = {"spotter-real-sessions": REAL / "spotter-real-sessions" / "projects",
            "claude-code-viewer": REAL / "claude-code-viewer" / "projects"}
+EXTRA = REAL / "spotter-real-sessions" / "extra-fixtures"
+SHORT = "55604662-cf2a-4331-851a-ec234028f8ca"  # the sessionId on every line of extra-fixtures/short.jsonl
+TOOL_HEAVY = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"  # … of tool_heavy.jsonl
+SPOTTER = REAL / "spotter-real-sessions" / "projects" / "-home-marco-projects-spotter"
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +67,7 @@ def test_sessions_subagents_statuses_and_final_answers(sessions):
     con, _ = sessions
     rows = dict(con.execute("select run_id, status from runs").fetchall())
     assert rows["ae4a77f8-aedd-4bc1-888f-c94edc91af04"] == "succeeded"
-    assert rows["short"] == rows["tool_heavy"] == "cancelled"  # they end with "[Request interrupted by user"
+    assert rows[SHORT] == rows[TOOL_HEAVY] == "cancelled"  # they end with "[Request interrupted by user"
     child = con.execute("select parent_run_id, status, has_final_answer from run_view "
                         "where run_id = 'ae4a77f8-aedd-4bc1-888f-c94edc91af04/agent-aac57f5'").fetchall()
     assert child == [("ae4a77f8-aedd-4bc1-888f-c94edc91af04", "succeeded", True)]
@@ -149,3 +154,117 @@ def test_a_batch_loads_like_files_one_by_one(tmp_path):
     twins = sorted((f for f in report.files if f.path.endswith("/short.jsonl")), key=lambda f: f.loaded)
     assert twins[0].loaded == 0 and "already loaded from" in twins[0].notes[0] and twins[1].loaded > 0
     assert all(f.loaded + f.rejected + f.skipped == f.lines for f in report.files)
+
+
+# --- identity: the run is the session Claude Code recorded ---------------------------------------------------------
+
+def test_a_run_is_named_by_the_ids_on_its_lines(sessions):
+    con, _ = sessions
+    runs = dict(((r[0]), r[1:]) for r in con.execute(
+        "select run_id, parent_run_id, regexp_extract(source_file, '[^/]+$') from runs").fetchall())
+    assert runs[SHORT] == (None, "short.jsonl") and runs[TOOL_HEAVY] == (None, "tool_heavy.jsonl")
+    session = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    assert runs[f"{session}/agent-aac57f5"] == (session, "agent-aac57f5.jsonl")  # agentId aac57f5, sessionId: its parent
+    # side-chain lines with the session's own sessionId and no agentId: no id of their own, the file name kept
+    assert runs["agent-test-hash-123"] == (None, "agent-test-hash-123.jsonl")
+
+
+def test_the_same_session_in_two_files_is_loaded_once_and_said_so(tmp_path, con):
+    for folder, name in (("a", "short.jsonl"), ("b", "renamed.jsonl")):
+        (tmp_path / "projects" / folder).mkdir(parents=True)
+        shutil.copy(EXTRA / "short.jsonl", tmp_path / "projects" / folder / name)
+    moved = tmp_path / "projects" / "c" / "x.jsonl"  # a subagent file out of its <session>/subagents/ folder
+    moved.parent.mkdir()
+    shutil.copy(SPOTTER / "ae4a77f8-aedd-4bc1-888f-c94edc91af04" / "subagents" / "agent-aac57f5.jsonl", moved)
+    report = ingest(con, [tmp_path / "projects"])
+    runs = con.execute("select run_id, parent_run_id, source_file from runs order by run_id").fetchall()
+    assert runs == [("55604662-cf2a-4331-851a-ec234028f8ca", None, str(tmp_path / "projects" / "a" / "short.jsonl")),
+                    ("ae4a77f8-aedd-4bc1-888f-c94edc91af04/agent-aac57f5", "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+                     str(moved))]
+    second = next(f for f in report.files if f.path.endswith("renamed.jsonl"))
+    assert second.loaded == 0 and second.skipped == second.lines
+    assert second.notes[0].startswith(f"run {SHORT} was already loaded from {tmp_path / 'projects' / 'a' / 'short.jsonl'}")
+    once = con.execute("select count(*) from steps where run_id = ?", [SHORT]).fetchall()[0][0]
+    alone = store.connect(tmp_path / "alone.duckdb")
+    ingest(alone, [EXTRA / "short.jsonl"])
+    assert once == alone.execute("select count(*) from steps").fetchall()[0][0]  # not doubled
+    alone.close()
+
+
+# --- usage: a key the record leaves out is unknown, never 0 --------------------------------------------------------
+
+BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "context_tokens")
+# (name, usage keys deleted from the first API response of short.jsonl, buckets unknown, buckets with another value)
+DELETIONS = [
+    ("usage", ["."], set(BUCKETS), {}),
+    ("input", ["input_tokens"], {"input_uncached", "context_tokens"}, {}),
+    ("read", ["cache_read_input_tokens"], {"cache_read", "context_tokens"}, {}),
+    ("output", ["output_tokens"], {"output_tokens"}, {}),
+    ("written", ["cache_creation_input_tokens"], set(), {}),  # the breakdown still says it
+    ("written-and-breakdown", ["cache_creation_input_tokens", "cache_creation"],
+     {"cache_write_5m", "cache_write_1h", "context_tokens"}, {}),
+    ("1h", ["cache_creation.ephemeral_1h_input_tokens"], set(), {}),  # the total less the 5-minute part
+    ("5m", ["cache_creation.ephemeral_5m_input_tokens"], set(), {}),
+    # no breakdown: a 5-minute write (a declared zero bucket, see ClaudeCode.zero_buckets)
+    ("breakdown", ["cache_creation"], set(), {"cache_write_5m": 13835, "cache_write_1h": 0}),
+]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """short.jsonl once per deletion, each a session of its own (its sessionId renamed); one ingest."""
+    folder = tmp_path_factory.mktemp("planted") / "projects" / "p"
+    folder.mkdir(parents=True)
+    lines = (EXTRA / "short.jsonl").read_text().splitlines()
+    first = next(json.loads(line)["message"]["id"] for line in lines if '"type":"assistant"' in line)
+    for name, keys, _, _ in [("original", [], set(), {}), *DELETIONS]:
+        out = []
+        for line in lines:
+            record = json.loads(line)
+            if record.get("message", {}).get("id") == first:  # every line of that API response
+                for key in keys:
+                    if key == ".":
+                        del record["message"]["usage"]
+                        continue
+                    *parents, last = key.split(".")
+                    holder = record["message"]["usage"]
+                    for parent in parents:
+                        holder = holder[parent]
+                    del holder[last]
+            out.append(json.dumps(record).replace(SHORT, f"session-{name}"))
+        (folder / f"{name}.jsonl").write_text("\n".join(out) + "\n")
+    con = store.connect(tmp_path_factory.mktemp("planted_db") / "cc.duckdb")
+    assert ingest(con, [folder]).totals["rejected"] == 0
+    yield con
+    con.close()
+
+
+def first_response(con, run_id: str) -> dict:
+    row = con.execute(f"select {', '.join(BUCKETS)} from steps where run_id = ? and kind = 'model' order by idx limit 1",
+                      [run_id]).fetchall()[0]
+    return dict(zip(BUCKETS, row))
+
+
+@pytest.mark.parametrize("name, keys, unknown, changed", DELETIONS, ids=[d[0] for d in DELETIONS])
+def test_a_usage_key_the_record_leaves_out_is_unknown_never_zero(planted, name, keys, unknown, changed):
+    original = first_response(planted, "session-original")
+    assert original == {"input_uncached": 3, "cache_read": 11515, "cache_write_5m": 0, "cache_write_1h": 13835,
+                        "output_tokens": 13, "context_tokens": 3 + 11515 + 13835}
+    got = first_response(planted, f"session-{name}")
+    assert {bucket for bucket, value in got.items() if value is None} == unknown
+    assert {bucket: value for bucket, value in got.items() if value is not None} == \
+        {bucket: changed.get(bucket, value) for bucket, value in original.items() if bucket not in unknown}
+    assert set(changed) <= set(ClaudeCode.zero_buckets) | {"cache_write_5m"}
+
+
+def test_the_context_is_every_input_token_of_the_response(sessions):
+    con, _ = sessions
+    rows = con.execute("""select count(*), count(*) filter (where context_tokens = input_uncached + cache_read
+                                                            + cache_write_5m + cache_write_1h)
+                          from steps where kind = 'model' and input_uncached is not null""").fetchall()[0]
+    assert rows[0] > 500 and rows[0] == rows[1]
+
+
+def test_every_declared_fact_has_a_real_example():
+    assert set(ClaudeCode.examples) == set(ClaudeCode.facts)
+    assert all((REAL / path).is_file() for path in ClaudeCode.examples.values())

@@ -151,3 +151,195 @@ def test_a_damaged_rollout_rejects_its_bad_lines_by_name_and_keeps_the_rest(tmp_
     reasons = dict(con.execute("select line, reason from rejects").fetchall())
     assert "input_tokens" in reasons[18] and "-5" in reasons[18] and 19 in reasons
     con.close()
+
+
+# --- Every fact a rollout records, and none that it does not -------------------------------------------
+
+V039 = CODEX / "VibeCodingTracker__tests__fixtures__sessions__codex.jsonl"
+COMPACTED = CODEX / "sessions/2026/02/23/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+# which stored columns each usage key of a token_count feeds (cached and input both feed uncached = input - cached)
+FEEDS = {"input_tokens": ("input_uncached", "context_tokens"), "cached_input_tokens": ("input_uncached", "cache_read"),
+         "output_tokens": ("output_tokens",), "reasoning_output_tokens": ("reasoning_tokens",)}
+COLUMNS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "reasoning_tokens",
+           "context_tokens")
+
+
+def load(tmp_path: Path, *files: Path):
+    con = store.connect(tmp_path / f"{files[0].stem[:20]}.duckdb")
+    return con, ingest(con, list(files))
+
+
+def model_steps(con, run_id: str) -> list[tuple]:
+    return con.execute(f"select source_line, {', '.join(COLUMNS)} from steps where run_id = ? and kind = 'model' "
+                       "order by idx", [run_id]).fetchall()
+
+
+def test_tool_status_is_the_exit_code_in_a_0_39_shell_output_and_null_where_nothing_says(codex):
+    """0.39 writes a shell call's output as JSON text with metadata.exit_code; update_plan and a rejected patch say nothing."""
+    con, _ = codex
+    rows = con.execute("""select tool_name, tool_status, result_preview from steps
+                          where run_id = '01996135-afde-7911-97f0-d863511eca56' and kind = 'tool' order by idx""").fetchall()
+    raw = [json.loads(line)["payload"] for line in V039.read_text().splitlines()]
+    codes = [json.loads(p["output"])["metadata"]["exit_code"] if p["output"].startswith("{") else None
+             for p in raw if p.get("type") == "function_call_output"]
+    assert [status for _, status, _ in rows] == [None if code is None else "ok" if code == 0 else "error" for code in codes]
+    assert sum(1 for _, status, _ in rows if status == "ok") == 13
+    rejected = next(row for row in rows if row[2] == "patch rejected: empty patch")
+    assert rejected[:2] == ("shell", None)  # a failure in words only: nothing records its status
+    assert all(status is None for name, status, _ in rows if name == "update_plan")
+
+
+def test_a_non_zero_exit_code_in_a_0_39_output_is_an_error(tmp_path):
+    lines = V039.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '\\"exit_code\\":0' in line)
+    record = json.loads(lines[at])
+    output = json.loads(record["payload"]["output"])
+    output["metadata"]["exit_code"] = 2
+    record["payload"]["output"] = json.dumps(output)
+    failed = tmp_path / V039.name
+    failed.write_text("\n".join([*lines[:at], json.dumps(record), *lines[at + 1:]]) + "\n")
+    con, _ = load(tmp_path, failed)
+    assert con.execute("select tool_status from steps where kind = 'tool' and source_line = ?", [at + 1]).fetchall() == [("error",)]
+    assert con.execute("select count(*) from steps where tool_status = 'ok'").fetchall()[0][0] == 12
+    con.close()
+
+
+def test_tool_status_from_the_end_events_of_newer_rollouts(tmp_path):
+    """exec_command_end.exit_code, patch_apply_end.success and mcp_tool_call_end.result, paired by call_id.
+
+    The real 0.104 rollouts here carry none (that version's rollout/policy.rs does not persist them; later ones
+    do); these are written to the shape of codex-rs protocol.rs (ExecCommandEndEvent, PatchApplyEndEvent,
+    McpToolCallEndEvent).
+    """
+    lines = DOUBLED.read_text().splitlines()
+    ends = {"call_OIMY41RetdVChp5U51mMLGOD": {"type": "exec_command_end", "exit_code": 0, "stdout": "", "stderr": ""},
+            "call_SengCcPYInk46d62DPE6eqqb": {"type": "exec_command_end", "exit_code": 1, "status": "failed"},
+            "call_B6bYQ40tItkpgpg7DLdo8mEG": {"type": "patch_apply_end", "success": False, "stdout": "", "stderr": "x"},
+            "call_wt673E9ScmRn47BB5LRf0kwk": {"type": "mcp_tool_call_end", "result": {"Ok": {"content": [], "isError": True}}},
+            "call_kTYGACDKLb03RGgGqdx4XgBl": {"type": "mcp_tool_call_end", "result": {"Err": "tool call failed"}}}
+    out = []
+    for line in lines:
+        out.append(line)
+        payload = json.loads(line)["payload"]
+        if payload.get("type") == "function_call_output":
+            end = {"call_id": payload["call_id"], **ends[payload["call_id"]]}
+            out.append(json.dumps({"timestamp": json.loads(line)["timestamp"], "type": "event_msg", "payload": end}))
+    out.append(json.dumps({"timestamp": json.loads(lines[-1])["timestamp"], "type": "event_msg",
+                           "payload": {"type": "exec_command_end", "call_id": "call_nowhere", "exit_code": 0}}))
+    ended = tmp_path / DOUBLED.name
+    ended.write_text("\n".join(out) + "\n")
+    con, report = load(tmp_path, ended)
+    statuses = con.execute("select call_id, tool_status from steps where kind = 'tool' order by idx").fetchall()
+    assert statuses == [("call_OIMY41RetdVChp5U51mMLGOD", "ok"), ("call_SengCcPYInk46d62DPE6eqqb", "error"),
+                        ("call_B6bYQ40tItkpgpg7DLdo8mEG", "error"), ("call_wt673E9ScmRn47BB5LRf0kwk", "error"),
+                        ("call_kTYGACDKLb03RGgGqdx4XgBl", "error")]
+    f = report.files[0]
+    assert f.rejected == 0 and f.loaded + f.skipped == f.lines == len(out)
+    assert any("exec_command_end of a call with no output in this file" in str(n) for n in f.notes)
+    from reconcile.checks import load_checks, run_checks
+    checks = run_checks(con, load_checks(), record=False)
+    flagged = next(r for r in checks.results if r.name == "tool_errors_flagged")
+    assert not flagged.not_judged  # the statuses are there to judge
+    con.close()
+
+
+def test_a_usage_key_a_token_count_leaves_out_is_null_never_0(codex, tmp_path):
+    """Each usage key deleted from a different real token_count (its total and its last request), in one load:
+    the buckets it feeds are NULL on that request; every other request keeps its value (the next count's
+    difference is unknown, so its own last_token_usage gives it)."""
+    lines = V039.read_text().splitlines()
+    counts = [i for i, line in enumerate(lines) if '"token_count"' in line]
+    keys = [*FEEDS, "total_tokens"]
+    deleted = dict(zip(counts[2::3], keys, strict=False))
+    assert len(deleted) == len(keys)
+    out = list(lines)
+    for at, key in deleted.items():
+        record = json.loads(lines[at])
+        for usage in ("total_token_usage", "last_token_usage"):
+            del record["payload"]["info"][usage][key]
+        out[at] = json.dumps(record)
+    damaged = tmp_path / V039.name
+    damaged.write_text("\n".join(out) + "\n")
+    con, report = load(tmp_path, damaged)
+    assert report.files[0].rejected == 0
+    before = {row[0]: row[1:] for row in model_steps(codex[0], "01996135-afde-7911-97f0-d863511eca56")}
+    after = {row[0]: row[1:] for row in model_steps(con, "01996135-afde-7911-97f0-d863511eca56")}
+    assert after.keys() == before.keys() and len(after) == 19
+    hits = {min(line for line in after if line >= at + 1): key for at, key in deleted.items()}  # each count's model step
+    assert len(hits) == len(keys)
+    for hit, key in hits.items():
+        for column, was, now in zip(COLUMNS, before[hit], after[hit]):
+            assert now == (None if column in FEEDS.get(key, ()) else was), (key, column)
+            assert was is not None, (hit, column)
+    assert {line: row for line, row in after.items() if line not in hits} == {
+        line: row for line, row in before.items() if line not in hits}
+    con.close()
+
+
+def test_a_bucket_left_out_of_the_cumulative_total_only_comes_from_the_request_s_own_count(codex, tmp_path):
+    lines = V039.read_text().splitlines()
+    at = [i for i, line in enumerate(lines) if '"token_count"' in line][4]
+    record = json.loads(lines[at])
+    del record["payload"]["info"]["total_token_usage"]["cached_input_tokens"]
+    damaged = tmp_path / V039.name
+    damaged.write_text("\n".join([*lines[:at], json.dumps(record), *lines[at + 1:]]) + "\n")
+    con, _ = load(tmp_path, damaged)
+    assert model_steps(con, "01996135-afde-7911-97f0-d863511eca56") == model_steps(
+        codex[0], "01996135-afde-7911-97f0-d863511eca56")
+    con.close()
+
+
+def test_cache_writes_are_0_only_on_requests_whose_usage_was_recorded(codex):
+    """OpenAI bills no cache writes (zero_buckets); a model step with no token_count has no usage at all."""
+    con, _ = codex
+    from reconcile.formats.codex import FORMAT
+    assert set(FORMAT.zero_buckets) == {"cache_write_5m", "cache_write_1h"}
+    rows = con.execute("""select count(*) filter (where input_uncached is not null and cache_write_5m = 0 and cache_write_1h = 0),
+                                 count(*) filter (where input_uncached is not null),
+                                 count(*) filter (where input_uncached is null and coalesce(cache_write_5m, cache_write_1h) is not null)
+                          from steps s join runs r using (run_id) where r.source_format = 'codex' and s.kind = 'model'""").fetchall()[0]
+    assert rows[0] == rows[1] > 0 and rows[2] == 0
+
+
+def test_a_compaction_and_a_rollback_are_events(codex, tmp_path):
+    con, _ = codex
+    events = con.execute("""select event, detail, source_line from steps
+                            where run_id = '019c8a59-e9dd-71f0-9ae3-4079fe9726a9' and event = 'compaction'""").fetchall()
+    assert events == [("compaction", "compacted", 1788)]  # the real `compacted` line (and its context_compacted event)
+    lines = DOUBLED.read_text().splitlines()
+    rolled = json.dumps({"timestamp": json.loads(lines[40])["timestamp"], "type": "event_msg",
+                         "payload": {"type": "thread_rolled_back", "num_turns": 1}})
+    rollback = tmp_path / DOUBLED.name
+    rollback.write_text("\n".join([*lines[:40], rolled, *lines[40:]]) + "\n")
+    con2, report = load(tmp_path, rollback)
+    assert con2.execute("select event, source_line from steps where event = 'compaction'").fetchall() == [("compaction", 41)]
+    assert report.files[0].loaded + report.files[0].skipped == len(lines) + 1
+    con2.close()
+
+
+def test_a_new_task_after_an_unanswered_call_means_the_call_was_lost_not_in_flight(codex):
+    """A resumed session's task_started follows the lost exec_command (line 826): an event after it, so no call waits."""
+    con, _ = codex
+    run = "019c8a53-a0dd-7130-bcd7-95445d84846a"
+    assert con.execute("select count(*) from steps where run_id = ? and event = 'task_started'", [run]).fetchone()[0] > 0
+    assert con.execute("select step_idx, in_flight from open_calls where run_id = ?", [run]).fetchall() == [(230, False)]
+    assert con.execute("select in_flight from open_calls where run_id = '019c8a70-dda7-7f33-98ea-f30553347322'"
+                       ).fetchall() == [(True,)]  # its only task: the file ends on the call
+
+
+def test_the_run_id_is_the_recorded_session_and_one_session_in_two_files_loads_once(tmp_path):
+    """session_meta's id; without one, the session id that ends the file name; a second copy is skipped and says so."""
+    headless = tmp_path / "a" / DOUBLED.name
+    headless.parent.mkdir()
+    headless.write_text("\n".join(DOUBLED.read_text().splitlines()[1:]) + "\n")  # no session_meta
+    copy = tmp_path / "b" / DOUBLED.name
+    copy.parent.mkdir()
+    shutil.copy(DOUBLED, copy)
+    con, report = load(tmp_path, headless, copy)
+    assert con.execute("select run_id, source_file from runs").fetchall() == [
+        ("019c8bfe-ec25-79e0-97d7-bda6a9c575ff", str(headless))]
+    second = next(f for f in report.files if Path(f.path) == copy)
+    assert second.loaded == 0 and second.skipped == second.lines
+    assert any(f"run 019c8bfe-ec25-79e0-97d7-bda6a9c575ff was already loaded from {headless}" in str(n) for n in second.notes)
+    assert con.execute("select sum(total_tokens) from run_view").fetchall()[0][0] == 299_496  # counted once
+    con.close()

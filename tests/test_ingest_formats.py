@@ -94,7 +94,8 @@ def test_swe_agent_ledger_status_and_submission(everything):
 
 @pytest.mark.parametrize("exit_status,status", [("exit_cost", "budget_exceeded"), ("exit_format", "failed"),
                                                 ("submitted (exit_context)", "budget_exceeded"),
-                                                ("exit_command_timeout", "timed_out"), (None, "running")])
+                                                ("exit_command_timeout", "timed_out"),
+                                                (None, "succeeded")])  # no exit status: inferred from its submit
 def test_swe_agent_exit_statuses_map_to_the_taxonomy(tmp_path, con, exit_status, status):
     source = REAL / "swe-agent" / "test_data__gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__6e44b9__sweagenttestrepo-1c2844.traj"
     data = json.loads(source.read_text())
@@ -102,7 +103,8 @@ def test_swe_agent_exit_statuses_map_to_the_taxonomy(tmp_path, con, exit_status,
     path = tmp_path / "variant.traj"
     path.write_text(json.dumps(data))
     ingest(con, [path])
-    assert con.execute("select status, stop_reason from runs").fetchall() == [(status, exit_status)]
+    assert con.execute("select status, stop_reason, status_inferred from runs").fetchall() == [
+        (status, exit_status, exit_status is None)]
 
 
 def test_openhands_usage_pairing_and_finish(everything):

@@ -92,8 +92,8 @@ def test_models_tools_and_status(gemini):
     assert unpriced == 0
 
 
-def test_a_rewind_keeps_the_rewound_messages_and_is_accounted_for(tmp_path):
-    """$rewindTo (not in the real files): skipped, counted, and the rewound answers stay — they were billed."""
+def test_a_rewind_keeps_the_rewound_messages_and_is_a_compaction_event(tmp_path):
+    """$rewindTo (not in the real files): the rewound answers stay — they were billed — and the context after is shorter."""
     lines = JSONL.read_text().splitlines()
     first_gemini = next(json.loads(line)["id"] for line in lines if '"type": "gemini"' in line or '"type":"gemini"' in line)
     rewound = tmp_path / "rewound.jsonl"
@@ -102,9 +102,156 @@ def test_a_rewind_keeps_the_rewound_messages_and_is_accounted_for(tmp_path):
     report = ingest(con, [rewound])
     f = report.files[0]
     assert f.format == "gemini_cli_jsonl" and f.rejected == 0 and f.loaded + f.skipped == f.lines == len(lines) + 1
-    assert "a rewind to an earlier message" in str(f.notes)
     total = con.execute("select sum(total_tokens) from run_view").fetchall()[0][0]
     assert total == independent(JSONL)["total"]
+    events = con.execute("select event, detail, source_line from steps where kind = 'event'").fetchall()
+    assert events == [("compaction", f"rewind to message {first_gemini}: it and what followed left the context",
+                       len(lines) + 1)]
+    last = con.execute("select max(idx) from steps").fetchall()[0][0]
+    assert con.execute("select kind from steps where idx = ?", [last]).fetchall() == [("event",)]
+    con.close()
+
+
+def test_a_history_rewrite_is_a_compaction_event_and_other_metadata_is_not(tmp_path):
+    """Gemini CLI syncs a compressed or masked history with {"$set": {"messages": [...]}}; a lastUpdated $set is metadata."""
+    lines = JSONL.read_text().splitlines()
+    kept = [r for r in map(json.loads, lines) if r.get("type") == "user"][:1]
+    rewritten = tmp_path / "rewritten.jsonl"
+    rewritten.write_text("\n".join([*lines[:21], json.dumps({"$set": {"messages": kept}}), *lines[21:]]) + "\n")
+    con = store.connect(tmp_path / "w.duckdb")
+    report = ingest(con, [rewritten])
+    assert con.execute("select event, detail, source_line from steps where kind = 'event'").fetchall() == [
+        ("compaction", "history rewritten ($set messages: 1 messages)", 22)]
+    assert "a metadata update ($set) (11 lines)" in report.files[0].notes
+    con.close()
+
+
+# --- Every fact a recording records, and none that it does not ------------------------------------------
+
+LEGACY = GEMINI / "codemie__session-2025-12-01T21-45-5b959dae.json"
+ZEROS = GEMINI / "VibeCodingTracker__examples__test_conversation_gemini__bcec23f.json"
+# which stored columns each count of a message's tokens feeds
+FEEDS = {"input": ("input_uncached", "context_tokens"), "cached": ("input_uncached", "cache_read"),
+         "tool": ("input_uncached", "context_tokens"), "output": ("output_tokens",),
+         "thoughts": ("output_tokens", "reasoning_tokens")}
+COLUMNS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "reasoning_tokens",
+           "context_tokens")
+
+
+def model_steps(con, run_id: str) -> dict:
+    return {row[0]: row[1:] for row in con.execute(
+        f"select response_id, {', '.join(COLUMNS)} from steps where run_id = ? and kind = 'model'", [run_id]).fetchall()}
+
+
+def without(path: Path, deleted: dict[str, str], folder: Path) -> Path:
+    """A copy of a recording with, for each message id in ``deleted``, that key gone from every copy of its tokens."""
+    copy = folder / path.name
+    if path.suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for m in data["messages"]:
+            if m["id"] in deleted:
+                del m["tokens"][deleted[m["id"]]]
+        copy.write_text(json.dumps(data), encoding="utf-8")
+        return copy
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("id") in deleted and record.get("tokens"):
+            del record["tokens"][deleted[record["id"]]]
+            line = json.dumps(record)
+        out.append(line)
+    copy.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return copy
+
+
+@pytest.mark.parametrize("path", [LEGACY, JSONL], ids=["json", "jsonl"])
+def test_a_count_a_message_leaves_out_is_null_never_0(gemini, tmp_path, path):
+    """Each optional count deleted from a different real message (one load): the buckets it feeds are NULL, the rest as before."""
+    con, _ = gemini
+    session, found = messages(path)
+    keys = [*FEEDS, "total"]
+    targets = [m["id"] for m in found if m["type"] == "gemini" and m.get("tokens")][:len(keys)]
+    deleted = dict(zip(targets, keys, strict=True))
+    damaged = store.connect(tmp_path / "d.duckdb")
+    report = ingest(damaged, [without(path, deleted, tmp_path)])
+    assert report.files[0].rejected == 0
+    before, after = model_steps(con, session), model_steps(damaged, session)
+    assert after.keys() == before.keys()
+    for target, key in deleted.items():
+        for column, was, now in zip(COLUMNS, before[target], after[target]):
+            assert now == (None if column in FEEDS.get(key, ()) else was), (key, column)
+            assert was is not None, (target, column)  # the real message had the value
+    assert {k: v for k, v in after.items() if k not in deleted} == {k: v for k, v in before.items() if k not in deleted}
+    damaged.close()
+
+
+def test_a_message_whose_counts_are_all_0_was_not_counted(gemini):
+    """Four responses of a real session carry tokens all 0 (Gemini CLI writes 0 for counts the API left out): unknown."""
+    con, _ = gemini
+    session, found = messages(ZEROS)
+    zero = [m["id"] for m in found if m["type"] == "gemini" and m.get("tokens") and not any(m["tokens"].values())]
+    assert len(zero) == 4
+    steps = model_steps(con, session)
+    assert all(steps[i] == (None,) * len(COLUMNS) for i in zero)
+    assert all(None not in row for i, row in steps.items() if i not in zero)
+    unpriced = con.execute("select count(*) from step_view where run_id = ? and kind = 'model' and unpriced",
+                           [session]).fetchall()[0][0]
+    assert unpriced == 0  # no usage: nothing to price, not a price missing
+
+
+def test_cache_writes_are_0_where_a_message_was_counted(gemini):
+    con, _ = gemini
+    from reconcile.formats.gemini import CHAT, JSONL as LINES
+    assert set(CHAT.zero_buckets) == set(LINES.zero_buckets) == {"cache_write_5m", "cache_write_1h"}
+    counted, zeroed = con.execute("""select count(*) filter (where cache_read is not null),
+                                            count(*) filter (where cache_read is not null and cache_write_5m = 0
+                                                             and cache_write_1h = 0)
+                                     from steps where kind = 'model'""").fetchall()[0]
+    assert counted == zeroed > 0
+
+
+def test_one_session_in_a_json_and_its_migrated_jsonl_loads_once(tmp_path):
+    """Resuming a legacy session, Gemini CLI copies it whole into <name>.jsonl and appends there: one run, counted once.
+
+    Which copy is kept is the landing's rule (the first file in path order: the .json here), though the .jsonl
+    holds the resumed turns too; see the report of this change.
+    """
+    data = json.loads(LEGACY.read_text(encoding="utf-8"))
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    legacy = chats / "session-2025-12-01T21-45-5b959dae.json"
+    legacy.write_text(LEGACY.read_text(encoding="utf-8"), encoding="utf-8")
+    meta = {k: data[k] for k in ("sessionId", "projectHash", "startTime", "lastUpdated")}
+    resumed = {**data["messages"][-1], "id": "resumed-answer", "timestamp": "2025-12-02T09:00:00.000Z"}
+    migrated = chats / "session-2025-12-01T21-45-5b959dae.jsonl"
+    migrated.write_text("\n".join(json.dumps(r) for r in [meta, *data["messages"], {"$set": {"sessionId": data["sessionId"]}},
+                                                         resumed]) + "\n", encoding="utf-8")
+    con = store.connect(tmp_path / "m.duckdb")
+    report = ingest(con, [chats])
+    runs = con.execute("select run_id, source_file from runs").fetchall()
+    assert len(runs) == 1 and runs[0][0] == data["sessionId"]
+    kept = runs[0][1]
+    other = next(f for f in report.files if f.path != kept)
+    assert other.loaded == 0 and other.skipped == other.lines
+    assert any(f"run {data['sessionId']} was already loaded from {kept}" in str(n) for n in other.notes)
+    legacy_total = independent(LEGACY)["total"]
+    total = con.execute("select sum(total_tokens) from run_view").fetchall()[0][0]
+    assert total in (legacy_total, legacy_total + resumed["tokens"]["total"])  # one copy's tokens, never both
+    con.close()
+
+
+def test_a_sub_agent_recording_names_its_parent_session(tmp_path):
+    """A sub-agent's recording sits in chats/<parent session id>/ with kind "subagent"."""
+    lines = JSONL.read_text().splitlines()
+    meta = json.loads(lines[0])
+    meta.update(sessionId="sub-1", kind="subagent")
+    folder = tmp_path / "chats" / "0ab84937-9fe7-4284-986a-33c832af0b6a"
+    folder.mkdir(parents=True)
+    (folder / "sub-1.jsonl").write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    con = store.connect(tmp_path / "s.duckdb")
+    ingest(con, [folder / "sub-1.jsonl", JSONL])
+    assert dict(con.execute("select run_id, parent_run_id from runs").fetchall()) == {
+        "sub-1": "0ab84937-9fe7-4284-986a-33c832af0b6a", "0ab84937-9fe7-4284-986a-33c832af0b6a": None}
     con.close()
 
 

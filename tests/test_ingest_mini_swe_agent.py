@@ -1,4 +1,5 @@
-"""mini-swe-agent trajectories (1 and 1.1): per-call usage, the harness's own cost, exit statuses, submissions."""
+"""mini-swe-agent trajectories (1 and 1.1): per-call usage (unknown where the record is silent), the harness's own
+cost, tool outcomes from exit codes, limits, exit statuses (inferred without one), submissions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from conftest import ROOT
 from reconcile import store
+from reconcile.formats.mini_swe_agent import MiniSweAgent
 from reconcile.ingest import ingest
 
 MINI = ROOT / "tests" / "fixtures" / "realdata" / "mini-swe-agent"
@@ -101,3 +103,186 @@ def test_cost_matches_the_harness_with_the_provider_s_own_prices(mini):
     for run_id, ours, theirs, source in deepseek:
         assert source == "reconcile-corrections", run_id
         assert abs(ours - theirs) / theirs < 0.005, run_id
+
+
+# --- what the record does not say stays unknown; what it says is read -------------------------------------------
+
+V1 = MINI / "v1_mini-swe-agent-1" / "20251118_gemini-3-pro-74pct__django__django-16255.traj.json"  # Gemini, OpenRouter
+V2 = MINI / "v2_mini-swe-agent-1.1" / "deepseek_reasoner_dev__sqlfluff__sqlfluff-2419.traj.json"  # DeepSeek
+BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "reasoning_tokens",
+           "context_tokens")
+CACHE = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h"}
+# (name, source, usage keys deleted from the first assistant message, the buckets that become unknown)
+DELETIONS = [
+    ("v1-usage", V1, ["."], set(BUCKETS)),
+    ("v1-prompt", V1, ["prompt_tokens"], {"input_uncached", "context_tokens"}),
+    ("v1-prompt-details", V1, ["prompt_tokens_details"], CACHE),
+    ("v1-cached", V1, ["prompt_tokens_details.cached_tokens"], CACHE),
+    ("v1-completion", V1, ["completion_tokens"], {"output_tokens"}),
+    ("v1-reasoning", V1, ["completion_tokens_details"], {"reasoning_tokens"}),
+    ("v2-usage", V2, ["."], set(BUCKETS)),
+    ("v2-cache", V2, ["prompt_tokens_details", "prompt_cache_hit_tokens", "prompt_cache_miss_tokens"], CACHE),
+    # DeepSeek says each thing twice: one key gone, the other still tells it
+    ("v2-prompt-details", V2, ["prompt_tokens_details"], set()),
+    ("v2-prompt", V2, ["prompt_tokens"], set()),
+    ("v2-completion", V2, ["completion_tokens"], {"output_tokens"}),
+]
+
+
+def first_assistant(data: dict) -> dict:
+    return next(m for m in data["messages"] if m["role"] == "assistant")
+
+
+def without(usage: dict, key: str) -> None:
+    *parents, last = key.split(".")
+    for parent in parents:
+        usage = usage[parent]
+    del usage[last]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Copies of real trajectories, each changed in one way (usage keys deleted, outcomes, exit statuses); one ingest."""
+    folder = tmp_path_factory.mktemp("planted")
+    originals = {V1: json.loads(V1.read_text()), V2: json.loads(V2.read_text())}
+
+    def plant(name: str, source: Path, change) -> None:
+        data = json.loads(json.dumps(originals[source]))
+        change(data)
+        (folder / f"{name}.traj.json").write_text(json.dumps(data))
+
+    for name, source, keys, _ in DELETIONS:
+        def delete(data, keys=keys):
+            response = first_assistant(data)["extra"]["response"]
+            for key in keys:
+                response.pop("usage") if key == "." else without(response["usage"], key)
+        plant(name, source, delete)
+    plant("v1-original", V1, lambda data: None)
+    plant("v2-original", V2, lambda data: None)
+    plant("v1-exit-code-1", V1, lambda data: data["messages"].__setitem__(
+        3, {"role": "user", "content": data["messages"][3]["content"].replace("<returncode>0<", "<returncode>1<", 1)}))
+    plant("v1-timeout", V1, lambda data: data["messages"].__setitem__(3, {"role": "user", "content": (
+        "The last command <command>ls django/contrib/sitemaps</command> timed out and has been killed.\n"
+        "The output of the command was:\n <output>\n\n</output>\nPlease try another command.")}))
+    plant("v1-no-exit-code", V1, lambda data: data["messages"].__setitem__(3, {"role": "user", "content": "hello"}))
+
+    def v2_tool(change):
+        def plant_change(data):
+            change(next(m for m in data["messages"] if m["role"] == "tool"))
+        return plant_change
+
+    plant("v2-exit-code-2", V2, v2_tool(lambda m: (m["extra"].__setitem__("returncode", 2), m.__setitem__(
+        "content", m["content"].replace("<returncode>0<", "<returncode>2<", 1)))))
+    plant("v2-timeout", V2, v2_tool(lambda m: (m["extra"].update(returncode=-1, exception_info=(
+        "An error occurred while executing the command: Command 'ls' timed out after 60 seconds")))))
+
+    def no_status(data):
+        del data["info"]["exit_status"]
+
+    def no_status_anywhere(data):
+        no_status(data)
+        data["messages"] = [m for m in data["messages"] if m["role"] != "exit"]
+
+    def stopped_mid_work(data):
+        no_status(data)
+        data["messages"] = data["messages"][:-2]  # neither the submitting step nor the submission
+
+    plant("v1-no-exit-status", V1, no_status)
+    plant("v1-stopped-mid-work", V1, stopped_mid_work)
+    plant("v2-exit-message-only", V2, lambda data: data["info"].update(exit_status=None, submission=None))
+    plant("v2-no-exit-status", V2, no_status_anywhere)
+    con = store.connect(tmp_path_factory.mktemp("planted_db") / "planted.duckdb")
+    report = ingest(con, [folder])
+    assert report.totals["rejected"] == 0
+    yield con
+    con.close()
+
+
+def first_model_step(con, run_id: str) -> dict:
+    cursor = con.execute(f"select {', '.join(BUCKETS)} from steps where run_id = ? and kind = 'model' order by idx limit 1",
+                         [run_id])
+    return dict(zip(BUCKETS, cursor.fetchall()[0]))
+
+
+@pytest.mark.parametrize("name, source, keys, unknown", DELETIONS, ids=[d[0] for d in DELETIONS])
+def test_a_usage_key_the_record_leaves_out_is_unknown_never_zero(planted, name, source, keys, unknown):
+    original = first_model_step(planted, f"{name[:2]}-original")
+    changed = first_model_step(planted, name)
+    assert all(value is not None for value in original.values())
+    assert {bucket for bucket, value in changed.items() if value is None} == unknown
+    assert {bucket: value for bucket, value in changed.items() if value is not None} == \
+        {bucket: value for bucket, value in original.items() if bucket not in unknown}
+
+
+def test_cache_writes_are_zero_only_where_the_provider_bills_none(mini):
+    """Gemini via OpenRouter and DeepSeek, neither with set_cache_control: reads are reported, writes billed by none."""
+    con, _ = mini
+    assert set(MiniSweAgent.zero_buckets) == {"cache_write_5m", "cache_write_1h"}
+    for path in TRAJECTORIES:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data["info"]["config"]["model"]["set_cache_control"] is None
+        assert not any("cache_creation_input_tokens" in str(m.get("extra", {}).get("response", {}).get("usage"))
+                       or "cache_write_tokens" in str(m.get("extra", {}).get("response", {}).get("usage"))
+                       for m in data["messages"])
+    writes = con.execute("""select count(*), count(*) filter (where cache_write_5m = 0 and cache_write_1h = 0),
+                                   sum(cache_read) filter (where run_id like 'deepseek%')
+                            from steps where kind = 'model' and input_uncached is not null""").fetchall()[0]
+    assert writes[0] == writes[1] > 0 and writes[2] > 0
+
+
+def test_the_context_is_the_whole_prompt(mini):
+    con, _ = mini
+    bad = con.execute("""select count(*) from steps where kind = 'model' and input_uncached is not null
+                         and context_tokens <> input_uncached + cache_read + cache_write_5m + cache_write_1h""").fetchall()
+    assert bad == [(0,)]
+
+
+def test_exit_codes_are_the_tool_outcome(mini, planted):
+    con, _ = mini
+    statuses = con.execute("select tool_status, count(*) from steps where kind = 'tool' group by all").fetchall()
+    assert statuses == [("ok", 86)]  # every real observation says <returncode>0</returncode>
+    outcomes = dict(((run_id, tool_status), error) for run_id, tool_status, error in planted.execute(
+        """select run_id, tool_status, error from steps where kind = 'tool' and run_id in
+           ('v1-exit-code-1', 'v1-timeout', 'v1-no-exit-code', 'v2-exit-code-2', 'v2-timeout')
+           and idx = (select min(idx) from steps s where s.run_id = steps.run_id and s.kind = 'tool')""").fetchall())
+    assert outcomes == {("v1-exit-code-1", "error"): "returncode 1", ("v1-timeout", "timeout"): "timed out",
+                        ("v1-no-exit-code", None): None, ("v2-exit-code-2", "error"): "returncode 2",
+                        ("v2-timeout", "timeout"): "An error occurred while executing the command: Command 'ls' "
+                                                   "timed out after 60 seconds"}
+
+
+def test_without_an_exit_status_the_status_is_inferred(planted):
+    rows = {r[0]: r[1:] for r in planted.execute(
+        """select r.run_id, r.status, r.status_inferred, r.stop_reason, f.run_status, left(r.final_output, 13)
+           from runs r join run_facts f using (run_id)
+           where r.run_id in ('v1-original', 'v1-no-exit-status', 'v1-stopped-mid-work', 'v2-exit-message-only',
+                              'v2-no-exit-status')""").fetchall()}
+    assert rows == {
+        "v1-original": ("succeeded", False, "Submitted", True, "diff --git a/"),
+        "v1-no-exit-status": ("succeeded", True, None, False, "diff --git a/"),  # its last message submits
+        "v1-stopped-mid-work": ("running", True, None, False, "diff --git a/"),  # info.submission is kept
+        "v2-exit-message-only": ("succeeded", False, "Submitted", True, "diff --git a/"),  # as its exit message says
+        "v2-no-exit-status": ("succeeded", True, None, False, "diff --git a/"),
+    }
+
+
+def test_limits_come_from_the_agent_configuration(mini):
+    con, _ = mini
+    limits = con.execute("select distinct max_steps, max_cost_micros, tool_timeout_seconds from runs").fetchall()
+    assert limits == [(250, 3_000_000, 60)]  # step_limit 250, cost_limit 3.0, environment.timeout 60 in every file
+
+
+def test_a_model_call_that_failed_and_ended_the_run_is_a_failed_step(mini):
+    con, _ = mini
+    failed = con.execute("""select run_id, error_class, left(error, 40), input_uncached, cost_micros from step_view
+                            where kind = 'model' and error is not null order by run_id""").fetchall()
+    assert failed == [
+        ("deepseek_reasoner_dev__pvlib__pvlib-python-1154", "transport", "litellm.Timeout: Timeout Error: Deepseek",
+         None, None),
+        ("deepseek_reasoner_dev__pvlib__pvlib-python-1606", "transport", "litellm.InternalServerError: InternalSer",
+         None, None)]
+
+
+def test_every_declared_fact_has_a_real_example():
+    assert set(MiniSweAgent.examples) == set(MiniSweAgent.facts)
+    assert all((ROOT / "tests" / "fixtures" / "realdata" / path).is_file() for path in MiniSweAgent.examples.values())

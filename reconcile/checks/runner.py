@@ -198,8 +198,10 @@ def _why(fact: str) -> str:
         return ("case when detector is null then 'no loop detector: the run declares none and the configuration names "
                 "none (set loop_detector in reconcile.toml, or declare it on run_start)' else 'these runs record no "
                 "hash of each tool result, which the ' || detector || ' detector compares' end")
-    if fact == "run_status":
-        return f"'the ' || source_format || ' format records no {what}'"
+    if fact == "run_status":  # a format that infers every run's outcome, or one whose runs lack theirs
+        return (f"case when coalesce((select inferred from format_facts ff where ff.format = source_format "
+                f"and ff.fact = 'run_status'), false) then 'the ' || source_format || ' format records no {what}' "
+                f"else 'these runs recorded no {what}' end")
     if fact == "buckets":  # judged from the data: the format records usage, some call of the run leaves a bucket out
         return ("'a model call''s usage leaves a token bucket unknown (a cache or output count the record does not "
                 "carry): the token sums are unknown'")

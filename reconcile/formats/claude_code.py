@@ -1,13 +1,29 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
 
-One file is one run. The run id is the session, named by the file (``<session>.jsonl``) as
-ccusage names it; a subagent transcript (``<session>/subagents/agent-*.jsonl``) is a child run
-``<session>/<file>`` whose ``parent_run_id`` is the session. Inline side-chain lines (older
-versions) stay in their session's run as steps labelled ``sidechain-N`` (one label per side chain).
+One file is one run, named by the ids Claude Code writes on every line. A session transcript is
+the run ``sessionId`` (a copy under another name is still that session, and is loaded once: the
+later file's lines are skipped, "already loaded from …"); a line-less file keeps its file name. A
+subagent transcript (``<session>/subagents/agent-<agentId>.jsonl``, or any file of side-chain lines
+carrying an ``agentId``) is the child run ``<sessionId>/agent-<agentId>`` whose
+``parent_run_id`` is the session. An older side-chain file beside its session
+(``agent-<hash>.jsonl``, side-chain lines with the session's id and no ``agentId``) records no id
+of its own: it keeps its file name and is not linked, as ccusage reports it. Inline side-chain
+lines (older versions) stay in their session's run as steps labelled ``sidechain-N`` (one label
+per side chain).
 
 - One API response is written as several lines sharing ``message.id`` and ``requestId``: they
   form one model step, with the usage of the last line (earlier lines carry provisional output
   counts) and the content blocks of all of them.
+- Usage is the Messages API's, buckets disjoint: ``input_tokens`` (uncached),
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens`` split by
+  ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``, ``output_tokens``;
+  the context is their input sum. A key the usage leaves out is NULL (a message without
+  ``usage``: every bucket and the context), never 0. Without the ``cache_creation`` breakdown
+  every cache write is a 5-minute one and the 1-hour bucket is 0 (``zero_buckets``): the API
+  returns the breakdown wherever a 1-hour write is possible (it came with the 1-hour TTL, at first
+  only under its ``extended-cache-ttl`` beta header, without which every write was a 5-minute
+  one); every real transcript here carries it (Claude Code 1.0.98 on), and ccusage counts writes
+  the same way. One part of the breakdown missing is the total less the other.
 - ``tool_result`` blocks in user lines are tool steps, paired to the ``tool_use`` by id;
   ``is_error`` gives status ``error`` (absent, as the Messages API defines it, means success).
 - ``system``/``compact_boundary`` lines are compaction events.
@@ -52,6 +68,11 @@ FIELDS = [
     Field("compactMetadata.preTokens", "count"),
 ]
 
+# Real sessions in tests/fixtures/realdata: a session (usage, is_error results, compaction) and its subagent file.
+_SPOTTER = "spotter-real-sessions/projects/-home-marco-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+_SESSION = f"{_SPOTTER}.jsonl"
+_SUBAGENT = f"{_SPOTTER}/subagents/agent-aac57f5.jsonl"
+
 _TYPES = {"user", "assistant", "summary", "system", "progress", "file-history-snapshot", "queue-operation"}
 
 
@@ -63,11 +84,23 @@ class ClaudeCode(TranscriptFormat):
     facts: ClassVar[dict[str, str]] = {
         "usage": "message.usage of each API response", "timestamps": "timestamp on every line",
         "tool_status": "is_error on each tool_result", "result_size": "the tool_result text (tokens estimated as bytes / 4)",
-        "context_size": "all input tokens of each response", "thread": "side chains and subagent files are labelled",
+        "context_size": "all input tokens of each response (uncached, cache reads and writes)",
+        "thread": "sessionId and agentId: subagent files are child runs, inline side chains labelled",
         "call_ids": "tool_use id = tool_result tool_use_id",
         "run_status": "inferred from the last message",
     }
     inferred = frozenset({"run_status"})
+    examples: ClassVar[dict[str, str]] = {
+        **{fact: _SESSION for fact in ("usage", "timestamps", "tool_status", "result_size", "context_size", "call_ids",
+                                       "run_status")},
+        "thread": _SUBAGENT,
+    }
+    zero_buckets: ClassVar[dict[str, str]] = {
+        "cache_write_1h": "where cache_creation_input_tokens comes without the cache_creation breakdown: the API returns "
+                          "the breakdown wherever a 1-hour write is possible (it came with the 1-hour TTL and its beta "
+                          "header), so such writes are all 5-minute ones, as ccusage counts them; every real transcript "
+                          "from Claude Code 1.0.98 on carries the breakdown",
+    }
     # Claude Code's own documented caps on what a tool result may put into the context: Read and
     # MCP tool output stop at 25,000 tokens (CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS,
     # MAX_MCP_OUTPUT_TOKENS); Bash output at 30,000 characters (BASH_MAX_OUTPUT_LENGTH), below that.

@@ -2,12 +2,37 @@
 -- whose fields passed the typed checks, many files at once (planning a statement costs more than
 -- running it on one small file). Output: the _stage_* tables the shared landing reads.
 
--- The run each file is: a session, or a subagent transcript under <session>/subagents/.
+-- The run each file is, by the ids Claude Code recorded on its lines (sessionId, agentId):
+-- - a session transcript is the session: its sessionId (the file's own name when it is one of several on
+--   its lines, else the last line's), the file name only when no line carries one;
+-- - a subagent transcript (under <session>/subagents/, or side-chain lines carrying an agentId) is the
+--   child run <sessionId>/agent-<agentId> of its session;
+-- - an older side-chain file (agent-<hash>.jsonl beside its session, no agentId) keeps its file name,
+--   unlinked, as ccusage reports it.
+-- The same run in two files (a copy, a second folder) is loaded once: the landing skips the later file.
 create or replace temp table _cc_files as
+with ids as (
+    select file_no,
+           list(distinct j.sessionId) filter (where j.sessionId is not null) as sessions,
+           arg_max(j.sessionId, line_no) filter (where j.sessionId is not null) as last_session,
+           arg_max(j.agentId, line_no) filter (where j.agentId is not null) as agent_id,
+           count(*) filter (where j.type in ('user', 'assistant')) as conversation,
+           count(*) filter (where j.type in ('user', 'assistant') and coalesce(j.isSidechain, false)) as side
+    from _parsed group by file_no
+),
+named as (
+    select f.file_no, f.stem, f.parent_name = 'subagents' or (i.agent_id is not null and i.side = i.conversation
+                                                             and i.conversation > 0) as subagent,
+           coalesce(case when list_contains(i.sessions, f.stem) then f.stem end, i.last_session) as session,
+           i.conversation > 0 and i.side = i.conversation as all_side, i.agent_id, f.grandparent_name
+    from _files f left join ids i using (file_no)
+)
 select file_no,
-       case when parent_name = 'subagents' then grandparent_name || '/' || stem else stem end as run_id,
-       case when parent_name = 'subagents' then grandparent_name end as parent_run_id
-from _files;
+       case when subagent then coalesce(session, grandparent_name) || '/' || coalesce('agent-' || agent_id, stem)
+            when all_side then stem  -- its sessionId is its parent's, and it records no id of its own
+            else coalesce(session, stem) end as run_id,
+       case when subagent then coalesce(session, grandparent_name) end as parent_run_id
+from named;
 
 -- Side-chain lines get a label: the agent id, else one per side chain (a chain starts at a line with no parent).
 create or replace temp table _cc as
@@ -106,15 +131,21 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
        m.agent_label is null or s.all_side as main_thread,
        m.line_no::integer as source_line, null::varchar as error, m.model, 'anthropic' as provider, m.request_id,
        m.response_id, m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
-       -- without the 5 m / 1 h breakdown (older versions) every cache write is a 5-minute one
+       -- the 5 m / 1 h breakdown when given (one part missing: the total less the other); without it every
+       -- cache write is a 5-minute one: the API returns it wherever a 1-hour write is possible (zero_buckets)
        coalesce(m.usage.cache_creation.ephemeral_5m_input_tokens,
-                m.usage.cache_creation_input_tokens - coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens, 0))
-           as cache_write_5m,
-       coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens, 0) as cache_write_1h,
+                m.usage.cache_creation_input_tokens - m.usage.cache_creation.ephemeral_1h_input_tokens,
+                case when m.usage.cache_creation.ephemeral_1h_input_tokens is null
+                     then m.usage.cache_creation_input_tokens end) as cache_write_5m,
+       coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens,
+                m.usage.cache_creation_input_tokens - m.usage.cache_creation.ephemeral_5m_input_tokens,
+                case when m.usage.cache_creation.ephemeral_5m_input_tokens is null
+                     and m.usage.cache_creation_input_tokens is not null then 0 end) as cache_write_1h,
        m.usage.output_tokens as output_tokens, m.stop_reason as finish_reason,
        t.text as output_text,
-       coalesce(m.usage.input_tokens, 0) + coalesce(m.usage.cache_read_input_tokens, 0)
-           + coalesce(m.usage.cache_creation_input_tokens, 0) as context_tokens,
+       m.usage.input_tokens + m.usage.cache_read_input_tokens  -- unknown when any part is
+           + coalesce(m.usage.cache_creation_input_tokens, m.usage.cache_creation.ephemeral_5m_input_tokens
+                      + m.usage.cache_creation.ephemeral_1h_input_tokens) as context_tokens,
        null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
        null::varchar as event, null::bigint as tokens_before, null::varchar as detail
 from _cc_steps s join _cc_model m using (file_no, response)

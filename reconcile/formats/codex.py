@@ -3,21 +3,40 @@
 Each line is ``{"timestamp", "type", "payload"}``: ``session_meta`` (the session's id, client
 and version), ``turn_context`` (the model for the requests that follow), ``response_item`` (the
 model-visible history: messages, reasoning, function and custom tool calls and their outputs),
-``event_msg`` (UI events, among them ``token_count``) and ``compacted``. One file is one run, its
-id the session's; an archived copy of the same session (``archived_sessions/``) is the same run.
+``event_msg`` (UI events, among them ``token_count`` and the end of each command, patch or MCP
+call) and ``compacted``.
+
+Identity: one file is one run, its id the session's (the first ``session_meta``'s ``id``; a
+forked file copies its parent's ``session_meta`` after its own; without one, the session id that
+ends the file name). A resumed session is appended to its own file; an archived copy of a session
+(``archived_sessions/``) is the same run, loaded once — the other copy's lines say so.
 
 Tokens are only in ``event_msg/token_count``: ``info.total_token_usage`` is cumulative for the
 session and ``info.last_token_usage`` the latest request. Some client versions write every
 ``token_count`` twice, so per-call usage is the *difference of the cumulative totals*, and a
 count whose totals equal the one before is a repeat (skipped, counted). ``info`` can be null (a
-rate-limit snapshot only): skipped. OpenAI's buckets overlap — cached input is inside input,
-reasoning inside output — so uncached input = input − cached; reasoning stays a part of output.
-Codex records no cache writes (OpenAI does not bill them): they are 0.
+rate-limit snapshot only): skipped. A bucket whose difference cannot be taken (the key left out
+of this count or the one before) is the request's own ``last_token_usage`` value, else unknown
+(NULL). OpenAI's buckets overlap — cached input is inside input, reasoning inside output — so
+uncached input = input − cached (unknown when either is); reasoning stays a part of output. Codex
+records no cache writes and its providers bill none (its ``zero_buckets``): they are 0.
 
 A model step is one new cumulative total; the calls, reasoning and text written since the step
-before belong to it. Tool steps are the calls' outputs, paired by ``call_id``. The model is the
-latest ``turn_context``'s. Status is inferred: ``succeeded`` when the last task ended with
-``task_complete``, ``cancelled`` when it was aborted (``turn_aborted``), else ``running``.
+before belong to it. Tool steps are the calls' outputs, paired by ``call_id``; a call's status is
+what Codex recorded of how it ended: ``exec_command_end.exit_code`` (0 ok, else error),
+``patch_apply_end.success``, ``mcp_tool_call_end.result`` (``Err``, or ``Ok`` with ``isError``)
+or, in 0.39-era rollouts, the ``metadata.exit_code`` inside a shell output's JSON text — NULL
+where none of them says. A ``compacted`` line or a ``thread_rolled_back`` event is a compaction
+event (the history replaced by a shorter one). The model is the latest ``turn_context``'s. Status
+is inferred: ``succeeded`` when the last task ended with ``task_complete``, ``cancelled`` when it
+was aborted (``turn_aborted``), else ``running``.
+
+Not declared although true: ``thread`` (one conversation per file). The one check that needs it,
+``no_silent_truncation``, reads every drop of a request's input tokens as lost context; but
+OpenAI's reasoning models leave the previous turns' reasoning items out of the context at each
+new user turn, and a request that ran a hosted web search counts the search passes in its input,
+so the next request's is smaller. On the real rollouts in tests/fixtures/realdata/codex-cli that
+is 21 drops, none of them lost context. Declare it once the check allows for both.
 """
 
 from __future__ import annotations
@@ -45,11 +64,19 @@ FIELDS = [
     Field("payload.arguments", "any"),
     Field("payload.input", "any"),
     Field("payload.output", "any"),
+    Field("payload.exit_code", "int"),  # exec_command_end
+    Field("payload.success", "bool"),  # patch_apply_end
+    Field("payload.result", "any"),  # mcp_tool_call_end
     *(Field(f"payload.info.{total}.{name}", "count") for total in ("total_token_usage", "last_token_usage")
       for name in USAGE),
 ]
 
 LINE_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+
+# Real rollouts (tests/fixtures/realdata/codex-cli) that show the facts: a Codex Desktop 0.104 session
+# (each token_count written twice) and a 0.39 session whose shell outputs carry metadata.exit_code.
+_DOUBLED = "sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+_V039 = "VibeCodingTracker__tests__fixtures__sessions__codex.jsonl"
 
 
 class Codex(TranscriptFormat):
@@ -58,12 +85,26 @@ class Codex(TranscriptFormat):
     input = "lines"
     fields = FIELDS
     facts: ClassVar[dict[str, str]] = {
-        "usage": "differences of token_count's cumulative total_token_usage", "timestamps": "timestamp on every line",
+        "usage": "differences of token_count's cumulative total_token_usage (last_token_usage where a difference "
+                 "cannot be taken)",
+        "timestamps": "timestamp on every line",
+        "tool_status": "exec_command_end.exit_code, patch_apply_end.success, mcp_tool_call_end.result, or the "
+                       "metadata.exit_code in a 0.39-era shell output; NULL where none is recorded",
         "result_size": "the call output's text (tokens estimated as bytes / 4)",
         "context_size": "the input tokens of each request", "call_ids": "call_id of each call and its output",
         "run_status": "inferred from task_complete / turn_aborted",
     }
     inferred = frozenset({"run_status"})
+    examples: ClassVar[dict[str, str]] = {
+        "usage": f"codex-cli/{_DOUBLED}", "timestamps": f"codex-cli/{_DOUBLED}", "tool_status": f"codex-cli/{_V039}",
+        "result_size": f"codex-cli/{_DOUBLED}", "context_size": f"codex-cli/{_DOUBLED}", "call_ids": f"codex-cli/{_DOUBLED}",
+        "run_status": f"codex-cli/{_DOUBLED}",
+    }
+    zero_buckets: ClassVar[dict[str, str]] = {
+        bucket: "Codex speaks the OpenAI Responses / Chat Completions API, whose usage has no cache-write count: "
+                "OpenAI's prompt caching is automatic and bills no writes, and Codex asks no provider for explicit "
+                "caching — written 0 on every request whose token_count was recorded"
+        for bucket in ("cache_write_5m", "cache_write_1h")}
 
     def sniff(self, values: list[object], text: str) -> bool:
         return any(isinstance(v, dict) and v.get("type") in LINE_TYPES and isinstance(v.get("payload"), dict)

@@ -20,40 +20,58 @@ select *, sum(case when is_input then 1 else 0 end) over (partition by file_no o
            over (partition by file_no order by line_no) as model
 from _cx;
 
--- The run each file is: its session (an archived copy of a session is the same run).
+-- The run each file is: its session, as the first session_meta names it (a forked file copies its
+-- parent's session_meta after its own). Without one, the session id that ends the rollout's file name
+-- (rollout-<time>-<session id>.jsonl). An archived copy of a session is the same run.
 create or replace temp table _cx_files as
-select f.file_no, coalesce(m.id, f.stem) as run_id, m.provider, m.started_at
+select f.file_no,
+       coalesce(m.id, nullif(regexp_extract(f.stem, '([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$', 1), ''),
+                f.stem) as run_id,
+       m.provider, m.started_at
 from _files f
 left join (select file_no, arg_min(j.payload.id, line_no) as id, arg_min(j.payload.model_provider, line_no) as provider,
                   min(ts) as started_at
            from _cx where type = 'session_meta' group by file_no) m using (file_no);
 
 -- Cumulative totals; a count equal to the one before is a repeat (some versions write each twice).
+-- A request's usage is the difference of the totals; where a bucket's difference is unknown (a key
+-- left out here or in the count before) it is the request's own last_token_usage, else NULL.
 create or replace temp table _cx_counts as
 with totals as (
     select file_no, line_no, ts, segment, j.payload.info.total_token_usage as t, j.payload.info.last_token_usage as l
     from _cx where type = 'event_msg' and ptype = 'token_count'
-      and j.payload.info.total_token_usage.input_tokens is not null
+      and coalesce(j.payload.info.total_token_usage.input_tokens, j.payload.info.total_token_usage.cached_input_tokens,
+                   j.payload.info.total_token_usage.output_tokens, j.payload.info.total_token_usage.reasoning_output_tokens,
+                   j.payload.info.last_token_usage.input_tokens, j.payload.info.last_token_usage.cached_input_tokens,
+                   j.payload.info.last_token_usage.output_tokens,
+                   j.payload.info.last_token_usage.reasoning_output_tokens) is not null
 ),
 compared as (
     select *, lag(t) over (partition by file_no order by line_no) as p,
            lag(line_no) over (partition by file_no order by line_no) as p_line
     from totals
+),
+judged as (
+    select *,
+           p is not null and t.input_tokens is not distinct from p.input_tokens
+               and t.cached_input_tokens is not distinct from p.cached_input_tokens
+               and t.output_tokens is not distinct from p.output_tokens
+               and t.reasoning_output_tokens is not distinct from p.reasoning_output_tokens as repeat,
+           -- a total that went down (a restarted count) gives its last request
+           coalesce(t.input_tokens < p.input_tokens or t.cached_input_tokens < p.cached_input_tokens
+                    or t.output_tokens < p.output_tokens, false) as restarted
+    from compared
 )
-select file_no, line_no, ts, segment, p_line,
-       p is not null and t.input_tokens = p.input_tokens and t.cached_input_tokens = p.cached_input_tokens
-           and t.output_tokens = p.output_tokens
-           and coalesce(t.reasoning_output_tokens, 0) = coalesce(p.reasoning_output_tokens, 0) as repeat,
-       -- the difference of the cumulative totals; a total that went down (a restarted count) gives its last request
-       case when p is null or (t.input_tokens >= p.input_tokens and t.cached_input_tokens >= p.cached_input_tokens
-                               and t.output_tokens >= p.output_tokens)
-            then {'input': t.input_tokens - coalesce(p.input_tokens, 0),
-                  'cached': t.cached_input_tokens - coalesce(p.cached_input_tokens, 0),
-                  'output': t.output_tokens - coalesce(p.output_tokens, 0),
-                  'reasoning': coalesce(t.reasoning_output_tokens, 0) - coalesce(p.reasoning_output_tokens, 0)}
-            else {'input': l.input_tokens, 'cached': l.cached_input_tokens, 'output': l.output_tokens,
-                  'reasoning': coalesce(l.reasoning_output_tokens, 0)} end as used
-from compared;
+select file_no, line_no, ts, segment, p_line, repeat,
+       case when restarted then {'input': l.input_tokens, 'cached': l.cached_input_tokens, 'output': l.output_tokens,
+                                 'reasoning': l.reasoning_output_tokens}
+            else {'input': coalesce(t.input_tokens - case when p is null then 0 else p.input_tokens end, l.input_tokens),
+                  'cached': coalesce(t.cached_input_tokens - case when p is null then 0 else p.cached_input_tokens end,
+                                     l.cached_input_tokens),
+                  'output': coalesce(t.output_tokens - case when p is null then 0 else p.output_tokens end, l.output_tokens),
+                  'reasoning': coalesce(t.reasoning_output_tokens - case when p is null then 0 else p.reasoning_output_tokens end,
+                                        l.reasoning_output_tokens)} end as used
+from judged;
 
 -- One model step per segment that holds a new count or a model item.
 create or replace temp table _cx_model as
@@ -65,10 +83,15 @@ select c.file_no, c.segment,
        min(c.ts) filter (where c.is_output or c.line_no = k.line_no) as first_ts,
        greatest(max(c.ts) filter (where c.is_output), max(k.ts) filter (where not k.repeat)) as last_ts,
        any_value(o.sent_at) as sent_at,
-       sum(k.used.input) filter (where not k.repeat) as input_tokens,
-       sum(k.used.cached) filter (where not k.repeat) as cached,
-       sum(k.used.output) filter (where not k.repeat) as output_tokens,
-       sum(k.used.reasoning) filter (where not k.repeat) as reasoning_tokens,
+       -- a bucket one of the segment's counts leaves unknown is unknown for the step
+       case when bool_and(k.used.input is not null) filter (where not k.repeat) then sum(k.used.input) filter (where not k.repeat) end
+           as input_tokens,
+       case when bool_and(k.used.cached is not null) filter (where not k.repeat) then sum(k.used.cached) filter (where not k.repeat) end
+           as cached,
+       case when bool_and(k.used.output is not null) filter (where not k.repeat) then sum(k.used.output) filter (where not k.repeat) end
+           as output_tokens,
+       case when bool_and(k.used.reasoning is not null) filter (where not k.repeat)
+            then sum(k.used.reasoning) filter (where not k.repeat) end as reasoning_tokens,
        count(k.line_no) filter (where not k.repeat) as counts,
        arg_max(c.model, c.line_no) as model
 from _cx c
@@ -77,19 +100,52 @@ left join opened o on o.file_no = c.file_no and o.segment = c.segment
 where c.is_output or (k.line_no is not null and not k.repeat)
 group by c.file_no, c.segment;
 
+-- How a call ended, where Codex says: the exit code of a command (exec_command_end), whether a patch
+-- applied (patch_apply_end), an MCP tool's result (mcp_tool_call_end: Err, or Ok with isError) —
+-- events paired with the call by call_id, the last one with a status counting.
+create or replace temp table _cx_ends as
+select file_no, line_no, j.payload.call_id as call_id,
+       case ptype
+           when 'exec_command_end' then case when j.payload.exit_code = 0 then 'ok' when j.payload.exit_code is not null then 'error' end
+           when 'patch_apply_end' then case j.payload.success when true then 'ok' when false then 'error' end
+           when 'mcp_tool_call_end' then
+               case when json_type(j.payload.result, '$.Err') is not null then 'error'
+                    when json_type(j.payload.result, '$.Ok') = 'OBJECT' then
+                         case when coalesce(j.payload.result -> '$.Ok' ->> 'isError', j.payload.result -> '$.Ok' ->> 'is_error') = 'true'
+                              then 'error' else 'ok' end end
+       end as status
+from _cx
+where type = 'event_msg' and ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end') and j.payload.call_id is not null
+qualify row_number() over (partition by file_no, j.payload.call_id order by status is null, line_no desc) = 1;
+
+-- A call's output; a shell call's output in 0.39-era rollouts is JSON text whose metadata holds the exit code.
 create or replace temp table _cx_outputs as
-select file_no, line_no, ts, j.payload.call_id as call_id,
-       case json_type(j.payload.output)
-           when 'VARCHAR' then j.payload.output ->> '$'
-           when 'NULL' then null
-           else j.payload.output::varchar end as text
-from _cx where type = 'response_item' and ptype in ('function_call_output', 'custom_tool_call_output');
+with outputs as (
+    select file_no, line_no, ts, j.payload.call_id as call_id,
+           case json_type(j.payload.output)
+               when 'VARCHAR' then j.payload.output ->> '$'
+               when 'NULL' then null
+               else j.payload.output::varchar end as text
+    from _cx where type = 'response_item' and ptype in ('function_call_output', 'custom_tool_call_output')
+)
+select o.* exclude (exit_code), coalesce(e.status, case when o.exit_code = 0 then 'ok' when o.exit_code is not null then 'error' end)
+           as tool_status
+from (select *, case when starts_with(ltrim(text), '{') then try_cast(try(json(text)) ->> '$.metadata.exit_code' as bigint) end
+                    as exit_code
+      from outputs) o
+left join _cx_ends e using (file_no, call_id);
 
 create or replace temp table _cx_steps as
 with items as (
     select file_no, line_no, 'model' as kind, segment from _cx_model
     union all select file_no, line_no, 'tool', null from _cx_outputs
-    union all select file_no, line_no, 'event', null from _cx where type = 'compacted'
+    -- the history replaced by a shorter one, recorded: a compaction, or turns rolled back
+    union all select file_no, line_no, 'event', null from _cx
+              where type = 'compacted' or (type = 'event_msg' and ptype = 'thread_rolled_back')
+    -- a new task after the first: the session moved on (a call still unanswered then was lost, not in flight)
+    union all select file_no, line_no, 'event', null from _cx c
+              where type = 'event_msg' and ptype = 'task_started'
+                and exists (select 1 from _cx_model m where m.file_no = c.file_no and m.line_no < c.line_no)
 )
 select row_number() over (partition by file_no order by line_no) - 1 as idx, i.*, f.run_id
 from items i join _cx_files f using (file_no);
@@ -130,30 +186,44 @@ where s.kind = 'model'
 union all by name
 select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, o.ts as started_at,
        date_diff('millisecond', c.asked_at, o.ts) as ms, true as main_thread, o.line_no::integer as source_line,
-       o.call_id, o.text as result_text
+       o.call_id, o.tool_status, o.text as result_text
 from _cx_steps s join _cx_outputs o using (file_no, line_no)
 left join _stage_calls c on c.file_no = o.file_no and c.call_id = o.call_id
 where s.kind = 'tool'
 union all by name
 select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
-       true as main_thread, c.line_no::integer as source_line, 'compaction' as event, 'compacted' as detail
+       true as main_thread, c.line_no::integer as source_line,
+       case when c.ptype = 'task_started' then 'task_started' else 'compaction' end as event,
+       case when c.type = 'compacted' then 'compacted' when c.ptype = 'task_started' then 'a new task began'
+            else 'thread rolled back: its last turns left the context' end as detail
 from _cx_steps s join _cx c using (file_no, line_no)
 where s.kind = 'event';
 
 alter table _stage_calls drop column asked_at;
 
+-- An end event is read when it gives a call's status (the last for the call, whose output is in the file).
+create or replace temp table _cx_read_ends as
+select e.file_no, e.line_no from _cx_ends e
+where e.status is not null and exists (select 1 from _cx_outputs o where o.file_no = e.file_no and o.call_id = e.call_id);
+
 create or replace temp table _stage_records as
+with read as (
+    select c.*, k.line_no as count_line, k.repeat,
+           c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output or k.line_no is not null
+               or c.ptype in ('task_started', 'task_complete', 'turn_aborted', 'thread_rolled_back')
+               or e.line_no is not null as used
+    from _cx c left join _cx_counts k using (file_no, line_no) left join _cx_read_ends e using (file_no, line_no)
+)
 select c.file_no, c.line_no as record_no, f.run_id,
-       case when k.repeat or (c.ptype = 'token_count' and k.line_no is null) then 'skip'
-            when c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output
-                 or k.line_no is not null or c.ptype in ('task_started', 'task_complete', 'turn_aborted')
-            then 'load' else 'skip' end as decision,
-       case when k.repeat then 'repeat of the token_count before it (same cumulative totals)'
-            when c.ptype = 'token_count' and k.line_no is null then 'token_count without usage (a rate-limit snapshot)'
-            when c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output
-                 or k.line_no is not null or c.ptype in ('task_started', 'task_complete', 'turn_aborted') then null
+       case when c.repeat or (c.ptype = 'token_count' and c.count_line is null) or not c.used then 'skip' else 'load' end
+           as decision,
+       case when c.repeat then 'repeat of the token_count before it (same cumulative totals)'
+            when c.ptype = 'token_count' and c.count_line is null then 'token_count without usage (a rate-limit snapshot)'
+            when c.used then null
+            when c.ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end')
+                then c.ptype || ' of a call with no output in this file, or superseded by a later end event of it'
             else 'not a step (' || c.type || coalesce('/' || c.ptype, '') || ')' end as note
-from _cx c join _cx_files f using (file_no) left join _cx_counts k using (file_no, line_no);
+from read c join _cx_files f using (file_no);
 
 -- Status, inferred: how the last task ended; a session without task events by its last model item.
 create or replace temp table _stage_runs as

@@ -3,16 +3,21 @@
 One file is one run (run id = the file name, which SWE-agent makes the instance id). Each
 trajectory entry is one model step (its ``thought``/``response``) asking for one command (its
 ``action``, the tool named by the command's first word, arguments ``{"command": …}``) and one
-tool step (its ``observation``). The last entry's ``submit`` is the final answer, not a tool
-call; its output is ``info.submission``. A file with only ``history`` (function-calling
-demonstrations) is read the same way from its assistant ``action`` messages and the tool message
-after each. Records: one per entry.
+tool step (its ``observation``): the entry itself pairs the call with its result. The last
+entry's ``submit`` is the final answer, not a tool call; its output is ``info.submission``. A file
+with only ``history`` (function-calling demonstrations) is read the same way from its assistant
+``action`` messages and the tool message after each. Records: one per entry.
 
 ``info.model_stats`` is the harness ledger (``api_calls`` → steps, ``tokens_sent`` → input
 tokens, ``tokens_received`` → output tokens, ``instance_cost`` → cost); all-zero stats
 (demonstrations) are no ledger. Trajectories record no per-step token usage, no timestamps and
 no tool outcome status (an observation is whatever the command printed): those stay NULL.
-``info.exit_status`` is the raw stop reason, mapped by ``docs/status.md`` (none: ``running``).
+
+``info.exit_status`` is the raw stop reason, mapped by ``docs/status.md``. A trajectory without
+one (``demo__function_calling_simple.traj``: only ``history``) says nothing of how it ended, so
+its status is inferred (``runs.status_inferred``): ``succeeded`` when its last action is
+``submit`` — the agent handed in its patch, and what ``submit`` printed is the final output —
+else ``running`` (no end record).
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .base import TranscriptFormat
+
+# A real gpt-4 run (exit_status submitted, real model_stats) in tests/fixtures/realdata/swe-agent.
+_REAL_RUN = ("test_data__gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__"
+             "swe-agent__test-repo-i1.traj")
 
 
 class SweAgent(TranscriptFormat):
@@ -30,7 +39,12 @@ class SweAgent(TranscriptFormat):
     expected = 'a SWE-agent trajectory ({"trajectory": [...], "info": {...}})'
     facts: ClassVar[dict[str, str]] = {
         "result_size": "each entry's observation", "ledger": "info.model_stats",
-        "thread": "one conversation per trajectory", "run_status": "info.exit_status",
+        "thread": "one conversation per trajectory", "call_ids": "each trajectory entry holds its action and its observation",
+        "run_status": "info.exit_status; without it inferred (submitted: succeeded, else running)",
+    }
+    examples: ClassVar[dict[str, str]] = {
+        "result_size": f"swe-agent/{_REAL_RUN}", "ledger": f"swe-agent/{_REAL_RUN}", "thread": f"swe-agent/{_REAL_RUN}",
+        "call_ids": f"swe-agent/{_REAL_RUN}", "run_status": f"swe-agent/{_REAL_RUN}",
     }
 
     def sniff(self, values: list[object], text: str) -> bool:

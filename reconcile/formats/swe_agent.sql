@@ -55,6 +55,10 @@ select s.file_no, s.run_id, (c.step_idx + 1)::integer as idx, 'tool' as kind,
        coalesce(s.observation, '') as result_text
 from _stage_calls c join _swe_steps s on s.file_no = c.file_no and s.entry * 2 = c.step_idx;
 
+-- Status: info.exit_status, mapped by docs/status.md. A trajectory without one (a function-calling
+-- demonstration, a run cut short) says nothing of how it ended: the status is inferred — succeeded when
+-- its last action is submit (the agent handed in its patch), else running (no end record); such runs are
+-- marked status_inferred.
 create or replace temp table _stage_runs as
 with info as (select file_no, j -> 'info' as info, j -> 'info' -> 'model_stats' as stats, j ->> 'replay_config' as replay
               from _doc),
@@ -62,15 +66,19 @@ ledger as (
     select *, coalesce(staged_number(stats ->> 'api_calls'), 0) + coalesce(staged_number(stats ->> 'tokens_sent'), 0)
               + coalesce(staged_number(stats ->> 'tokens_received'), 0) <> 0 as present
     from info
-)
+),
+submitted as (select file_no, any_value(observation) as submission from _swe_steps where is_submit group by file_no)
 select l.file_no, f.stem as run_id, 'swe-agent' as agent,
        case when json_valid(replay) then coalesce(replay::json ->> '$.agent.model.name',
                                                   replay::json ->> '$.agent.model.model_name') end as model,
-       coalesce(canonical_status(info ->> 'exit_status'), case when info ->> 'exit_status' is not null
-                then 'failed' end, 'running') as status,
-       info ->> 'exit_status' as stop_reason, info ->> 'submission' as final_output,
+       case when info ->> 'exit_status' is not null
+            then coalesce(canonical_status(info ->> 'exit_status'), 'failed')
+            when s.file_no is not null then 'succeeded' else 'running' end as status,
+       info ->> 'exit_status' as stop_reason,
+       (info ->> 'exit_status') is null as status_inferred,  -- the harness said nothing: reconcile inferred it
+       coalesce(info ->> 'submission', case when trim(s.submission) <> '' then s.submission end) as final_output,
        case when present then staged_number(stats ->> 'api_calls') end as ledger_steps,
        case when present then staged_number(stats ->> 'tokens_sent') end as ledger_input_tokens,
        case when present then staged_number(stats ->> 'tokens_received') end as ledger_output_tokens,
        case when present then staged_micros(stats ->> 'instance_cost') end as ledger_cost_micros
-from ledger l join _files f using (file_no);
+from ledger l join _files f using (file_no) left join submitted s using (file_no);

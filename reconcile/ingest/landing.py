@@ -386,10 +386,11 @@ def _land_runs(con: duckdb.DuckDBPyConnection, fmt, staged: list[str]) -> None:
                                     "where x.run_id = s.run_id and x.is_final)")
     select = [f"{computed[c]} as {c}" if c in computed else f"s.{c}"
               for c in _columns(con, "runs") if c in computed or c in has]
+    params = {"format": fmt.name}
+    if "status_inferred" not in has:  # else the staging says per run whether its status was inferred
+        params["inferred"] = "run_status" in fmt.inferred
     con.execute(
-        f"""insert into runs by name select {", ".join(select)} from _stage_runs s join _files f using (file_no)""",
-        {"format": fmt.name, "inferred": "run_status" in fmt.inferred},
-    )
+        f"""insert into runs by name select {", ".join(select)} from _stage_runs s join _files f using (file_no)""", params)
 
 
 def _account(con: duckdb.DuckDBPyConnection, fmt) -> dict[int, FileCounts]:
