@@ -30,8 +30,6 @@ def _declared(name: str) -> str:
 
 FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("usage", "token usage per model call", "coalesce(t.model_steps, 0) = 0 or t.usage_steps > 0"),
-    Fact("buckets", "complete token usage of each model call (a cache or output count is left out)",
-         "coalesce(t.usage_steps, 0) = 0 or t.partial_steps = 0"),
     Fact("timestamps", "start and end times", "r.started_at is not null and (r.ended_at is not null or r.status = 'running')"),
     Fact("tool_status", "outcome status of each tool call", "coalesce(t.tool_steps, 0) = 0 or t.status_steps > 0"),
     Fact("result_size", "size of each tool result", "coalesce(t.tool_steps, 0) = 0 or t.sized_steps > 0"),
@@ -58,6 +56,9 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
     Fact("input_hash", "hash of each model call's input", "coalesce(t.model_steps, 0) = 0 or t.hashed_steps > 0"),
     Fact("run_status", "outcome of its own: reconcile infers how the run ended from the transcript",
          "not coalesce(r.status_inferred, false)"),
+    # last of the run facts: a run lacking another fact a check needs is reported for that one (it ranks first)
+    Fact("buckets", "complete token usage of each model call (a cache or output count is left out)",
+         "coalesce(t.usage_steps, 0) = 0 or t.partial_steps = 0"),
     Fact("journals", "journal of the billed provider (nothing to match the bill against)", "", subject="bucket"),
 ]}
 RUN_FACT_NAMES = [name for name, fact in FACTS.items() if fact.subject == "run"]

@@ -322,9 +322,26 @@ def test_a_new_task_after_an_unanswered_call_means_the_call_was_lost_not_in_flig
     con, _ = codex
     run = "019c8a53-a0dd-7130-bcd7-95445d84846a"
     assert con.execute("select count(*) from steps where run_id = ? and event = 'task_started'", [run]).fetchone()[0] > 0
-    assert con.execute("select step_idx, in_flight from open_calls where run_id = ?", [run]).fetchall() == [(230, False)]
+    assert con.execute("select step_idx, in_flight from open_calls where run_id = ?", [run]).fetchall() == [(231, False)]
     assert con.execute("select in_flight from open_calls where run_id = '019c8a70-dda7-7f33-98ea-f30553347322'"
                        ).fetchall() == [(True,)]  # its only task: the file ends on the call
+
+
+def test_a_resume_and_a_hosted_web_search_explain_the_context_s_changes(codex):
+    """One conversation per rollout (thread): a resume re-sends the opening instructions (an event: the context is
+    rebuilt), a hosted web search's input counts its own passes (no context size); the rest only grows, or drops
+    earlier reasoning — so no_silent_truncation finds nothing in the real rollouts."""
+    con, _ = codex
+    run = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
+    assert con.execute("select source_line from steps where run_id = ? and event = 'resume' order by 1", [run]
+                       ).fetchall() == [(129,), (217,), (448,)]  # 448: the block 4 hours after line 445's task_complete
+    searched = con.execute("select context_tokens, input_uncached + cache_read from steps where run_id = ? and "
+                           "source_line = 47", [run]).fetchone()
+    assert searched == (None, 23414)  # line 41 ran a web search in this request: billed, but not a context size
+    from reconcile.checks import load_checks, run_checks, select_checks
+
+    report = run_checks(con, select_checks(load_checks(), ["no_silent_truncation"]), record=False)
+    assert report.findings == [] and not report.results[0].not_judged
 
 
 def test_the_run_id_is_the_recorded_session_and_one_session_in_two_files_loads_once(tmp_path):

@@ -91,14 +91,16 @@ class Codex(TranscriptFormat):
         "tool_status": "exec_command_end.exit_code, patch_apply_end.success, mcp_tool_call_end.result, or the "
                        "metadata.exit_code in a 0.39-era shell output; NULL where none is recorded",
         "result_size": "the call output's text (tokens estimated as bytes / 4)",
-        "context_size": "the input tokens of each request", "call_ids": "call_id of each call and its output",
+        "context_size": "the input tokens of each request (not of a hosted web search's, which counts its passes)",
+        "call_ids": "call_id of each call and its output",
+        "thread": "one conversation per rollout file (a fork or sub-agent writes its own)",
         "run_status": "inferred from task_complete / turn_aborted",
     }
     inferred = frozenset({"run_status"})
     examples: ClassVar[dict[str, str]] = {
         "usage": f"codex-cli/{_DOUBLED}", "timestamps": f"codex-cli/{_DOUBLED}", "tool_status": f"codex-cli/{_V039}",
         "result_size": f"codex-cli/{_DOUBLED}", "context_size": f"codex-cli/{_DOUBLED}", "call_ids": f"codex-cli/{_DOUBLED}",
-        "run_status": f"codex-cli/{_DOUBLED}",
+        "run_status": f"codex-cli/{_DOUBLED}", "thread": f"codex-cli/{_DOUBLED}",
     }
     zero_buckets: ClassVar[dict[str, str]] = {
         bucket: "Codex speaks the OpenAI Responses / Chat Completions API, whose usage has no cache-write count: "

@@ -76,7 +76,9 @@ from judged;
 -- One model step per segment that holds a new count or a model item.
 create or replace temp table _cx_model as
 with opened as (  -- when each segment's request was sent: its opening input line, else the session's start
-    select file_no, segment, max(ts) filter (where is_input) as sent_at from _cx group by all
+    select file_no, segment, max(ts) filter (where is_input) as sent_at,
+           bool_or(type = 'response_item' and ptype = 'web_search_call') as searched  -- a hosted web search ran
+    from _cx group by all
 )
 select c.file_no, c.segment,
        coalesce(min(k.line_no) filter (where not k.repeat), min(c.line_no) filter (where c.is_output)) as line_no,
@@ -93,6 +95,7 @@ select c.file_no, c.segment,
        case when bool_and(k.used.reasoning is not null) filter (where not k.repeat)
             then sum(k.used.reasoning) filter (where not k.repeat) end as reasoning_tokens,
        count(k.line_no) filter (where not k.repeat) as counts,
+       any_value(o.searched) as searched,
        arg_max(c.model, c.line_no) as model
 from _cx c
 left join _cx_counts k on k.file_no = c.file_no and k.line_no = c.line_no
@@ -135,6 +138,24 @@ from (select *, case when starts_with(ltrim(text), '{') then try_cast(try(json(t
       from outputs) o
 left join _cx_ends e using (file_no, call_id);
 
+-- A resumed session: the opening instructions (a developer message of the file's first block, before the model
+-- first spoke) sent again after the model has spoken. One event per such block.
+create or replace temp table _cx_resumed as
+with lines as (
+    select file_no, line_no, type, ptype, j.payload.role as role, (j.payload.content)::varchar as content,
+           max(case when is_output then line_no end) over (partition by file_no order by line_no
+                                                           rows between unbounded preceding and 1 preceding) as last_output
+    from _cx
+),
+opening as (
+    select distinct file_no, content from lines
+    where type = 'response_item' and ptype = 'message' and role = 'developer' and last_output is null
+)
+select file_no, min(l.line_no) as line_no
+from lines l join opening o using (file_no, content)
+where l.type = 'response_item' and l.ptype = 'message' and l.role = 'developer' and l.last_output is not null
+group by file_no, l.last_output;
+
 create or replace temp table _cx_steps as
 with items as (
     select file_no, line_no, 'model' as kind, segment from _cx_model
@@ -146,6 +167,9 @@ with items as (
     union all select file_no, line_no, 'event', null from _cx c
               where type = 'event_msg' and ptype = 'task_started'
                 and exists (select 1 from _cx_model m where m.file_no = c.file_no and m.line_no < c.line_no)
+    -- the session taken up again (a resume): its instructions sent anew as developer messages after the model
+    -- had spoken — the context is rebuilt from the rollout, on the record
+    union all select file_no, line_no, 'event', null from _cx_resumed
 )
 select row_number() over (partition by file_no order by line_no) - 1 as idx, i.*, f.run_id
 from items i join _cx_files f using (file_no);
@@ -177,7 +201,10 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
        (m.input_tokens - m.cached)::bigint as input_uncached, m.cached::bigint as cache_read,
        case when m.counts > 0 then 0 end::bigint as cache_write_5m, case when m.counts > 0 then 0 end::bigint as cache_write_1h,
        m.output_tokens::bigint as output_tokens, m.reasoning_tokens::bigint as reasoning_tokens,
-       t.text as output_text, m.input_tokens::bigint as context_tokens,
+       t.text as output_text,
+       -- the context sent: one request's input; a hosted web search's input also counts the search's own
+       -- passes, and a step of several counts sums several requests: neither is a context size
+       case when m.counts = 1 and not coalesce(m.searched, false) then m.input_tokens end::bigint as context_tokens,
        null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
        null::varchar as event, null::varchar as detail
 from _cx_steps s join _cx_model m using (file_no, segment) join _cx_files f using (file_no)
@@ -193,8 +220,10 @@ where s.kind = 'tool'
 union all by name
 select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
        true as main_thread, c.line_no::integer as source_line,
-       case when c.ptype = 'task_started' then 'task_started' else 'compaction' end as event,
+       case when c.ptype = 'task_started' then 'task_started' when c.ptype = 'message' then 'resume'
+            else 'compaction' end as event,
        case when c.type = 'compacted' then 'compacted' when c.ptype = 'task_started' then 'a new task began'
+            when c.ptype = 'message' then 'session resumed: instructions sent again, the context rebuilt from the rollout'
             else 'thread rolled back: its last turns left the context' end as detail
 from _cx_steps s join _cx c using (file_no, line_no)
 where s.kind = 'event';

@@ -47,6 +47,7 @@ FACTS: dict[str, str] = {
     "tool_status": "status of each tool call (success ok; error, cancelled error)",
     "result_size": "each tool call's result text",
     "context_size": "input + tool tokens of each response", "call_ids": "the tool call's own id",
+    "thread": "one conversation per recording (a sub-agent has its own recording)",
     "run_status": "inferred from the last message",
 }
 ZERO_BUCKETS: dict[str, str] = {

@@ -8,13 +8,28 @@ step. Steps are labelled with their parent observation's name. Records: the trac
 the observations records 2, 3, … in file order.
 
 Usage: Langfuse's ``usageDetails`` keys are additive buckets (``input``, ``output``,
-``input_cache_read``, ``output_reasoning``, …; ``total`` is their sum), while
-``prompt_details.*`` and ``completion_details.*`` are subsets of ``input``/``output``. So:
-cache read = ``input_cache_read`` + ``prompt_details.cache_read`` (moved out of ``input``),
-cache write = ``input_cache_creation``/``input_cache_write``, other ``input_*`` keys and unknown
-keys count as uncached input, every ``output_*`` key as output; reasoning is
-``output_reasoning`` or ``completion_details.reasoning``. A generation without usage has unknown
-usage (NULL), not zero. ``costDetails.total`` is kept as each step's own cost.
+``input_cache_read``, ``output_reasoning``, …), while ``prompt_details.*`` and
+``completion_details.*`` are subsets of ``input``/``output``. So: cache read =
+``input_cache_read``/``input_cached_tokens``/``cache_read_input_tokens`` + ``prompt_details.cache_read``
+(moved out of ``input``); cache write = ``input_cache_creation``/``input_cache_write``/
+``cache_creation_input_tokens``/``input_cache_creation_5m`` (5-minute) and ``input_cache_creation_1h``;
+other ``input_*`` keys and unknown keys count as uncached input, every ``output_*`` key as output;
+reasoning is ``output_reasoning`` or ``completion_details.reasoning``. A bucket whose keys are all
+absent is unknown (NULL) — a generation without usage has unknown usage, one without an ``output*``
+key unknown output — except the cache writes of OpenAI and Gemini models, which their providers do
+not bill (0, see ``zero_buckets``). ``total`` is the keys' sum when the client gave none; a larger
+``total`` names billed tokens the keys leave out: for Gemini, thinking, which Google bills as output
+and counts in its total but not in its candidates (the Vertex AI trace: input 5, output 845, total
+2,023 — 1,173 thinking tokens), so they are added to output and are its reasoning; for another model
+the excess has no known bucket and the output is unknown. The context size is every input bucket,
+known where the cache buckets are (or the model's ``input`` holds its cache reads). A negative
+count rejects the observation. ``costDetails.total`` is kept as each step's own cost.
+
+The catalogue is the tools an observation offered: Langfuse's ``toolDefinitions``, else what the
+instrumentation put in its ``metadata.attributes`` (OpenInference ``llm.tools.N.tool.json_schema``,
+GenAI ``gen_ai.tool.definitions``, the Vercel AI SDK's ``ai.prompt.tools``, BeeAI's ``llm.tools``);
+a run's catalogue is every tool its observations offered. Whether a tool changes the world is not
+recorded. The catalogue size is the largest set one observation offered, as bytes / 4.
 
 Not recorded, so not judged: a trace's calls need not continue one conversation (a router call
 and an agent call sit side by side), a TOOL observation is not linked to the generation that
@@ -26,7 +41,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..sql_text import string_literal
 from .base import TranscriptFormat
+from .otel import NO_CACHE_WRITES, NO_CACHE_WRITES_WHY
 
 
 class Langfuse(TranscriptFormat):
@@ -36,11 +53,28 @@ class Langfuse(TranscriptFormat):
     shape_sql = "json_type(j, '$.trace') = 'OBJECT' and json_type(j, '$.observations') = 'ARRAY'"
     expected = 'a Langfuse trace export ({"trace": {...}, "observations": [...]})'
     facts: ClassVar[dict[str, str]] = {
-        "usage": "usageDetails of each generation", "timestamps": "startTime / endTime of each observation",
+        "usage": "usageDetails of each generation (and its total, for tokens the other keys leave out)",
+        "timestamps": "startTime / endTime of each observation",
         "tool_status": "the level of each TOOL observation (ERROR or not)", "result_size": "the TOOL observation's output",
-        "context_size": "input buckets of each generation", "run_status": "inferred from levels and end times",
+        "context_size": "input buckets of each generation, where the cache buckets are known",
+        "catalogue": "toolDefinitions, else the tool definitions in metadata.attributes (llm.tools.N.tool.json_schema, "
+                     "gen_ai.tool.definitions, ai.prompt.tools)",
+        "run_status": "inferred from levels and end times",
     }
     inferred = frozenset({"run_status"})
+    examples: ClassVar[dict[str, str]] = {
+        "usage": "langfuse-framework-traces/vertex-ai-2025-08-01.trace.json",
+        "timestamps": "langfuse-framework-traces/openai-agents-2025-09-30.trace.json",
+        "tool_status": "langfuse-framework-traces/openai-agents-2025-09-30.trace.json",
+        "result_size": "langfuse-framework-traces/openai-agents-2025-09-30.trace.json",
+        "context_size": "langfuse-framework-traces/langgraph-js-2025-10-30.trace.json",
+        "catalogue": "langfuse-framework-traces/microsoft-agent-2025-12-17.trace.json",
+        "run_status": "langfuse-framework-traces/openai-agents-2025-09-30.trace.json",
+    }
+    zero_buckets: ClassVar[dict[str, str]] = {"cache_write_5m": NO_CACHE_WRITES_WHY, "cache_write_1h": NO_CACHE_WRITES_WHY}
+
+    def sql_values(self) -> dict[str, str]:
+        return {"no_cache_writes": string_literal(NO_CACHE_WRITES)}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

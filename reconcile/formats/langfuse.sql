@@ -4,14 +4,18 @@ create or replace temp table _lf_runs as
 select d.file_no, coalesce(d.j ->> '$.trace.id', f.stem) as run_id, d.j -> 'trace' as trace
 from _doc d join _files f using (file_no);
 
+-- attrs: the OTel attributes the instrumentation recorded, which Langfuse keeps in the metadata (a JSON string)
 create or replace temp table _lf as
 select *, o.type = 'GENERATION' or (coalesce(o.type, '') <> 'TOOL'
-          and json_type(o.usageDetails) = 'OBJECT' and len(json_keys(o.usageDetails)) > 0) as is_model
+          and json_type(o.usageDetails) = 'OBJECT' and len(json_keys(o.usageDetails)) > 0) as is_model,
+       case when json_type(o.metadata) = 'VARCHAR' and json_valid(o.metadata ->> '$') then (o.metadata ->> '$')::json
+            when json_type(o.metadata) = 'OBJECT' then o.metadata end -> 'attributes' as attrs
 from (select file_no, position + 1 as record_no, raw,
              json_transform(raw, '{"id": "VARCHAR", "type": "VARCHAR", "name": "VARCHAR", "parentObservationId": "VARCHAR",
                                    "startTime": "VARCHAR", "endTime": "VARCHAR", "model": "VARCHAR", "level": "VARCHAR",
                                    "statusMessage": "VARCHAR", "usageDetails": "JSON", "costDetails": "JSON",
-                                   "input": "JSON", "output": "JSON", "toolDefinitions": "JSON"}') as o
+                                   "input": "JSON", "output": "JSON", "toolDefinitions": "JSON",
+                                   "metadata": "JSON"}') as o
       from (select file_no, unnest((j -> 'observations')::json[]) as raw,
                    generate_subscripts((j -> 'observations')::json[], 1) as position from _doc));
 
@@ -46,6 +50,18 @@ from (select *, case
           when o.usageDetails is not null and not list_bool_and(list_transform(json_keys(o.usageDetails),
                   lambda k: json_type(o.usageDetails, '$."' || k || '"') in ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')))
               then 'observation ' || o.id || ': a "usageDetails" value is not a number'
+          when o.usageDetails is not null and list_count(list_filter(json_keys(o.usageDetails),
+                  lambda k: try_cast(json_extract_string(o.usageDetails, '$."' || k || '"') as double) < 0)) > 0
+              then 'observation ' || o.id || ': "usageDetails" ' || list_transform(list_filter(json_keys(o.usageDetails),
+                  lambda k: try_cast(json_extract_string(o.usageDetails, '$."' || k || '"') as double) < 0),
+                  lambda k: '"' || k || '" is ' || json_extract_string(o.usageDetails, '$."' || k || '"'))[1]
+                  || '; expected a count of 0 or more'
+          -- prompt_details.cache_read is the part of "input" that was cached: more than the input is no split of it
+          when try_cast(o.usageDetails ->> '$."prompt_details.cache_read"' as double)
+                   > try_cast(o.usageDetails ->> 'input' as double)
+              then 'observation ' || o.id || ': "usageDetails" "prompt_details.cache_read" is '
+                  || (o.usageDetails ->> '$."prompt_details.cache_read"') || ', more than its "input" ('
+                  || (o.usageDetails ->> 'input') || '), which includes it'
       end as reason from _lf) l
 join _lf_runs r using (file_no);
 
@@ -54,7 +70,10 @@ select row_number() over (partition by l.file_no order by start, l.record_no) - 
        l.record_no, l.o, l.is_model, start, coalesce(staged_timestamp(l.o.endTime), start) as finish,
        case when json_type(l.o.usageDetails) = 'OBJECT' and len(json_keys(l.o.usageDetails)) > 0 then l.o.usageDetails end as u,
        coalesce(p.o.name, 'trace') as thread,
-       case when json_type(l.o.output) = 'VARCHAR' then l.o.output ->> '$' else l.o.output::varchar end as text
+       case when json_type(l.o.output) = 'VARCHAR' then l.o.output ->> '$' else l.o.output::varchar end as text,
+       -- a tool's name as the instrumentation gave it; the observation's name may be a label ("execute_tool say_hello")
+       case when l.o.type = 'TOOL' then coalesce(l.attrs ->> '$."gen_ai.tool.name"', l.attrs ->> '$."tool.name"', l.o.name)
+       end as tool_name
 from _lf l join _stage_records d using (file_no, record_no) join _lf_runs r using (file_no)
 left join _lf p on p.file_no = l.file_no and p.o.id = l.o.parentObservationId,
 lateral (select staged_timestamp(l.o.startTime) as start)
@@ -62,30 +81,54 @@ where d.decision = 'load';
 
 -- A TOOL observation does not say which generation asked for it: the latest one before it did.
 create or replace temp table _stage_calls as
-select t.file_no, t.run_id, g.idx as step_idx, 0 as call_position, t.o.id as call_id, t.o.name as tool_name,
+select t.file_no, t.run_id, g.idx as step_idx, 0 as call_position, t.o.id as call_id, t.tool_name,
        case when json_type(t.o.input) = 'VARCHAR' and json_valid(t.o.input ->> '$') then (t.o.input ->> '$')::json
             else t.o.input end as args
 from (select * from _lf_steps where o.type = 'TOOL') t
 asof left join (select * from _lf_steps where is_model) g on t.file_no = g.file_no and t.start >= g.start;
 
+-- The sum of the usage keys ``keep`` accepts; NULL when the usage has none of them (absent is unknown, not 0).
 create or replace temp macro _lf_sum(u, keep) as
-    coalesce(list_sum(list_transform(list_filter(json_keys(u), keep),
-                      lambda k: coalesce(staged_number(json_extract_string(u, '$."' || k || '"')), 0))), 0);
+    list_sum(list_transform(list_filter(json_keys(u), keep),
+                            lambda k: staged_number(json_extract_string(u, '$."' || k || '"'))));
+
+-- The model's provider bills no cache writes (OpenAI, Gemini): an absent write bucket is 0, and "input" holds
+-- every input token (a cache read is part of it, or a key of its own).
+create or replace temp macro _lf_no_cache_writes(model) as
+    regexp_matches(lower(regexp_replace(coalesce(model, ''), '^.*/', '')), {{ no_cache_writes }});
 
 create or replace temp table _stage_steps as
-with usage as (
-    select file_no, idx, coalesce(staged_number(u ->> 'input'), 0) as input,
-           coalesce(staged_number(u ->> '$."prompt_details.cache_read"'), 0) as cached_subset,
-           _lf_sum(u, lambda k: k in ('input_cache_read', 'cache_read_input_tokens')) as cache_read,
-           _lf_sum(u, lambda k: k in ('input_cache_creation', 'input_cache_write', 'cache_creation_input_tokens')) as cache_write,
-           _lf_sum(u, lambda k: k not in ('input', 'output', 'total', 'input_cache_read', 'cache_read_input_tokens',
-                                          'input_cache_creation', 'input_cache_write', 'cache_creation_input_tokens')
+with keys as (
+    select file_no, idx, _lf_no_cache_writes(o.model) as no_writes,
+           regexp_matches(lower(regexp_replace(coalesce(o.model, ''), '^.*/', '')), '^gemini-') as gemini,
+           staged_number(u ->> 'total') as total,
+           _lf_sum(u, lambda k: k in ('input', 'input_tokens')) as input,
+           staged_number(u ->> '$."prompt_details.cache_read"') as cached_subset,
+           _lf_sum(u, lambda k: k in ('input_cache_read', 'cache_read_input_tokens', 'input_cached_tokens')) as read_add,
+           _lf_sum(u, lambda k: k in ('input_cache_creation', 'input_cache_write', 'cache_creation_input_tokens',
+                                      'input_cache_creation_5m')) as write_5m,
+           _lf_sum(u, lambda k: k = 'input_cache_creation_1h') as write_1h,
+           _lf_sum(u, lambda k: k not in ('input', 'input_tokens', 'total', 'input_cache_read', 'cache_read_input_tokens',
+                                          'input_cached_tokens', 'input_cache_creation', 'input_cache_write',
+                                          'cache_creation_input_tokens', 'input_cache_creation_5m',
+                                          'input_cache_creation_1h')
                                 and not (k like 'prompt_details.%' or k like 'completion_details.%')
                                 and not starts_with(k, 'output')) as other_input,
-           _lf_sum(u, lambda k: starts_with(k, 'output')) as output,
+           -- output is known with its main key; the other output_* keys (reasoning, audio) add to it
+           _lf_sum(u, lambda k: starts_with(k, 'output')) as output_all,
+           case when _lf_sum(u, lambda k: k in ('output', 'output_tokens')) is not null then output_all end as output,
            coalesce(staged_number(u ->> 'output_reasoning'),
                     staged_number(u ->> '$."completion_details.reasoning"')) as reasoning
-    from _lf_steps where u is not null
+    from _lf_steps where u is not null and is_model
+),
+usage as (
+    select *, coalesce(input, 0) + coalesce(other_input, 0) + coalesce(read_add, 0) + coalesce(write_5m, 0)
+                  + coalesce(write_1h, 0) as input_side,
+           -- what "total" names beyond the other keys: Langfuse sums the keys when the total is not given, so a
+           -- difference is billed tokens the keys leave out (Gemini's thinking, in the Vertex AI trace)
+           case when total > input_side + coalesce(output_all, 0) then total - input_side - coalesce(output_all, 0) end
+               as excess
+    from keys
 )
 select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'model' else 'tool' end as kind,
        s.start as started_at, date_diff('millisecond', s.start, s.finish) as ms, s.record_no::integer as source_line,
@@ -93,17 +136,25 @@ select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'mo
        case when s.o.level = 'ERROR' then coalesce(s.o.statusMessage, 'error') end as error,
        case when s.is_model then s.o.model end as model,
        case when s.is_model then s.o.id end as response_id,
-       case when s.is_model then u.input - u.cached_subset + u.other_input end as input_uncached,
-       case when s.is_model then u.cache_read + u.cached_subset end as cache_read,
-       case when s.is_model then u.cache_write end as cache_write_5m,
-       case when s.is_model and u.idx is not null then 0 end as cache_write_1h,
-       case when s.is_model then u.output end as output_tokens,
-       case when s.is_model then u.reasoning end as reasoning_tokens,
+       u.input - coalesce(u.cached_subset, 0) + coalesce(u.other_input, 0) as input_uncached,
+       case when u.read_add is not null or u.cached_subset is not null
+            then coalesce(u.read_add, 0) + coalesce(u.cached_subset, 0) end as cache_read,
+       coalesce(u.write_5m, case when u.no_writes then 0 end) as cache_write_5m,
+       coalesce(u.write_1h, case when u.no_writes then 0 end) as cache_write_1h,
+       -- Gemini bills thinking at the output rate and counts it in its total, not in its candidates (output);
+       -- another provider's excess has no known bucket, so its output is unknown
+       case when u.excess is null then u.output when u.gemini then coalesce(u.output, 0) + u.excess end as output_tokens,
+       case when u.excess is not null and u.gemini and u.output is not null and u.reasoning is null then u.excess
+            else u.reasoning end as reasoning_tokens,
        case when s.is_model then left(s.text, 4000) end as output_text,
        case when s.is_model then sha256(s.text) end as output_sha256,
-       case when s.is_model then u.input + u.cache_read + u.cache_write + u.other_input end as context_tokens,
+       -- the prompt's size: every input bucket; without the cache buckets only where "input" holds the cache reads
+       case when u.input is null then null
+            when u.no_writes or ((u.read_add is not null or u.cached_subset is not null)
+                                 and (u.write_5m is not null or u.write_1h is not null)) then u.input_side end
+           as context_tokens,
        staged_micros(s.o.costDetails ->> 'total') as harness_cost_micros,
-       case when s.o.type = 'TOOL' then s.o.name end as tool_name,
+       s.tool_name,
        case when s.o.type = 'TOOL' then s.o.id end as call_id,
        c.args,
        case when s.o.type = 'TOOL' then case when s.o.level = 'ERROR' then 'error' else 'ok' end end as tool_status,
@@ -111,15 +162,70 @@ select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'mo
 from _lf_steps s left join usage u using (file_no, idx)
 left join _stage_calls c on s.o.type = 'TOOL' and c.file_no = s.file_no and c.call_id = s.o.id;
 
+-- The tools offered: Langfuse's toolDefinitions ({name: definition} or a list), else what the instrumentation
+-- recorded in the observation's metadata: OpenInference llm.tools.N.tool.json_schema, GenAI
+-- gen_ai.tool.definitions, the Vercel AI SDK's ai.prompt.tools, BeeAI's llm.tools. Each definition's size is
+-- estimated as its bytes / 4 (see docs/costs.md).
+create or replace temp table _lf_tool_defs as
+with observed as (
+    select l.file_no, l.record_no, l.o.toolDefinitions as defs, l.attrs
+    from _lf l join _stage_records d using (file_no, record_no) where d.decision in ('load', 'skip')
+),
+-- a JSON value that may be JSON text inside a string
+parsed as (
+    select file_no, record_no, 'toolDefinitions' as source, defs as v from observed
+    where json_type(defs) in ('OBJECT', 'ARRAY') and defs::varchar not in ('{}', '[]')
+    union all
+    select file_no, record_no, k, case when json_type(attrs, '$."' || k || '"') = 'VARCHAR'
+                                        and json_valid(attrs ->> ('$."' || k || '"'))
+                                       then (attrs ->> ('$."' || k || '"'))::json else attrs -> ('$."' || k || '"') end
+    from (select *, unnest(json_keys(attrs)) as k from observed where json_type(attrs) = 'OBJECT')
+    where regexp_full_match(k, 'llm\.tools\.\d+\.tool\.json_schema|gen_ai\.tool\.definitions|ai\.prompt\.tools|llm\.tools')
+),
+-- one source per observation, the first of: toolDefinitions, then the attributes in the order above
+chosen as (
+    select * from parsed
+    qualify dense_rank() over (partition by file_no, record_no order by case
+        when source = 'toolDefinitions' then 1 when source = 'gen_ai.tool.definitions' then 2
+        when source like 'llm.tools.%' then 3 when source = 'ai.prompt.tools' then 4 else 5 end) = 1
+),
+items as (
+    -- toolDefinitions as an object: its keys are the names (the entry, name and definition, is what was sent)
+    select file_no, record_no, k as name, v -> ('$."' || k || '"') as def,
+           to_json(k)::varchar || ':' || (v -> ('$."' || k || '"'))::varchar as sent
+    from (select *, unnest(json_keys(v)) as k from chosen where source = 'toolDefinitions' and json_type(v) = 'OBJECT')
+    union all
+    select file_no, record_no, null, v, v::varchar from chosen where source like 'llm.tools.%' and json_type(v) = 'OBJECT'
+    union all
+    select file_no, record_no, null, def, def::varchar
+    from (select *, case when json_type(item) = 'VARCHAR' and json_valid(item ->> '$') then (item ->> '$')::json
+                         else item end as def
+          from (select *, unnest(v::json[]) as item from chosen
+                where source not like 'llm.tools.%' and json_type(v) = 'ARRAY'))
+)
+select i.file_no, r.run_id, i.record_no,
+       coalesce(i.name, i.def ->> '$.function.name', i.def ->> '$.name', i.def ->> '$."tool.name"') as name,
+       ceil(octet_length(encode(i.sent)) / 4)::integer as schema_tokens
+from items i join _lf_runs r using (file_no)
+where coalesce(i.name, i.def ->> '$.function.name', i.def ->> '$.name', i.def ->> '$."tool.name"') is not null;
+
+-- What a tool does to the world is not recorded: side_effect stays unknown.
+create or replace temp table _stage_tools as
+select file_no, run_id, name, null::boolean as side_effect, null::boolean as allow_repeat,
+       max(schema_tokens) as schema_tokens
+from _lf_tool_defs group by file_no, run_id, name;
+
 create or replace temp table _stage_runs as
 with summary as (
     select file_no, bool_or(o.level = 'ERROR') as errored, bool_or(o.endTime is null) as unfinished,
            min(staged_timestamp(o.startTime)) as first_start, max(staged_timestamp(o.endTime)) as last_end,
-           arg_min(o.statusMessage, record_no) filter (where o.level = 'ERROR') as error_message,
-           max(ceil(octet_length(encode(o.toolDefinitions::varchar)) / 4))
-               filter (where json_type(o.toolDefinitions) in ('OBJECT', 'ARRAY')
-                       and o.toolDefinitions::varchar not in ('{}', '[]'))::integer as catalogue_tokens
+           arg_min(o.statusMessage, record_no) filter (where o.level = 'ERROR') as error_message
     from _lf group by file_no
+),
+-- the largest set of tool definitions one observation carried
+catalogue as (
+    select file_no, max(tokens)::integer as catalogue_tokens
+    from (select file_no, record_no, sum(schema_tokens) as tokens from _lf_tool_defs group by all) group by file_no
 ),
 models as (select file_no, mode(model) as model from _stage_steps where kind = 'model' group by file_no)
 select r.file_no, r.run_id, coalesce(r.trace ->> 'name', 'langfuse') as agent, m.model,
@@ -131,5 +237,5 @@ select r.file_no, r.run_id, coalesce(r.trace ->> 'name', 'langfuse') as agent, m
        json_object('tags', r.trace -> 'tags', 'sessionId', r.trace -> 'sessionId', 'userId', r.trace -> 'userId',
                    'environment', r.trace -> 'environment') as labels,
        -- no catalogue size is recorded: estimated from the tool definitions sent (see docs/costs.md)
-       s.catalogue_tokens
-from _lf_runs r left join summary s using (file_no) left join models m using (file_no);
+       c.catalogue_tokens
+from _lf_runs r left join summary s using (file_no) left join models m using (file_no) left join catalogue c using (file_no);

@@ -17,7 +17,12 @@ rejected record).
   ``cache_read_input_tokens`` / ``cache_creation_input_tokens``; OpenInference
   ``llm.token_count.prompt_details.cache_read`` / ``cache_write``). Uncached input is what is
   left — unless the cache counts exceed the input, in which case the instrumentation reported
-  them apart and the input is taken as uncached.
+  them apart and the input is taken as uncached. A cache count the span leaves out is unknown
+  (NULL; its share stays in the uncached input and the call's cost is unknown), and so are
+  1-hour cache writes, which the conventions do not count — except for models whose provider
+  bills no cache writes (OpenAI, Gemini: ``zero_buckets``), whose writes are 0.
+- Catalogue: the tools a model span was offered, from ``gen_ai.tool.definitions`` (opt-in), else
+  OpenInference ``llm.tools.N.tool.json_schema``; whether a tool changes the world is not recorded.
 - Tool calls: ``gen_ai.tool.call.id`` (else the span id), ``gen_ai.tool.name``, arguments from
   ``gen_ai.tool.call.arguments``; spans do not say which model call asked, so the latest model
   step before the tool is taken as the asker. A tool result's size is known only when the span
@@ -31,7 +36,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..sql_text import string_literal
 from .base import TranscriptFormat
+
+# Models whose providers bill no cache writes, matched on the model name without any routing prefix
+# (``openai/``, ``projects/…/models/``): OpenAI caches prompts automatically and bills only the reads;
+# Gemini bills reads of its implicit cache, and an explicit cache is made by a call of its own, outside
+# the trace. For them a cache-write bucket the record leaves out is 0; for any other model it is unknown.
+NO_CACHE_WRITES = r"^(ft:)?(gpt-|chatgpt-|o[1-9]([-.]|$)|codex-|gemini-)"
+NO_CACHE_WRITES_WHY = ("OpenAI (gpt-*, o-series) and Gemini models only: their providers bill no cache writes "
+                       "(OpenAI caches prompts automatically; Gemini's explicit caches are made by a call of their own)")
 
 
 class OpenTelemetry(TranscriptFormat):
@@ -39,12 +53,22 @@ class OpenTelemetry(TranscriptFormat):
     description = "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)"
     input = "text"
     facts: ClassVar[dict[str, str]] = {
-        "usage": "gen_ai.usage.* attributes", "timestamps": "span start and end times",
+        "usage": "gen_ai.usage.* attributes (a cache count a span leaves out is unknown)",
+        "timestamps": "span start and end times",
         "tool_status": "span status (ERROR, else unset as the conventions say)",
         "result_size": "gen_ai.tool.call.result, when recorded", "context_size": "gen_ai.usage.input_tokens",
+        "catalogue": "gen_ai.tool.definitions (opt-in), else OpenInference llm.tools.N.tool.json_schema",
         "run_status": "inferred from span status and end times",
     }
     inferred = frozenset({"run_status"})
+    # No real OTLP capture is in the shared corpora; tests/fixtures/otel is written by this project.
+    examples: ClassVar[dict[str, str]] = dict.fromkeys(
+        facts, "(no real file: the shared corpora hold no OTLP capture; tests/fixtures/otel holds spans this project "
+               "wrote to the documented conventions)")
+    zero_buckets: ClassVar[dict[str, str]] = {"cache_write_5m": NO_CACHE_WRITES_WHY, "cache_write_1h": NO_CACHE_WRITES_WHY}
+
+    def sql_values(self) -> dict[str, str]:
+        return {"no_cache_writes": string_literal(NO_CACHE_WRITES)}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

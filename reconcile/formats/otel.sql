@@ -113,24 +113,32 @@ from _ot o join _ot_runs r using (file_no, record_no)
 where o.trace_id is not null and o.span_id is not null and o.start_ts is not null
   and (not o.end_given or o.end_ts is not null) and o.role in ('agent', 'model', 'tool');
 
+-- The model's provider bills no cache writes (OpenAI, Gemini; see otel.NO_CACHE_WRITES).
+create or replace temp macro _ot_no_cache_writes(model) as
+    regexp_matches(lower(regexp_replace(coalesce(model, ''), '^.*/', '')), {{ no_cache_writes }});
+
 create or replace temp table _ot_steps as
 select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
        s.start_ts as started_at,
        floor((s.end_ns - s.start_ns) / 1000000) as ms,
        staged_number(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
                               otel_attr(a, 'llm.token_count.prompt'))) as input_all,
-       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
-                                       otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
-                                       otel_attr(a, 'llm.token_count.prompt_details.cache_read'))), 0) as cached,
-       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
-                                       otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
-                                       otel_attr(a, 'llm.token_count.prompt_details.cache_write'))), 0) as written,
+       -- a cache count the span leaves out is unknown
+       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
+                              otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
+                              otel_attr(a, 'llm.token_count.prompt_details.cache_read'))) as cached,
        staged_number(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
                               otel_attr(a, 'llm.token_count.completion'))) as output,
        staged_number(coalesce(otel_attr(a, 'gen_ai.usage.reasoning.output_tokens'),
                               otel_attr(a, 'llm.token_count.completion_details.reasoning'))) as reasoning,
        coalesce(otel_attr(a, 'gen_ai.response.model'), otel_attr(a, 'gen_ai.request.model'),
                 otel_attr(a, 'llm.model_name')) as model,
+       -- a write count too, but for models whose provider bills none (on a span that records usage)
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
+                                       otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
+                                       otel_attr(a, 'llm.token_count.prompt_details.cache_write'))),
+                case when coalesce(input_all, cached, output) is not null and _ot_no_cache_writes(model) then 0 end)
+           as written,
        coalesce(otel_attr(a, 'gen_ai.provider.name'), otel_attr(a, 'gen_ai.system'), otel_attr(a, 'llm.provider')) as provider,
        coalesce(a['gen_ai.response.finish_reasons'] ->> '$.arrayValue.values[0].stringValue',
                 otel_attr(a, 'gen_ai.response.finish_reasons')) as finish_reason,
@@ -162,19 +170,23 @@ select s.file_no, s.run_id, s.idx::integer as idx, s.role as kind, s.started_at,
        case when s.role = 'model' then s.model end as model,
        case when s.role = 'model' then s.provider end as provider,
        case when s.role = 'model' then s.response_id end as response_id,
-       case when s.role = 'model' then case when s.input_all >= s.cached + s.written
-            then s.input_all - s.cached - s.written else s.input_all end end as input_uncached,
+       -- the input holds the cache reads and writes (the conventions say so); counts beyond it were reported
+       -- apart, and the input is then all uncached. With a count unknown, its share stays in the input.
+       case when s.role = 'model' then case when s.input_all >= coalesce(s.cached, 0) + coalesce(s.written, 0)
+            then s.input_all - coalesce(s.cached, 0) - coalesce(s.written, 0) else s.input_all end end as input_uncached,
        case when s.role = 'model' then s.cached end as cache_read,
        case when s.role = 'model' then s.written end as cache_write_5m,
-       case when s.role = 'model' then 0 end as cache_write_1h,
+       -- the conventions have no 1-hour write count: known (0) only where the provider bills no writes
+       case when s.role = 'model' and _ot_no_cache_writes(s.model)
+                 and coalesce(s.input_all, s.cached, s.output) is not null then 0 end as cache_write_1h,
        case when s.role = 'model' then s.output end as output_tokens,
        case when s.role = 'model' then s.reasoning end as reasoning_tokens,
        case when s.role = 'model' then s.finish_reason end as finish_reason,
        case when s.role = 'model' then s.idx = lm.idx and s.idx > coalesce(lt.idx, -1) end as is_final,
        case when s.role = 'model' then left(s.output_value, 4000) end as output_text,
        case when s.role = 'model' then sha256(s.output_value) end as output_sha256,
-       case when s.role = 'model' then case when s.input_all >= s.cached + s.written then s.input_all
-            else s.input_all + s.cached + s.written end end as context_tokens,
+       case when s.role = 'model' then case when s.input_all >= coalesce(s.cached, 0) + coalesce(s.written, 0)
+            then s.input_all else s.input_all + coalesce(s.cached, 0) + coalesce(s.written, 0) end end as context_tokens,
        case when s.role = 'tool' then coalesce(s.tool_name, s.name) end as tool_name,
        case when s.role = 'tool' then s.call_id end as call_id,
        c.args,
@@ -184,6 +196,27 @@ from _ot_steps s
 left join last_tool lt on lt.file_no = s.file_no and lt.run_id = s.run_id
 left join last_model lm on lm.file_no = s.file_no and lm.run_id = s.run_id
 left join _stage_calls c on s.role = 'tool' and c.file_no = s.file_no and c.run_id = s.run_id and c.call_id = s.call_id;
+
+-- The tools a model span was offered: gen_ai.tool.definitions (a JSON array, opt-in), else OpenInference's
+-- llm.tools.N.tool.json_schema; a run's catalogue is every tool its spans offered. Whether a tool changes
+-- the world is not recorded.
+create or replace temp table _stage_tools as
+with offered as (
+    select file_no, run_id, record_no, def
+    from (select *, case when json_valid(otel_attr(a, 'gen_ai.tool.definitions'))
+                         then json_list(otel_attr(a, 'gen_ai.tool.definitions')::json) end as defs
+          from _ot_loaded where role = 'model'),
+         lateral (select unnest(defs) as def)
+    union all
+    select file_no, run_id, record_no, case when json_valid(otel_attr(a, k)) then otel_attr(a, k)::json end
+    from (select *, unnest(map_keys(a)) as k from _ot_loaded
+          where role = 'model' and otel_attr(a, 'gen_ai.tool.definitions') is null)
+    where regexp_full_match(k, 'llm\.tools\.\d+\.tool\.json_schema') and json_valid(otel_attr(a, k))
+)
+select file_no, run_id, coalesce(def ->> '$.name', def ->> '$.function.name') as name, null::boolean as side_effect,
+       null::boolean as allow_repeat, max(ceil(octet_length(encode(def::varchar)) / 4))::integer as schema_tokens
+from offered where coalesce(def ->> '$.name', def ->> '$.function.name') is not null
+group by all;
 
 create or replace temp table _stage_runs as
 with per_run as (

@@ -222,7 +222,7 @@ case("limits-langfuse", "numbers at and beyond type limits", "langfuse",
                                                           "lf-frac.json", "lf-cost.json")},
              "lf-ok.json": ("loaded", 4, 4, 0, 0)},
      rejects={"lf-2p63.json": [(2, 'field "input_uncached" is 9.223372036854776e+18')],
-              "lf-1e308.json": [(2, 'field "input_uncached" is ')], "lf-neg.json": [(2, 'field "input_uncached" is -5')],
+              "lf-1e308.json": [(2, 'field "input_uncached" is ')], "lf-neg.json": [(2, '"usageDetails" "input" is -5')],
               "lf-frac.json": [(2, 'field "input_uncached" is 1.5')],
               "lf-cost.json": [(2, 'field "harness_cost_micros" is ')]})
 
