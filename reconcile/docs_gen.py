@@ -24,7 +24,8 @@ RELATIONS = {
                   "follows the call (the harness is mid-call); otherwise its result is lost.",
     "run_costs": "One row a run: its cost by reconcile's prices (`ours_micros`, and whether every call could be "
                  "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
-                 "own costs), and what is unknown (unpriced tokens, calls without usage). `--cost-source` picks.",
+                 "own costs), and what is unknown (unpriced tokens, calls without usage or with a token bucket "
+                 "unknown). `--cost-source` picks.",
     "runs": "The canonical run records as loaded (the ledger counters are the harness's own, never recomputed).",
     "steps": "The canonical steps as loaded; usage buckets are disjoint and reasoning is a subset of output.",
     "run_tools": "Each run's tool catalogue: side-effect and allow-repeat flags, schema size in tokens.",

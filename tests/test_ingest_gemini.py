@@ -213,8 +213,7 @@ def test_cache_writes_are_0_where_a_message_was_counted(gemini):
 def test_one_session_in_a_json_and_its_migrated_jsonl_loads_once(tmp_path):
     """Resuming a legacy session, Gemini CLI copies it whole into <name>.jsonl and appends there: one run, counted once.
 
-    Which copy is kept is the landing's rule (the first file in path order: the .json here), though the .jsonl
-    holds the resumed turns too; see the report of this change.
+    The fuller copy is kept (the landing's rule): the .jsonl, which holds the resumed turns too.
     """
     data = json.loads(LEGACY.read_text(encoding="utf-8"))
     chats = tmp_path / "chats"
@@ -231,12 +230,13 @@ def test_one_session_in_a_json_and_its_migrated_jsonl_loads_once(tmp_path):
     runs = con.execute("select run_id, source_file from runs").fetchall()
     assert len(runs) == 1 and runs[0][0] == data["sessionId"]
     kept = runs[0][1]
-    other = next(f for f in report.files if f.path != kept)
+    assert kept == str(migrated)
+    (other,) = [f for f in report.files if f.path != kept]  # reported once, as it ended: skipped after the takeover
     assert other.loaded == 0 and other.skipped == other.lines
     assert any(f"run {data['sessionId']} was already loaded from {kept}" in str(n) for n in other.notes)
     legacy_total = independent(LEGACY)["total"]
     total = con.execute("select sum(total_tokens) from run_view").fetchall()[0][0]
-    assert total in (legacy_total, legacy_total + resumed["tokens"]["total"])  # one copy's tokens, never both
+    assert total == legacy_total + resumed["tokens"]["total"]  # the fuller copy's tokens, never both
     con.close()
 
 

@@ -105,3 +105,29 @@ def test_the_shared_landing_names_no_format():
     landing = (ROOT / "reconcile" / "ingest" / "landing.py").read_text()
     for name in formats.FORMATS:
         assert f"'{name}'" not in landing and f'"{name}"' not in landing, name
+
+
+def _copies(tmp_path):
+    """One native run in two files: a short copy (cut after its first step) and the whole run."""
+    from journals import journal_file
+
+    whole = journal_file(tmp_path / "b_whole.jsonl", runs=("r1",))
+    lines = whole.read_text().splitlines()
+    short = tmp_path / "a_short.jsonl"
+    short.write_text("\n".join(lines[:2]) + "\n")  # run_start and the first model step: path order puts it first
+    return short, whole, len(lines)
+
+
+@pytest.mark.parametrize("order", ["one batch", "short first", "whole first"])
+def test_a_run_in_two_files_is_loaded_once_from_its_fullest_copy(tmp_path, order):
+    short, whole, whole_lines = _copies(tmp_path)
+    con = store.connect(tmp_path / "s.duckdb")
+    files = {"one batch": [[short, whole]], "short first": [[short], [whole]], "whole first": [[whole], [short]]}[order]
+    reports = [ingest(con, batch) for batch in files]
+    assert con.execute("select run_id, source_file from runs").fetchall() == [("r1", str(whole))]
+    assert con.execute("select count(*) from steps").fetchone()[0] == whole_lines - 2  # all but run_start and run_end
+    last = {f.path: f for report in reports for f in report.files}  # as each file ended
+    assert last[str(short)].loaded == 0 and last[str(short)].skipped == 2
+    assert any(f"run r1 was already loaded from {whole}" in str(n) for n in last[str(short)].notes)
+    for report in reports:
+        assert len({f.path for f in report.files}) == len(report.files)  # a file taken over is reported once

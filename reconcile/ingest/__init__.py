@@ -61,7 +61,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
             progress(Path(group[0][0]), done, done + len(queue) + len(group))
         done += len(group)
         results, reloads = load_files(con, group, fmt, forced is not None)
-        report.files += results
+        again = {str(path) for path in reloads}  # taken over by a fuller copy: its result is the one after
+        report.files = [f for f in report.files if f.path not in again] + [f for f in results if f.path not in again]
         _requeue(queue, reloads)
     report.files.sort(key=lambda f: f.path)
     if any(f.loaded for f in report.files):

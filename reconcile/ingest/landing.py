@@ -5,8 +5,8 @@ A format's staging SQL (see ``reconcile.formats.base``) leaves ``_stage_records`
 Everything after that is the same for every format and lives here, once:
 
 1. the input: lines (validated, typed), documents or text, and the files they came from;
-2. ownership: a run another file already loaded (or an earlier file of the batch) is skipped,
-   every record of it noted "run X was already loaded from F";
+2. ownership: a run kept in several files is loaded from its fullest copy (most steps; the first in
+   path order among equals); every record of another copy is noted "run X was already loaded from F";
 3. canonical arguments, argument hashes and idempotency keys, in one pass over all calls;
 4. tool steps take what their call knows (tool name, arguments, key) and their catalogue entry
    (side effect); result sizes are estimated from result text (UTF-8 bytes / 4) where the format
@@ -237,24 +237,36 @@ def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
 
 
 def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
-    """A run kept in several files belongs to the first of them in path order (as a fresh ingest would have it).
+    """A run kept in several files belongs to the fullest copy: the one with most steps (a session resumed
+    into a new file, or appended to, holds the older copy and more), the first in path order among equals —
+    as a fresh ingest would have it, whatever the order the files came in.
 
-    Here: a run an earlier file of this batch staged, or a stored file earlier in order loaded, is
-    skipped ("already loaded from …") and the deferral recorded; a run a stored file *later* in
-    order loaded is taken over — that file is forgotten (``_takeovers``) and loaded again after.
+    Here: a run a better copy of this batch staged, or a stored file holds better, is skipped ("already
+    loaded from …") and the deferral recorded; a run a stored file holds worse is taken over — that file
+    is forgotten (``_takeovers``) and loaded again after.
     """
     con.execute(
         """create or replace temp table _owners as
-        with staged as (select distinct s.file_no, s.run_id, f.path from _stage_runs s join _files f using (file_no)),
+        with staged as (
+            select s.file_no, s.run_id, f.path,
+                   (select count(*) from _stage_steps t where t.file_no = s.file_no and t.run_id = s.run_id) as steps
+            from (select distinct file_no, run_id from _stage_runs) s join _files f using (file_no)
+        ),
+        held as (  -- the stored copy of each staged run, from another file
+            select r.run_id, min(r.source_file) as path,
+                   (select count(*) from steps t where t.run_id = r.run_id) as steps
+            from runs r where exists (select 1 from staged s where s.run_id = r.run_id and s.path <> r.source_file)
+            group by r.run_id
+        ),
         claimed as (
-            select s.file_no, s.run_id, s.path,
-                   (select min(r.source_file) from runs r where r.run_id = s.run_id and r.source_file <> s.path) as stored,
-                   (select arg_min(e.path, e.file_no) from staged e where e.run_id = s.run_id and e.file_no < s.file_no)
-                       as earlier
-            from staged s
+            select s.file_no, s.run_id, s.path, h.path as stored,
+                   h.steps > s.steps or (h.steps = s.steps and h.path < s.path) as stored_better,
+                   (select arg_min(e.path, [-e.steps, e.file_no]) from staged e where e.run_id = s.run_id
+                      and (e.steps > s.steps or (e.steps = s.steps and e.file_no < s.file_no))) as better
+            from staged s left join held h using (run_id)
         )
-        select file_no, run_id, path, coalesce(earlier, case when stored < path then stored end) as owner,
-               case when earlier is null and stored > path then stored end as outranked
+        select file_no, run_id, path, coalesce(better, case when stored_better then stored end) as owner,
+               case when better is null and stored is not null and not stored_better then stored end as outranked
         from claimed"""
     )
     for (outranked,) in con.execute("select distinct outranked from _owners where outranked is not null").fetchall():
