@@ -103,8 +103,8 @@ def cost_command(
         report = cost_report(con, by, scope.since, scope.until, cost_source)
     if not output(cost_sheet(report, by, scope.zone, cost_source), json_out, csv_out, parquet, json_data=report):
         return None
-    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"],
-                                    title="Cost per completed task (total cost / success rate)")))
+    title = "Cost per completed task (spend / succeeded runs: cost per run ÷ success rate)"
+    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"], title=title)))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")
