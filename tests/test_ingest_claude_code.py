@@ -36,8 +36,10 @@ def totals(con, session, folder, model=None):
     return con.execute(
         """select sum(input_uncached), sum(output_tokens), sum(cache_write_5m + cache_write_1h), sum(cache_read)
            from steps join runs using (run_id)
-           where coalesce(parent_run_id, run_id) = ? and starts_with(source_file, ?) and (? is null or steps.model = ?)""",
-        [session, str(folder), model, model]).fetchall()[0]
+           -- ccusage's sessions are files: <id>.jsonl and its subagents/ folder (an old side-chain file apart)
+           where (source_file like '%/' || $s || '.jsonl' or source_file like '%/' || $s || '/subagents/%')
+             and starts_with(source_file, $folder) and ($model is null or steps.model = $model)""",
+        {"s": session, "folder": str(folder), "model": model}).fetchall()[0]
 
 
 @pytest.mark.parametrize("folder", sorted(FOLDERS))
@@ -165,8 +167,10 @@ def test_a_run_is_named_by_the_ids_on_its_lines(sessions):
     assert runs[SHORT] == (None, "short.jsonl") and runs[TOOL_HEAVY] == (None, "tool_heavy.jsonl")
     session = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
     assert runs[f"{session}/agent-aac57f5"] == (session, "agent-aac57f5.jsonl")  # agentId aac57f5, sessionId: its parent
-    # side-chain lines with the session's own sessionId and no agentId: no id of their own, the file name kept
-    assert runs["agent-test-hash-123"] == (None, "agent-test-hash-123.jsonl")
+    # an old side-chain file: its lines carry their session's sessionId and no agentId — a child of that session,
+    # named by its file
+    parent = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert runs[f"{parent}/agent-test-hash-123"] == (parent, "agent-test-hash-123.jsonl")
 
 
 def test_the_same_session_in_two_files_is_loaded_once_and_said_so(tmp_path, con):

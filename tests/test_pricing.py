@@ -43,10 +43,11 @@ def test_every_step_costs_what_genai_prices_calc_price_says(claude):
 @pytest.mark.parametrize("folder", ["spotter-real-sessions", "claude-code-viewer"])
 def test_session_cost_is_within_half_a_percent_of_ccusage(claude, folder):
     reference = json.loads((REAL / "ccusage-reference" / f"v20.0.24_{folder}_session.json").read_text())
-    for session in reference["sessions"]:
-        ours = claude.execute("""select sum(cost_micros) from run_view where coalesce(parent_run_id, run_id) = ?
-                                 and starts_with(source_file, ?)""",
-                              [session["sessionId"], str(REAL / folder)]).fetchall()[0][0]
+    for session in reference["sessions"]:  # ccusage's sessions are files: <id>.jsonl and its subagents/ folder
+        ours = claude.execute("""select sum(cost_micros) from run_view
+                                 where (source_file like '%/' || $s || '.jsonl' or source_file like '%/' || $s || '/subagents/%')
+                                   and starts_with(source_file, $folder)""",
+                              {"s": session["sessionId"], "folder": str(REAL / folder)}).fetchall()[0][0]
         assert abs(ours / 1e6 - session["totalCost"]) <= 0.005 * session["totalCost"], session["sessionId"]
 
 

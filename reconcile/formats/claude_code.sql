@@ -7,8 +7,9 @@
 --   its lines, else the last line's), the file name only when no line carries one;
 -- - a subagent transcript (under <session>/subagents/, or side-chain lines carrying an agentId) is the
 --   child run <sessionId>/agent-<agentId> of its session;
--- - an older side-chain file (agent-<hash>.jsonl beside its session, no agentId) keeps its file name,
---   unlinked, as ccusage reports it.
+-- - an older side-chain file (agent-<hash>.jsonl beside its session, all its lines side-chain, no agentId)
+--   is the child run <sessionId>/<file name> of the session its lines name (ccusage lists it apart, by
+--   its file name; reconcile keeps the link the transcript records).
 -- The same run in two files (a copy, a second folder) is loaded once: the landing skips the later file.
 create or replace temp table _cc_files as
 with ids as (
@@ -29,9 +30,9 @@ named as (
 )
 select file_no,
        case when subagent then coalesce(session, grandparent_name) || '/' || coalesce('agent-' || agent_id, stem)
-            when all_side then stem  -- its sessionId is its parent's, and it records no id of its own
+            when all_side then coalesce(session || '/', '') || stem  -- its sessionId is its parent's; no id of its own
             else coalesce(session, stem) end as run_id,
-       case when subagent then coalesce(session, grandparent_name) end as parent_run_id
+       case when subagent then coalesce(session, grandparent_name) when all_side then session end as parent_run_id
 from named;
 
 -- Side-chain lines get a label: the agent id, else one per side chain (a chain starts at a line with no parent).
