@@ -246,24 +246,31 @@ def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
     is forgotten (``_takeovers``) and loaded again after.
     """
     con.execute(
+        """create or replace temp table _copies as
+        select s.file_no, s.run_id, f.path, coalesce(n.steps, 0) as steps
+        from (select distinct file_no, run_id from _stage_runs) s join _files f using (file_no)
+        left join (select file_no, run_id, count(*) as steps from _stage_steps group by all) n using (file_no, run_id)"""
+    )
+    # the stored copy of a staged run, from another file (rare): its steps counted only then, never the whole store
+    con.execute(
+        """create or replace temp table _held as
+        select r.run_id, r.source_file as path, 0::bigint as steps from runs r
+        where exists (select 1 from _copies c where c.run_id = r.run_id and c.path <> r.source_file)"""
+    )
+    if con.execute("select count(*) from _held").fetchone()[0]:
+        con.execute(
+            """update _held set steps = n.steps
+            from (select run_id, count(*) as steps from steps where run_id in (select run_id from _held)
+                  group by run_id) n where n.run_id = _held.run_id"""
+        )
+    con.execute(
         """create or replace temp table _owners as
-        with staged as (
-            select s.file_no, s.run_id, f.path,
-                   (select count(*) from _stage_steps t where t.file_no = s.file_no and t.run_id = s.run_id) as steps
-            from (select distinct file_no, run_id from _stage_runs) s join _files f using (file_no)
-        ),
-        held as (  -- the stored copy of each staged run, from another file
-            select r.run_id, min(r.source_file) as path,
-                   (select count(*) from steps t where t.run_id = r.run_id) as steps
-            from runs r where exists (select 1 from staged s where s.run_id = r.run_id and s.path <> r.source_file)
-            group by r.run_id
-        ),
-        claimed as (
+        with claimed as (
             select s.file_no, s.run_id, s.path, h.path as stored,
                    h.steps > s.steps or (h.steps = s.steps and h.path < s.path) as stored_better,
-                   (select arg_min(e.path, [-e.steps, e.file_no]) from staged e where e.run_id = s.run_id
+                   (select arg_min(e.path, [-e.steps, e.file_no]) from _copies e where e.run_id = s.run_id
                       and (e.steps > s.steps or (e.steps = s.steps and e.file_no < s.file_no))) as better
-            from staged s left join held h using (run_id)
+            from _copies s left join _held h using (run_id)
         )
         select file_no, run_id, path, coalesce(better, case when stored_better then stored end) as owner,
                case when better is null and stored is not null and not stored_better then stored end as outranked
