@@ -26,9 +26,9 @@ import duckdb
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..errors import BadInput, InternalError
 from .accounting import account_records, record_outcomes
-from .bookkeeping import forget_file
 from .result import FileCounts
 from .lines import BOM_SQL
+from .ownership import settle_ownership
 from .ranges import create_staging_macros, guard_sql
 from .validate import check_lines
 
@@ -72,7 +72,7 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         columns = _check_staged(con, fmt)
         _canonical_arguments(con)
         _guard_ranges(con, columns)
-        _settle_ownership(con)
+        settle_ownership(con)
         _land_calls(con)
         _land_steps(con, columns["_stage_steps"])
         _land_runs(con, fmt, columns["_stage_runs"])
@@ -234,61 +234,6 @@ def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
         from _canon k join _stage_steps s on k.doc = 's' || s._sid
         where k.problem is not null"""
     )
-
-
-def _settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
-    """A run kept in several files belongs to the fullest copy: the one with most steps (a session resumed
-    into a new file, or appended to, holds the older copy and more), the first in path order among equals —
-    as a fresh ingest would have it, whatever the order the files came in.
-
-    Here: a run a better copy of this batch staged, or a stored file holds better, is skipped ("already
-    loaded from …") and the deferral recorded; a run a stored file holds worse is taken over — that file
-    is forgotten (``_takeovers``) and loaded again after.
-    """
-    con.execute(
-        """create or replace temp table _copies as
-        select s.file_no, s.run_id, f.path, coalesce(n.steps, 0) as steps
-        from (select distinct file_no, run_id from _stage_runs) s join _files f using (file_no)
-        left join (select file_no, run_id, count(*) as steps from _stage_steps group by all) n using (file_no, run_id)"""
-    )
-    # the stored copy of a staged run, from another file (rare): its steps counted only then, never the whole store
-    con.execute(
-        """create or replace temp table _held as
-        select r.run_id, r.source_file as path, 0::bigint as steps from runs r
-        where exists (select 1 from _copies c where c.run_id = r.run_id and c.path <> r.source_file)"""
-    )
-    if con.execute("select count(*) from _held").fetchone()[0]:
-        con.execute(
-            """update _held set steps = n.steps
-            from (select run_id, count(*) as steps from steps where run_id in (select run_id from _held)
-                  group by run_id) n where n.run_id = _held.run_id"""
-        )
-    con.execute(
-        """create or replace temp table _owners as
-        with claimed as (
-            select s.file_no, s.run_id, s.path, h.path as stored,
-                   h.steps > s.steps or (h.steps = s.steps and h.path < s.path) as stored_better,
-                   (select arg_min(e.path, [-e.steps, e.file_no]) from _copies e where e.run_id = s.run_id
-                      and (e.steps > s.steps or (e.steps = s.steps and e.file_no < s.file_no))) as better
-            from _copies s left join _held h using (run_id)
-        )
-        select file_no, run_id, path, coalesce(better, case when stored_better then stored end) as owner,
-               case when better is null and stored is not null and not stored_better then stored end as outranked
-        from claimed"""
-    )
-    for (outranked,) in con.execute("select distinct outranked from _owners where outranked is not null").fetchall():
-        forget_file(con, outranked)  # its runs are this file's now; it is loaded again after
-        con.execute("insert into _takeovers values (?)", [outranked])
-    con.execute("insert into ingest_deferrals select path, run_id, owner from _owners where owner is not null")
-    con.execute("delete from _owners where owner is null")
-    con.execute(
-        """update _stage_records set decision = 'skip', note = 'run ' || o.run_id || ' was already loaded from ' || o.owner
-        from _owners o where _stage_records.file_no = o.file_no and _stage_records.run_id = o.run_id
-          and _stage_records.decision <> 'reject'"""
-    )
-    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
-        con.execute(f"delete from {table} where exists (select 1 from _owners o "
-                    f"where o.file_no = {table}.file_no and o.run_id = {table}.run_id)")
 
 
 def _canonical_arguments(con: duckdb.DuckDBPyConnection) -> None:
