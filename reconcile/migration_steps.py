@@ -1,7 +1,7 @@
 """The schema's steps, oldest first: each ``mNNN_what(con)`` changes the store once (see ``reconcile.migrations``).
 
-A step that has shipped is never edited: change the schema by adding the next one, and list it in
-``reconcile.migrations.MIGRATIONS``.
+A step that has shipped is never edited: change the schema by adding the next one (its number
+places it: ``reconcile.migrations.MIGRATIONS`` takes the steps in name order).
 """
 
 from __future__ import annotations

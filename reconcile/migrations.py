@@ -11,46 +11,19 @@ breaks the delete-then-reinsert a re-ingested file needs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 
 import duckdb
 
-from .migration_steps import (
-    m001_runs_and_steps,
-    m002_ingest_bookkeeping,
-    m003_tool_calls,
-    m004_findings,
-    m005_run_parents,
-    m006_prices,
-    m007_provider_usage,
-    m008_inferred_status,
-    m009_price_lookup,
-    m010_ingest_deferrals,
-    m011_file_stamps,
-    m012_working_time,
-    m013_harness_policy,
-    m014_unknown_side_effects,
-)
+from . import migration_steps
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 
-MIGRATIONS: list[Migration] = [
-    m001_runs_and_steps,
-    m002_ingest_bookkeeping,
-    m003_tool_calls,
-    m004_findings,
-    m005_run_parents,
-    m006_prices,
-    m007_provider_usage,
-    m008_inferred_status,
-    m009_price_lookup,
-    m010_ingest_deferrals,
-    m011_file_stamps,
-    m012_working_time,
-    m013_harness_policy,
-    m014_unknown_side_effects,
-]
+# the steps in order: their names say it (m001_…, m002_…)
+MIGRATIONS: list[Migration] = [getattr(migration_steps, name) for name in sorted(vars(migration_steps))
+                               if re.fullmatch(r"m\d{3}_\w+", name)]
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
