@@ -41,12 +41,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from .base import TranscriptFormat, sql_list
-
-# Providers that bill no cache writes: a call of theirs without input_tokens_cache_write wrote none.
-# OpenAI's prompt caching is automatic and free to write; Gemini's implicit caching likewise (an explicit
-# cache is created by its own API call, never by a generation).
-NO_CACHE_WRITES = ("openai", "google")
+from .base import TranscriptFormat
+from ..billing import NO_CACHE_WRITES_WHY
 
 # A zip's first member name follows 26 bytes of header (time, CRC, sizes). The head arrives decoded as UTF-8
 # with replacement, where some of those bytes may pair into one character, so the name is looked for
@@ -87,8 +83,7 @@ class InspectAi(TranscriptFormat):
                   "cost_limit, as Inspect's EvalConfig documents them; tests/test_ingest_inspect_ai.py sets them)",
     }
     zero_buckets: ClassVar[dict[str, str]] = {
-        "cache_write_5m": "0 on calls of providers that bill no cache writes (openai, google: their caching is free to "
-                          "write) when input_tokens_cache_write is absent; any other provider's absent writes are unknown",
+        "cache_write_5m": NO_CACHE_WRITES_WHY + "; any other model's absent input_tokens_cache_write is unknown",
         "cache_write_1h": "Inspect records one write bucket and asks for Anthropic's default 5-minute cache only "
                           "(cache_control {\"type\": \"ephemeral\"}); the other providers it drives have no 1-hour "
                           "writes: every call that records usage wrote none for an hour",
@@ -102,9 +97,6 @@ class InspectAi(TranscriptFormat):
         if _ZIP_HEAD.match(text):
             return True
         return not values and re.match(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', text) is not None
-
-    def sql_values(self) -> dict[str, str]:
-        return {"no_cache_writes": sql_list(NO_CACHE_WRITES)}
 
 
 FORMAT = InspectAi()

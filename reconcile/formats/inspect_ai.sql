@@ -79,7 +79,7 @@ buckets as (
     select *, staged_number(u ->> 'input_tokens') as input, staged_number(u ->> 'input_tokens_cache_read') as read,
            -- a provider that bills no cache writes wrote none; any other's absent count is unknown (zero_buckets)
            coalesce(staged_number(u ->> 'input_tokens_cache_write'),
-                    case when has_usage and provider in ({{ no_cache_writes }}) then 0 end) as written,
+                    case when has_usage and bills_no_cache_writes(e ->> 'model') then 0 end) as written,
            -- before 0.3.184 OpenAI and the others count cache reads (and writes) inside input_tokens; Anthropic never did
            input_excludes_cache or provider = 'anthropic' as apart
     from model
@@ -149,7 +149,7 @@ with counted as (
            case when s.input_excludes_cache or split_part(m.key, '/', 1) = 'anthropic'
                 then staged_number(m.value ->> 'input_tokens') + staged_number(m.value ->> 'input_tokens_cache_read')
                      + coalesce(staged_number(m.value ->> 'input_tokens_cache_write'),
-                                case when split_part(m.key, '/', 1) in ({{ no_cache_writes }}) then 0 end)
+                                case when bills_no_cache_writes(m.key) then 0 end)
                 else staged_number(m.value ->> 'input_tokens') end as input
     from _ia_samples s join _stage_records r on r.file_no = s.file_no and r.record_no = s.record_no,
          json_each(s.sample -> 'model_usage') m

@@ -41,9 +41,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..sql_text import string_literal
 from .base import TranscriptFormat
-from .otel import NO_CACHE_WRITES, NO_CACHE_WRITES_WHY
+from ..billing import NO_CACHE_WRITES_WHY
 
 
 class Langfuse(TranscriptFormat):
@@ -72,9 +71,6 @@ class Langfuse(TranscriptFormat):
         "run_status": "langfuse-framework-traces/openai-agents-2025-09-30.trace.json",
     }
     zero_buckets: ClassVar[dict[str, str]] = {"cache_write_5m": NO_CACHE_WRITES_WHY, "cache_write_1h": NO_CACHE_WRITES_WHY}
-
-    def sql_values(self) -> dict[str, str]:
-        return {"no_cache_writes": string_literal(NO_CACHE_WRITES)}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

@@ -92,14 +92,11 @@ create or replace temp macro _lf_sum(u, keep) as
     list_sum(list_transform(list_filter(json_keys(u), keep),
                             lambda k: staged_number(json_extract_string(u, '$."' || k || '"'))));
 
--- The model's provider bills no cache writes (OpenAI, Gemini): an absent write bucket is 0, and "input" holds
--- every input token (a cache read is part of it, or a key of its own).
-create or replace temp macro _lf_no_cache_writes(model) as
-    regexp_matches(lower(regexp_replace(coalesce(model, ''), '^.*/', '')), {{ no_cache_writes }});
-
+-- A model whose provider bills no cache writes (OpenAI, Gemini: bills_no_cache_writes): an absent write bucket
+-- is 0, and "input" holds every input token (a cache read is part of it, or a key of its own).
 create or replace temp table _stage_steps as
 with keys as (
-    select file_no, idx, _lf_no_cache_writes(o.model) as no_writes,
+    select file_no, idx, bills_no_cache_writes(o.model) as no_writes,
            regexp_matches(lower(regexp_replace(coalesce(o.model, ''), '^.*/', '')), '^gemini-') as gemini,
            staged_number(u ->> 'total') as total,
            _lf_sum(u, lambda k: k in ('input', 'input_tokens')) as input,

@@ -36,9 +36,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 
-from ..sql_text import string_literal
 from .base import TranscriptFormat
-from .otel import NO_CACHE_WRITES, NO_CACHE_WRITES_WHY
+from ..billing import NO_CACHE_WRITES_WHY
 
 
 class OpenHands(TranscriptFormat):
@@ -70,9 +69,6 @@ class OpenHands(TranscriptFormat):
         "cache_write_1h": "OpenHands marks the prompt parts it caches cache_control {'type': 'ephemeral'} with no ttl "
                           "(openhands/core/message.py): Anthropic's 5-minute cache; it never writes the 1-hour one",
     }
-
-    def sql_values(self) -> dict[str, str]:
-        return {"no_cache_writes": string_literal(NO_CACHE_WRITES)}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

@@ -88,8 +88,7 @@ usage as (
                     staged_number(mr ->> '$.usage.prompt_tokens_details.cached_tokens')) as cached,
            coalesce(staged_number(mr ->> '$.usage.cache_creation_input_tokens'),
                     case when mr ->> '$.usage' is not null
-                              and regexp_matches(lower(regexp_replace(coalesce(mr ->> 'model', ''), '^.*/', '')),
-                                                 {{ no_cache_writes }}) then 0 end) as written
+                              and bills_no_cache_writes(mr ->> 'model') then 0 end) as written
     from responses
 ),
 last_model as (select file_no, max(idx) as idx from _oh_items where kind = 'model' group by file_no)

@@ -36,16 +36,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..sql_text import string_literal
 from .base import TranscriptFormat
-
-# Models whose providers bill no cache writes, matched on the model name without any routing prefix
-# (``openai/``, ``projects/…/models/``): OpenAI caches prompts automatically and bills only the reads;
-# Gemini bills reads of its implicit cache, and an explicit cache is made by a call of its own, outside
-# the trace. For them a cache-write bucket the record leaves out is 0; for any other model it is unknown.
-NO_CACHE_WRITES = r"^(ft:)?(gpt-|chatgpt-|o[1-9]([-.]|$)|codex-|gemini-)"
-NO_CACHE_WRITES_WHY = ("OpenAI (gpt-*, o-series) and Gemini models only: their providers bill no cache writes "
-                       "(OpenAI caches prompts automatically; Gemini's explicit caches are made by a call of their own)")
+from ..billing import NO_CACHE_WRITES_WHY
 
 
 class OpenTelemetry(TranscriptFormat):
@@ -66,9 +58,6 @@ class OpenTelemetry(TranscriptFormat):
         facts, "(no real file: the shared corpora hold no OTLP capture; tests/fixtures/otel holds spans this project "
                "wrote to the documented conventions)")
     zero_buckets: ClassVar[dict[str, str]] = {"cache_write_5m": NO_CACHE_WRITES_WHY, "cache_write_1h": NO_CACHE_WRITES_WHY}
-
-    def sql_values(self) -> dict[str, str]:
-        return {"no_cache_writes": string_literal(NO_CACHE_WRITES)}
 
     def sniff(self, values: list[object], text: str) -> bool:
         first = values[0] if values else None

@@ -113,10 +113,7 @@ from _ot o join _ot_runs r using (file_no, record_no)
 where o.trace_id is not null and o.span_id is not null and o.start_ts is not null
   and (not o.end_given or o.end_ts is not null) and o.role in ('agent', 'model', 'tool');
 
--- The model's provider bills no cache writes (OpenAI, Gemini; see otel.NO_CACHE_WRITES).
-create or replace temp macro _ot_no_cache_writes(model) as
-    regexp_matches(lower(regexp_replace(coalesce(model, ''), '^.*/', '')), {{ no_cache_writes }});
-
+-- bills_no_cache_writes(model): the model's provider bills no cache writes (reconcile.billing).
 create or replace temp table _ot_steps as
 select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
        s.start_ts as started_at,
@@ -137,7 +134,7 @@ select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, 
        coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
                                        otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
                                        otel_attr(a, 'llm.token_count.prompt_details.cache_write'))),
-                case when coalesce(input_all, cached, output) is not null and _ot_no_cache_writes(model) then 0 end)
+                case when coalesce(input_all, cached, output) is not null and bills_no_cache_writes(model) then 0 end)
            as written,
        coalesce(otel_attr(a, 'gen_ai.provider.name'), otel_attr(a, 'gen_ai.system'), otel_attr(a, 'llm.provider')) as provider,
        coalesce(a['gen_ai.response.finish_reasons'] ->> '$.arrayValue.values[0].stringValue',
@@ -177,7 +174,7 @@ select s.file_no, s.run_id, s.idx::integer as idx, s.role as kind, s.started_at,
        case when s.role = 'model' then s.cached end as cache_read,
        case when s.role = 'model' then s.written end as cache_write_5m,
        -- the conventions have no 1-hour write count: known (0) only where the provider bills no writes
-       case when s.role = 'model' and _ot_no_cache_writes(s.model)
+       case when s.role = 'model' and bills_no_cache_writes(s.model)
                  and coalesce(s.input_all, s.cached, s.output) is not null then 0 end as cache_write_1h,
        case when s.role = 'model' then s.output end as output_tokens,
        case when s.role = 'model' then s.reasoning end as reasoning_tokens,

@@ -25,6 +25,8 @@ from datetime import date
 
 import duckdb
 
+from ..billing import NO_CACHE_WRITES_MACRO
+
 COUNT_MAX = 10**15
 INDEX_MAX = 2**31 - 1
 MS_MAX = 10**12
@@ -142,6 +144,7 @@ STAGING_MACROS = (
         case when regexp_full_match(text, '{TIMESTAMP_SHAPE}') then try_cast(text as timestamptz) end""",
     f"create or replace temp macro in_window(ts) as {window_test('ts')}",
     f"create or replace temp macro window_text() as '{WINDOW_TEXT}'",
+    NO_CACHE_WRITES_MACRO,  # bills_no_cache_writes(model): see reconcile.billing
 )
 
 
