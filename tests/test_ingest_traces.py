@@ -116,11 +116,11 @@ def _otel_span(span_name: str, key: str, drop: bool):
     return "otel", make
 
 
-OTEL_CASES = [("chat gpt-4.1", "gen_ai.usage.cache_read.input_tokens", {"cache_read"}),
+OTEL_CASES = [("chat gpt-4.1", "gen_ai.usage.cache_read.input_tokens", {"cache_read", "input_uncached"}),
               ("chat gpt-4.1", "gen_ai.usage.output_tokens", {"output_tokens"}),
               ("chat gpt-4.1", "gen_ai.usage.input_tokens", {"input_uncached", "context_tokens"}),
-              ("chat claude", "gen_ai.usage.cache_creation_input_tokens", {"cache_write_5m"}),
-              ("chat claude", "gen_ai.usage.cache_read_input_tokens", {"cache_read"})]
+              ("chat claude", "gen_ai.usage.cache_creation_input_tokens", {"cache_write_5m", "input_uncached"}),
+              ("chat claude", "gen_ai.usage.cache_read_input_tokens", {"cache_read", "input_uncached"})]
 VARIANTS = {
     "lf-reasoning": _langfuse("langgraph-js-2025-10-30.trace.json", _reasoning_generation),
     **{f"lf-reasoning-no-{key}": _langfuse("langgraph-js-2025-10-30.trace.json", _reasoning_generation, _drop(key))
@@ -282,9 +282,9 @@ def test_langfuse_a_negative_count_rejects_its_observation(tmp_path, con):
 @pytest.mark.parametrize("variant,unknown", [
     ("oh-no-prompt", {"input_uncached", "context_tokens"}),
     ("oh-no-completion", {"output_tokens"}),
-    ("oh-no-written", {"cache_write_5m"}),
+    ("oh-no-written", {"cache_write_5m", "input_uncached"}),  # the prompt's split is unknown with it
     ("oh-no-read", set()),  # prompt_tokens_details.cached_tokens still says it
-    ("oh-no-read-at-all", {"cache_read"}),
+    ("oh-no-read-at-all", {"cache_read", "input_uncached"}),
 ])
 def test_openhands_a_usage_key_left_out_is_an_unknown_bucket(variants, variant, unknown):
     whole, cut = variants["oh-whole"], variants[variant]
@@ -390,7 +390,7 @@ def test_otel_a_span_without_usage_has_no_bucket_not_even_a_zero_one(variants):
 def test_otel_cache_reads_left_out_are_unknown_in_a_real_shape(real):
     con, _ = real
     steps = _steps(con, "run_id like '1f2e3d4c%'")
-    assert [(s["input_uncached"], s["cache_read"], s["cache_write_5m"]) for s in steps] == [(144, 256, 0), (450, None, 0)]
+    assert [(s["input_uncached"], s["cache_read"], s["cache_write_5m"]) for s in steps] == [(144, 256, 0), (None, None, 0)]
     claude = _steps(con, "run_id = '0af7651916cd43dd8448eb211c80319c'")
     assert [(s["cache_write_5m"], s["cache_write_1h"]) for s in claude] == [(200, None)]
 

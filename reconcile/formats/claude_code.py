@@ -1,13 +1,14 @@
 """Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
 
 One file is one run, named by the ids Claude Code writes on every line. A session transcript is
-the run ``sessionId`` (a copy under another name is still that session, and is loaded once: the
-later file's lines are skipped, "already loaded from …"); a line-less file keeps its file name. A
+the run ``sessionId`` (a copy under another name is still that session, and is loaded once, from
+the fuller copy: the other file's lines are skipped, "already loaded from …"); a line-less file keeps its file name. A
 subagent transcript (``<session>/subagents/agent-<agentId>.jsonl``, or any file of side-chain lines
 carrying an ``agentId``) is the child run ``<sessionId>/agent-<agentId>`` whose
 ``parent_run_id`` is the session. An older side-chain file beside its session
 (``agent-<hash>.jsonl``, side-chain lines with the session's id and no ``agentId``) records no id
-of its own: it keeps its file name and is not linked, as ccusage reports it. Inline side-chain
+of its own: it is the child run ``<sessionId>/<file name>`` of the session its lines name (ccusage
+lists it apart, by its file name). Inline side-chain
 lines (older versions) stay in their session's run as steps labelled ``sidechain-N`` (one label
 per side chain).
 

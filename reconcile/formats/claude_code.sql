@@ -10,7 +10,7 @@
 -- - an older side-chain file (agent-<hash>.jsonl beside its session, all its lines side-chain, no agentId)
 --   is the child run <sessionId>/<file name> of the session its lines name (ccusage lists it apart, by
 --   its file name; reconcile keeps the link the transcript records).
--- The same run in two files (a copy, a second folder) is loaded once: the landing skips the later file.
+-- The same run in two files (a copy, a second folder) is loaded once, from the fuller copy (the landing's rule).
 create or replace temp table _cc_files as
 with ids as (
     select file_no,

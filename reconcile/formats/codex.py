@@ -31,12 +31,14 @@ event (the history replaced by a shorter one). The model is the latest ``turn_co
 is inferred: ``succeeded`` when the last task ended with ``task_complete``, ``cancelled`` when it
 was aborted (``turn_aborted``), else ``running``.
 
-Not declared although true: ``thread`` (one conversation per file). The one check that needs it,
-``no_silent_truncation``, reads every drop of a request's input tokens as lost context; but
-OpenAI's reasoning models leave the previous turns' reasoning items out of the context at each
-new user turn, and a request that ran a hosted web search counts the search passes in its input,
-so the next request's is smaller. On the real rollouts in tests/fixtures/realdata/codex-cli that
-is 21 drops, none of them lost context. Declare it once the check allows for both.
+One conversation per file (``thread``). Its input may shrink with nothing cut, and the staging
+says why where the rollout does: OpenAI's reasoning models leave earlier turns' reasoning out of
+the context (``no_silent_truncation`` allows up to the reasoning of the calls before); a request
+that ran a hosted web search counts the search passes in its input (no context size is kept for
+it); a resumed session sends its opening instructions again and rebuilds the context (a
+``resume`` event). A later ``task_started`` is an event too: a call still unanswered then was
+passed by the session, its result lost rather than in flight. On the real rollouts in
+tests/fixtures/realdata/codex-cli that explains every one of 21 drops.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ last copy is the message (earlier copies are skipped, or their tokens would coun
 
 Identity: one file is one run, its id the session's ``sessionId``. A resumed session is appended to
 its own file — a legacy ``.json`` one is copied whole into ``<name>.jsonl`` first, so the same
-session can sit in both: it is loaded once (the other file's records say so). A sub-agent's
+session can sit in both: it is loaded once, from the fuller copy (the other file's records say so). A sub-agent's
 recording (``kind: "subagent"``) sits in a folder named by its parent's session id: its
 ``parent_run_id``.
 
@@ -25,11 +25,11 @@ error). A rewind keeps the rewound messages — they were answered, and billed �
 event (the context after it is shorter), as is a ``$set`` that rewrites ``messages`` (Gemini CLI
 syncing a compressed or masked history). Status is inferred from the last message.
 
-Not declared although true: ``thread`` (one conversation per file). The one check that needs it,
-``no_silent_truncation``, would report two drops of input tokens in the real recordings
-(tests/fixtures/realdata/gemini-cli: 40,914 -> 40,122 after "System: Please continue." in the JSON
-Lines one; 44,001 -> 41,734 in a recording whose tool calls the uploader pruned) that nothing
-recorded explains and nothing shows to be lost context. Declare it once they are explained.
+One conversation per file (``thread``). Its input may shrink by the thoughts of earlier calls,
+which Gemini keeps within a turn and leaves out after it: ``no_silent_truncation`` allows up to the
+thoughts of the calls before. The two drops in the real recordings (tests/fixtures/realdata/gemini-cli:
+40,914 -> 40,122 at "System: Please continue.", a new turn, after 1,341 thought tokens; 44,001 ->
+41,734 after 3,442) are within them.
 """
 
 from __future__ import annotations

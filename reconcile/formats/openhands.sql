@@ -94,9 +94,8 @@ usage as (
 last_model as (select file_no, max(idx) as idx from _oh_items where kind = 'model' group by file_no)
 select u.file_no, u.run_id, u.idx::integer as idx, 'model' as kind, u.ts as started_at, u.record_no::integer as source_line,
        mr ->> 'model' as model, mr ->> 'id' as response_id,
-       -- what the prompt holds beyond the cache reads and writes; with either unknown, the whole prompt (its split
-       -- is unknown, and so is the cost)
-       prompt - coalesce(cached, 0) - coalesce(written, 0) as input_uncached,
+       -- what the prompt holds beyond the cache reads and writes: unknown while either is (so is the cost)
+       prompt - cached - written as input_uncached,
        cached as cache_read,
        written as cache_write_5m,
        case when mr ->> '$.usage' is not null then 0 end as cache_write_1h,

@@ -168,9 +168,10 @@ select s.file_no, s.run_id, s.idx::integer as idx, s.role as kind, s.started_at,
        case when s.role = 'model' then s.provider end as provider,
        case when s.role = 'model' then s.response_id end as response_id,
        -- the input holds the cache reads and writes (the conventions say so); counts beyond it were reported
-       -- apart, and the input is then all uncached. With a count unknown, its share stays in the input.
-       case when s.role = 'model' then case when s.input_all >= coalesce(s.cached, 0) + coalesce(s.written, 0)
-            then s.input_all - coalesce(s.cached, 0) - coalesce(s.written, 0) else s.input_all end end as input_uncached,
+       -- apart, and the input is then all uncached. With a cache count unknown, so is the uncached part.
+       case when s.role = 'model' and s.cached is not null and s.written is not null
+            then case when s.input_all >= s.cached + s.written then s.input_all - s.cached - s.written
+                      else s.input_all end end as input_uncached,
        case when s.role = 'model' then s.cached end as cache_read,
        case when s.role = 'model' then s.written end as cache_write_5m,
        -- the conventions have no 1-hour write count: known (0) only where the provider bills no writes

@@ -243,7 +243,7 @@ case("limits-openhands", "numbers at and beyond type limits", "openhands",
      # a run-level value (the harness's accumulated cost) rejects every loaded record of the run
      expect={"oh-2p63.json": ("loaded", 4, 1, 1, 2), "oh-1e400.json": ("loaded", 4, 1, 1, 2),
              "oh-cost.json": ("loaded", 4, 0, 2, 2)},
-     rejects={"oh-2p63.json": [(2, 'field "input_uncached" is ')], "oh-1e400.json": [(2, 'field "output_tokens" is ')],
+     rejects={"oh-2p63.json": [(2, 'field "context_tokens" is ')], "oh-1e400.json": [(2, 'field "output_tokens" is ')],
               "oh-cost.json": [(2, 'field "ledger_cost_micros" is '), (3, 'field "ledger_cost_micros" is ')]})
 
 
@@ -288,7 +288,7 @@ case("limits-otel", "numbers at and beyond type limits", "otel",
      expect={"ot-2p63.json": ("loaded", 3, 2, 1, 0), "ot-double.json": ("loaded", 3, 2, 1, 0),
              "ot-start.json": ("loaded", 3, 2, 1, 0), "ot-end.json": ("loaded", 3, 2, 1, 0),
              "ot-1970.json": ("loaded", 3, 2, 1, 0), "ot-backwards.json": ("loaded", 3, 3, 0, 0)},
-     rejects={"ot-2p63.json": [(2, 'field "input_uncached" is ')], "ot-double.json": [(2, 'field "output_tokens" is ')],
+     rejects={"ot-2p63.json": [(2, 'field "context_tokens" is ')], "ot-double.json": [(2, 'field "output_tokens" is ')],
               "ot-start.json": [(2, 'startTimeUnixNano is "1e30"')], "ot-end.json": [(3, 'endTimeUnixNano is "soon"')],
               "ot-1970.json": [(2, 'field "started_at" is 1970-01-01')]})
 
