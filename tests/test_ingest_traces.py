@@ -195,7 +195,7 @@ def test_langfuse_and_openhands_examples_are_real_files_but_the_openhands_ledger
 @pytest.mark.parametrize("key,unknown", [
     ("input", {"input_uncached", "context_tokens", "output_tokens"}),  # the total then names 179 tokens no key places
     ("output", {"output_tokens"}),
-    ("input_cache_read", {"cache_read"}),
+    ("input_cache_read", {"cache_read", "input_uncached"}),  # an OpenAI model's input holds its reads: split unknown
     ("output_reasoning", {"reasoning_tokens", "output_tokens"}),  # the same: 64 tokens no key places
 ])
 def test_langfuse_a_usage_key_left_out_is_an_unknown_bucket(variants, key, unknown):
@@ -204,11 +204,11 @@ def test_langfuse_a_usage_key_left_out_is_an_unknown_bucket(variants, key, unkno
     assert {b: cut[b] for b in BUCKETS if b not in unknown} == {b: whole[b] for b in BUCKETS if b not in unknown}
 
 
-@pytest.mark.parametrize("key,bucket", [("prompt_details.cache_read", "cache_read"),
-                                        ("completion_details.reasoning", "reasoning_tokens")])
-def test_langfuse_a_detail_key_left_out_is_unknown(variants, key, bucket):
+@pytest.mark.parametrize("key,bucket,moved", [("prompt_details.cache_read", "cache_read", {"input_uncached"}),
+                                              ("completion_details.reasoning", "reasoning_tokens", set())])
+def test_langfuse_a_detail_key_left_out_is_unknown(variants, key, bucket, moved):
     assert variants["lf-details"][bucket] == 0
-    assert _unknown(variants[f"lf-details-no-{key}"]) == {bucket}
+    assert _unknown(variants[f"lf-details-no-{key}"]) == {bucket} | moved  # the reads are part of the input
 
 
 def test_langfuse_cache_writes_are_zero_only_where_the_provider_bills_none(variants):
@@ -216,15 +216,17 @@ def test_langfuse_cache_writes_are_zero_only_where_the_provider_bills_none(varia
     assert _unknown(claude) == {"cache_read", "cache_write_5m", "cache_write_1h", "context_tokens", "reasoning_tokens"}
     openai = variants["lf-claude-as-openai"]
     assert (openai["cache_read"], openai["cache_write_5m"], openai["cache_write_1h"]) == (None, 0, 0)
-    assert openai["context_tokens"] == openai["input_uncached"]  # OpenAI's input holds its cache reads
+    # OpenAI's input holds its cache reads: all of it is the context, its uncached part unknown without a read count
+    assert openai["context_tokens"] == claude["input_uncached"] == 5 and openai["input_uncached"] is None
 
 
 def test_langfuse_vertex_total_names_the_thinking_tokens(real):
     con, _ = real
     step = _steps(con, "run_id = '0298935e31d66d7de9487cac935d7d99'")[0]
     # usageDetails input 5, output 845, total 2,023 (usage_metadata total_token_count): 1,173 thinking tokens
-    assert (step["input_uncached"], step["output_tokens"], step["reasoning_tokens"]) == (5, 2018, 1173)
-    assert step["input_uncached"] + step["output_tokens"] == 2023
+    assert (step["context_tokens"], step["output_tokens"], step["reasoning_tokens"]) == (5, 2018, 1173)
+    assert step["context_tokens"] + step["output_tokens"] == 2023
+    assert step["input_uncached"] is None  # Gemini's prompt count holds its cache reads, which the trace leaves out
 
 
 def test_langfuse_an_excess_total_of_another_provider_leaves_the_output_unknown(variants):
@@ -235,12 +237,12 @@ def test_langfuse_an_excess_total_of_another_provider_leaves_the_output_unknown(
 
 def test_langfuse_output_is_unknown_without_an_output_key(real):
     con, _ = real
-    rows = con.execute("""select s.input_uncached, s.output_tokens from steps s join runs r using (run_id)
-                          where r.source_file like '%beeai%' and s.kind = 'model' and s.input_uncached is not null
-                          order by s.input_uncached""").fetchall()
+    rows = con.execute("""select s.context_tokens, s.output_tokens from steps s join runs r using (run_id)
+                          where r.source_file like '%beeai%' and s.kind = 'model' and s.context_tokens is not null
+                          order by s.context_tokens""").fetchall()
     assert rows == [(1195, None), (1988, None), (2359, None)]  # {"input": n, "total": n}: Langfuse's own sum
     empty = con.execute(f"""select {', '.join(BUCKETS)} from steps s join runs r using (run_id)
-                            where r.source_file like '%beeai%' and s.kind = 'model' and s.input_uncached is null""").fetchall()
+                            where r.source_file like '%beeai%' and s.kind = 'model' and s.context_tokens is null""").fetchall()
     assert empty == [(None,) * len(BUCKETS)] * 2  # usageDetails {}: nothing known, not even the 0 cache writes
 
 

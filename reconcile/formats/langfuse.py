@@ -22,7 +22,8 @@ not bill (0, see ``zero_buckets``). ``total`` is the keys' sum when the client g
 and counts in its total but not in its candidates (the Vertex AI trace: input 5, output 845, total
 2,023 — 1,173 thinking tokens), so they are added to output and are its reasoning; for another model
 the excess has no known bucket and the output is unknown. The context size is every input bucket,
-known where the cache buckets are (or the model's ``input`` holds its cache reads). A negative
+known where the cache buckets are (or the model's ``input`` holds its cache reads: OpenAI's and
+Gemini's do, so with no read count at all their uncached part is unknown, not the whole input). A negative
 count rejects the observation. ``costDetails.total`` is kept as each step's own cost.
 
 The catalogue is the tools an observation offered: Langfuse's ``toolDefinitions``, else what the

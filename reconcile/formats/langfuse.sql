@@ -133,7 +133,9 @@ select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'mo
        case when s.o.level = 'ERROR' then coalesce(s.o.statusMessage, 'error') end as error,
        case when s.is_model then s.o.model end as model,
        case when s.is_model then s.o.id end as response_id,
-       u.input - coalesce(u.cached_subset, 0) + coalesce(u.other_input, 0) as input_uncached,
+       -- a model whose "input" holds its cache reads, with no read count at all: the split is unknown
+       case when not (u.no_writes and u.read_add is null and u.cached_subset is null)
+            then u.input - coalesce(u.cached_subset, 0) + coalesce(u.other_input, 0) end as input_uncached,
        case when u.read_add is not null or u.cached_subset is not null
             then coalesce(u.read_add, 0) + coalesce(u.cached_subset, 0) end as cache_read,
        coalesce(u.write_5m, case when u.no_writes then 0 end) as cache_write_5m,

@@ -221,9 +221,9 @@ case("limits-langfuse", "numbers at and beyond type limits", "langfuse",
      expect={**{name: ("loaded", 4, 3, 1, 0) for name in ("lf-2p63.json", "lf-1e308.json", "lf-neg.json",
                                                           "lf-frac.json", "lf-cost.json")},
              "lf-ok.json": ("loaded", 4, 4, 0, 0)},
-     rejects={"lf-2p63.json": [(2, 'field "input_uncached" is 9.223372036854776e+18')],
-              "lf-1e308.json": [(2, 'field "input_uncached" is ')], "lf-neg.json": [(2, '"usageDetails" "input" is -5')],
-              "lf-frac.json": [(2, 'field "input_uncached" is 1.5')],
+     rejects={"lf-2p63.json": [(2, 'field "context_tokens" is 9.223372036854776e+18')],
+              "lf-1e308.json": [(2, 'field "context_tokens" is ')], "lf-neg.json": [(2, '"usageDetails" "input" is -5')],
+              "lf-frac.json": [(2, 'field "context_tokens" is 1.5')],
               "lf-cost.json": [(2, 'field "harness_cost_micros" is ')]})
 
 
