@@ -66,6 +66,7 @@ def test_every_fact_a_format_records_has_a_real_example_file():
     from reconcile.formats import transcript_formats
 
     for fmt in transcript_formats():
+        assert set(fmt.examples) <= set(fmt.facts), f"{fmt.name}: an example of a fact it does not declare"
         for fact in fmt.facts:
             example = fmt.examples.get(fact)
             assert example, f"{fmt.name}: no example file for {fact}"

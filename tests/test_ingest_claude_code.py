@@ -267,8 +267,3 @@ def test_the_context_is_every_input_token_of_the_response(sessions):
                                                             + cache_write_5m + cache_write_1h)
                           from steps where kind = 'model' and input_uncached is not null""").fetchall()[0]
     assert rows[0] > 500 and rows[0] == rows[1]
-
-
-def test_every_declared_fact_has_a_real_example():
-    assert set(ClaudeCode.examples) == set(ClaudeCode.facts)
-    assert all((REAL / path).is_file() for path in ClaudeCode.examples.values())

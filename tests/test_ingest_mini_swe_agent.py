@@ -281,8 +281,3 @@ def test_a_model_call_that_failed_and_ended_the_run_is_a_failed_step(mini):
          None, None),
         ("deepseek_reasoner_dev__pvlib__pvlib-python-1606", "transport", "litellm.InternalServerError: InternalSer",
          None, None)]
-
-
-def test_every_declared_fact_has_a_real_example():
-    assert set(MiniSweAgent.examples) == set(MiniSweAgent.facts)
-    assert all((ROOT / "tests" / "fixtures" / "realdata" / path).is_file() for path in MiniSweAgent.examples.values())

@@ -9,7 +9,6 @@ import pytest
 
 from conftest import ROOT
 from reconcile import store
-from reconcile.formats.swe_agent import FORMAT
 from reconcile.ingest import ingest
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
@@ -104,8 +103,3 @@ def test_each_entry_pairs_its_action_with_its_observation_and_records_no_usage(s
                            from steps""").fetchall()[0]
     assert usage[0] > 50 and usage[1:] == (0, 0)  # no usage, no tool outcome: unknown, never 0
     assert con.execute("select bool_and(call_ids) from run_facts where source_format = 'swe_agent'").fetchall() == [(True,)]
-
-
-def test_every_declared_fact_has_a_real_example():
-    assert set(FORMAT.examples) == set(FORMAT.facts)
-    assert all((REAL / path).is_file() for path in FORMAT.examples.values())

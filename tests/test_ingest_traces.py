@@ -178,10 +178,7 @@ def _unknown(step: dict) -> set[str]:
 # --- the declarations: zero buckets say why, examples are real files ------------------------------------------
 
 @pytest.mark.parametrize("fmt", [LANGFUSE, OPENHANDS, OTEL], ids=lambda f: f.name)
-def test_every_fact_names_its_example_and_zero_buckets_say_why(fmt):
-    assert set(fmt.examples) == set(fmt.facts)
-    for fact, example in fmt.examples.items():
-        assert example.startswith("(no real file") or (REAL / example).is_file(), (fmt.name, fact, example)
+def test_zero_buckets_say_why(fmt):  # every fact's example file: tests/test_docs.py
     assert fmt.zero_buckets and all(bucket in BUCKETS and len(why) > 40 for bucket, why in fmt.zero_buckets.items())
 
 
