@@ -6,6 +6,7 @@
     rc.steps("8f3a")
     rc.costs(by="agent")          # one row per agent: spend, cache savings, catalogue tax, …
     rc.budgets()                  # p50 / p95 / p99 and recommended ceilings per agent
+    rc.replay({"max_steps": 16})  # what that limit would have done: runs cut, successes lost, spend saved
     rc.findings()                 # the latest check run's findings
     rc.sql("select … from step_view")
 
@@ -83,6 +84,29 @@ class Reconcile:
                 row[f"recommended_{metric}"] = group["recommended"].get(metric)
                 row[f"configured_{metric}"] = group["configured"].get(metric)
             rows.append(row)
+        return pl.DataFrame(rows, infer_schema_length=None)
+
+    def replay(self, sets: list[str] | dict | None = None, detector: str | list[str] | None = None,
+               limits: str | Path | None = None, by: str = "agent", base: str = "own", runs: bool = False,
+               since=None, until=None) -> pl.DataFrame:
+        """What candidate limits would have done to these runs (``reconcile replay``): a row per candidate and
+        group, or with ``runs=True`` per candidate and run. ``sets``: ``{"max_steps": 16}`` or
+        ``["max_steps=16", "tight:max_steps=12"]``; ``detector``: ``"calls_window"``, ``"all"`` or a list; ``limits``:
+        a file as ``budgets --emit`` writes it. Nothing given: the ceilings ``budgets`` recommends.
+
+            rc.replay({"max_steps": 16, "max_cost_usd": 0.5}).select("key", "successes_lost", "spend_saved_micros")
+        """
+        from .replay import from_file, from_options, replay
+
+        pairs = [f"{k}={v}" for k, v in sets.items()] if isinstance(sets, dict) else list(sets or [])
+        detectors = [detector] if isinstance(detector, str) else list(detector or [])
+        candidates = from_options(pairs, detectors, base) + ([from_file(Path(limits), base)] if limits else [])
+        report = replay(self.con, candidates or None, by, since, until, runs=runs)
+        if runs:
+            rows = [{"candidate": c["name"], **row} for c in report["candidates"] for row in c["runs"]]
+        else:
+            rows = [{"candidate": c["name"], **{k: v for k, v in g.items() if not k.endswith("_runs") or k.endswith(
+                "unknown_runs") or k == "not_judged_runs"}} for c in report["candidates"] for g in c["groups"]]
         return pl.DataFrame(rows, infer_schema_length=None)
 
     def close(self) -> None:

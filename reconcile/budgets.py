@@ -29,6 +29,7 @@ from . import ceilings
 from .ceilings import CEILINGS
 from .costs import SOURCES
 from .errors import BadInput
+from .money import usd
 from .store import records
 from .when import bucket, night_sql
 
@@ -135,13 +136,16 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
     return group
 
 
-def emit(report: dict[str, Any], style: str) -> str:
-    """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment."""
+def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = None) -> str:
+    """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment, and
+    ``replayed`` (per group, ``reconcile replay`` of these ceilings) what each group's would have done."""
     names = CEILINGS
     groups = [g for g in report["groups"] if g["recommended"]]
     header = "recommended ceilings: p99 of succeeded runs, counting runs cut while progressing (reconcile budgets)"
     if report.get("unit") == "tree":
         header += "; each an agent tree's shared budget (limits.scope = tree)"
+    header += f"; groups by {report['by']}"
+    consequence = {g["key"]: _consequence(replayed[g["key"]]) for g in groups if replayed and g["key"] in replayed}
 
     def note(g, k, mark):
         said = []
@@ -154,22 +158,37 @@ def emit(report: dict[str, Any], style: str) -> str:
     if style == "toml":
         blocks = []
         for g in groups:
-            lines = [f'[budgets."{g["key"]}"]'] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
+            lines = [f'[budgets."{g["key"]}"]', *_said(consequence, g, "")] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
                                                    for k, v in g["recommended"].items()]
             blocks.append("\n".join(lines))
         return f"# {header}\n" + "\n\n".join(blocks) + "\n"
     if style == "yaml":
         lines = [f"# {header}", "budgets:"]
         for g in groups:
-            lines.append(f'  "{g["key"]}":')
+            lines += [f'  "{g["key"]}":', *_said(consequence, g, "    ")]
             lines += [f"    {names[k]}: {_number(v)}{note(g, k, '#')}" for k, v in g["recommended"].items()]
         return "\n".join(lines) + "\n"
     if style == "python":
-        body = "\n".join(f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
+        body = "\n".join("".join(f"{line}\n" for line in _said(consequence, g, "    "))
+                         + f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
                                                               for k, v in g["recommended"].items()) + "    },"
                          for g in groups)
         return f"# {header}\nBUDGETS = {{\n" + body + "\n}\n"
     raise BadInput(f"--emit {style!r}: choose toml, yaml or python")
+
+
+def _consequence(group: dict[str, Any]) -> str:
+    """One comment line: what a group's recommended ceilings would have done to these runs (reconcile replay)."""
+    said = (f"replayed on these {group['runs']} runs: {group['stopped_earlier']} stopped earlier, "
+            f"{group['successes_lost']} success(es) lost, {usd(group['spend_saved_micros'])} saved on runs that "
+            f"did not succeed, {usd(group['spend_lost_micros'])} lost with the successes cut")
+    if group["runs_on"]:
+        said += f"; {group['runs_on']} run(s) a fence stopped would run on"
+    return said
+
+
+def _said(consequence: dict[str, str], group: dict[str, Any], indent: str) -> list[str]:
+    return [f"{indent}# {consequence[group['key']]}"] if group["key"] in consequence else []
 
 
 def _number(value: float | int) -> str:

@@ -29,11 +29,12 @@ from .ingest import IngestReport, ingest
 from .money import described, usd
 from .outputs import check_file_target, check_folder_target, make_folder, write_output
 from .redact import redact
+from .replay import from_budgets, replay
 from .resources import reports_dir
 from .store import records
 from .status import STATUSES
 from .usage import usage_report
-from .when import TIME_GROUPS, Window, use_zone
+from .when import TIME_GROUPS, Window, night_bounds, use_zone
 
 
 def _environment() -> jinja2.Environment:
@@ -145,6 +146,7 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     for r in latest:
         rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
     usage = usage_report(con, "model") if _has_usage(con) else None
+    budgets = budget_report(con, "agent", source=source)
     seen = glance(con, checks, source)
     shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
     chart = share_chart([n["night"] for n in seen["nights"]],
@@ -155,8 +157,20 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "rate_rows": list(rate_rows.values()),
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
-            "budgets": budget_report(con, "agent", source=source), "usage": usage, "glance": seen, "rates_chart": chart,
+            "budgets": budgets, "replayed": _replayed(con, budgets, days[-1] if days else None, config, zone, source),
+            "usage": usage, "glance": seen, "rates_chart": chart,
             "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source}
+
+
+def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: str | None, config, zone: str,
+              source: str) -> dict[str, Any] | None:
+    """The recommended ceilings replayed over the latest night's runs: "if these limits had been on last night"."""
+    candidate = from_budgets(budgets)
+    if night is None or not candidate.limits:
+        return None
+    since, until = night_bounds(night, zone)
+    report = replay(con, [candidate], "agent", since, until, config, source)
+    return {"night": night, **report["candidates"][0]}
 
 
 STATUS_COLOURS = {"succeeded": "#5a9e4b", "failed": "#b8474b", "cancelled": "#8c8c8c", "budget_exceeded": "#e08a2c",

@@ -158,6 +158,13 @@ def night_sql(expression: str) -> str:
     return f"strftime({local_sql(expression)} - interval 12 hour, '%Y-%m-%d')"
 
 
+def night_bounds(night: str, zone: str) -> tuple[datetime, datetime]:
+    """The night ``night_sql`` names ``night`` (its evening's date): from that day's noon to the next day's, in ``zone``."""
+    tz, evening = ZoneInfo(zone), date.fromisoformat(night)
+    return (datetime.combine(evening, time(12), tz).astimezone(timezone.utc),
+            datetime.combine(evening + timedelta(days=1), time(12), tz).astimezone(timezone.utc))
+
+
 _FORMATS = {"day": "strftime({t}, '%Y-%m-%d')", "week": "strftime(date_trunc('week', {t}), '%G-W%V')",
             "month": "strftime({t}, '%Y-%m')", "hour": "strftime({t}, '%Y-%m-%d %H:00')"}
 

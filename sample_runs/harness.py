@@ -4,9 +4,11 @@ It runs a scripted fake model against simulated tools (``fakes.py``) on a simula
 whole night of runs generates in seconds, and writes native journals through
 ``reconcile.journal``. What it does on every turn:
 
-1. check every budget *before* the call (steps, tokens, wall clock, spend); when one would run
-   out, make one last tool-free wrap-up call instead and stop with that budget's reason. The
-   wall-clock check keeps back one tool timeout and a wrap-up call, so a run ends inside it;
+1. check every budget *before* the call, as seed 001's ``Budget.exhausted`` does: charged model
+   calls, tokens and spend so far, and the time since the start, each against its ceiling at ``>=``
+   (a call the provider refused is not a charged step, seed 003); when one is reached, make one
+   last tool-free wrap-up call instead and stop with that budget's reason. ``reconcile replay``
+   walks the journal with the same rule and finds the same stop;
 2. call the model; a final answer ends the run (``model_finished``); an unusable output is
    retried once with the error added to the context;
    A call the provider refuses is retried on the same context (seed 003: a transport failure or a
@@ -39,7 +41,6 @@ from fakes import INPUT_BUCKETS, MISBEHAVING, TOOLS, FakeModel, Plan, SimClock, 
 from reconcile.canonical import sha256_text
 from reconcile.journal import Journal, estimate_tokens
 
-WRAP_UP_RESERVE_SECONDS = 60  # wall-clock kept back for the last model call and the wrap-up turn
 LOOP_DETECTOR = {"kind": "calls_window", "limit": 3, "window": 6}  # seed 003's noProgress, as declared on the journal
 
 __all__ = ["Faults", "Limits", "Plan", "RunSpec", "run_agent"]
@@ -145,7 +146,7 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
         if plan.truncate_at == turn and faults.silent_truncation:
             incidents.append(("silent_truncation", run.next_idx))  # the next model call sees less
             context, model.cached = context // 2, 0
-        out_of = _budget_out(limits, turn, tokens_used + context, ledger["cost_micros"], elapsed)
+        out_of = _budget_out(limits, turn, tokens_used, ledger["cost_micros"], elapsed)
         refusals = plan.refusals.get(turn, []) if out_of is None else []
         failed_before = refusals[retries - 1] if 0 < retries <= len(refusals) else None  # how the last try failed
         if failed_before == "transport" and retries > limits.max_retries:  # seed 003: give up at maxRetries
@@ -347,14 +348,14 @@ def _http_status(text: str | None) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _budget_out(limits: Limits, turn: int, projected_tokens: int, cost: int, elapsed: float) -> str | None:
-    """The stop reason of the first budget the next call would exhaust, checked before the call."""
-    if turn + 1 >= limits.max_steps:
+def _budget_out(limits: Limits, charged: int, tokens: int, cost: int, elapsed: float) -> str | None:
+    """The stop reason of the first budget already used up, checked before the call (seed 001's order)."""
+    if charged >= limits.max_steps:
         return "max_steps"
-    if projected_tokens >= limits.max_tokens:
-        return "max_prompt_tokens"
+    if tokens >= limits.max_tokens:
+        return "max_tokens"
+    if elapsed >= limits.max_wall_seconds:
+        return "max_wall_seconds"
     if cost >= limits.max_cost_micros:
         return f"cost limit (${limits.max_cost_micros / 1e6:g})"
-    if elapsed + limits.tool_timeout_seconds + WRAP_UP_RESERVE_SECONDS >= limits.max_wall_seconds:
-        return "max_wall_seconds"
     return None

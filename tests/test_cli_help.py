@@ -10,7 +10,7 @@ import pytest
 from reconcile.cli import main
 from reconcile.cli.help import SECTIONS
 
-COMMANDS = [["ingest"], ["morning"], ["check"], ["cost"], ["cost", "project"], ["usage"], ["budgets"], ["reprice"],
+COMMANDS = [["ingest"], ["morning"], ["check"], ["cost"], ["cost", "project"], ["usage"], ["budgets"], ["replay"], ["reprice"],
             ["prices"], ["prices", "add"], ["report"], ["report", "finance"], ["report", "morning"], ["summary"],
             ["show"], ["sql"], ["config"]]
 

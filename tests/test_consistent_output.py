@@ -68,7 +68,7 @@ def test_summary_keeps_long_agent_names_and_shows_cost(cli, db_path, tmp_path):
 def test_show_header_carries_the_run_s_cost(cli, night_db):
     out = cli("show", "0ca2", "--db", night_db).out
     cost = next(line for line in out.splitlines() if line.startswith("│ cost "))
-    assert "$0.7079" in cost and "harness: $0.7079" in cost and "ledger: $0.7079" in cost
+    assert "$0.7202" in cost and "harness: $0.7202" in cost and "ledger: $0.7202" in cost
     assert "max_cost=$5.00" in out and "['" not in out and "+00:00" not in out.split("run 0ca2")[0]
 
 

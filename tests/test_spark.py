@@ -156,3 +156,17 @@ def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_pa
                              "--from-parquet", dataset], capture_output=True, text=True, timeout=900)
     assert theirs.returncode == 0, theirs.stderr[-2000:]
     assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
+
+
+def test_a_replay_is_the_same_in_spark(engines):
+    """reconcile replay is SQL the Spark engine runs too: each run's stop, its reason and what it saves agree."""
+    from reconcile.replay import as_run, from_options, replay
+
+    duck, spark = engines
+    for con in (duck, spark):
+        use_zone(con, "UTC")
+    candidates = [as_run(), *from_options(["max_steps=8", "max_cost_usd=0.05", "tight:max_tokens=40000",
+                                           "tight:max_wall_seconds=60"], ["all"])]
+    ours, theirs = replay(duck, candidates, runs=True), replay(spark, candidates, runs=True)
+    assert sum(g["stopped_earlier"] for c in ours["candidates"] for g in c["groups"]) > 0
+    same(ours, theirs)

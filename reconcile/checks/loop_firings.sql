@@ -1,13 +1,11 @@
--- loop_firings: every run with a loop detector (its own declaration, else configuration: run_settings),
--- replayed over its transcript with the semantics of the seed that defines it, off-by-one included.
+-- loop_firings: every run with a loop detector (loop_detectors: for the checks, its own declaration, else
+-- configuration, from run_settings; for reconcile replay, a candidate's), replayed over its transcript with the
+-- semantics of the seed that defines it, off-by-one included.
 -- One row a run: where the detector fires (fired_at, the step the harness should have stopped after,
 -- NULL if it never fires), what it saw, and how many model calls the run made after that point (a
 -- wrap-up turn, the seeds' graceful stop, is not one). loop_stopped_at_limit and stalled_runs_detected
 -- read it, and the runner creates it beside run_settings.
-with detected as (
-    select run_id, loop_detector as detector, loop_limit as lim, loop_window as win
-    from run_settings where loop_detector is not null
-),
+with detected as (select run_id, detector, lim, win from loop_detectors),
 -- seed 000: Ledger.record_tool_result counts identical results in a row, and check() stops before the next
 -- call once repeat_run > max_repeats. A result with no hash matches nothing.
 results as (

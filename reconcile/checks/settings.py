@@ -156,14 +156,21 @@ def create_run_settings(con: duckdb.DuckDBPyConnection, config) -> None:
         con.execute(statement)
 
 
-def loop_firings_sql() -> str:
-    """The statement that creates ``loop_firings``: where each run's own loop detector fires (``loop_firings.sql``)."""
+def loop_firings_sql(detectors: str = "run_settings", into: str = "loop_firings") -> list[str]:
+    """The statements that create ``into`` (``loop_firings``): where each run's loop detector fires
+    (``loop_firings.sql``), as the table ``detectors`` sets them — ``run_settings`` (each run's own, else the
+    configured one) for the checks, a candidate's for ``reconcile replay``. Both names are the project's own."""
     from importlib import resources
 
-    return "create or replace temp table loop_firings as\n" + (
-        resources.files("reconcile.checks") / "loop_firings.sql").read_text()
+    return [f"""create or replace temp table loop_detectors as
+        select run_id, loop_detector as detector, loop_limit as lim, loop_window as win
+        from {detectors} where loop_detector is not null""",
+            f"create or replace temp table {into} as\n"
+            + (resources.files("reconcile.checks") / "loop_firings.sql").read_text()]
 
 
-def create_loop_firings(con: duckdb.DuckDBPyConnection) -> None:
-    """``loop_firings``: each run with a loop detector, replayed over its transcript (needs ``run_settings``)."""
-    con.execute(loop_firings_sql())
+def create_loop_firings(con: duckdb.DuckDBPyConnection, detectors: str = "run_settings",
+                        into: str = "loop_firings") -> None:
+    """``loop_firings``: each run with a loop detector, replayed over its transcript (needs ``detectors``)."""
+    for statement in loop_firings_sql(detectors, into):
+        con.execute(statement)

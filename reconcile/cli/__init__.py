@@ -34,9 +34,9 @@ def _root(
 ) -> None:
     """Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store."""
 
-from . import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, report_cmd, runs_cmd  # noqa: E402  (they register commands)
+from . import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # noqa: E402  (they register commands)
 
-__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd", "inspect_cmd", "report_cmd", "runs_cmd"]
+__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd", "inspect_cmd", "replay_cmd", "report_cmd", "runs_cmd"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from ..dataset import reading
 from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
 from ..ceilings import CEILINGS, OPTIONAL, UNITS
 from ..errors import BadInput, ExitCode
+from ..replay import from_budgets, replay
 from ..status import STATUSES
 from . import app
 from ..sheets import Column, Sheet
@@ -75,9 +76,15 @@ def budgets_command(
         report = budget_report(con, by, scope.since, scope.until, cost_source, unit)
         rates = stop_reason_rates(con, by, scope.since, scope.until)
         percentiles = latency_and_size(con, config)
+        replayed = None
+        if emit_style and unit == "run":  # every recommendation with its consequence on these runs
+            candidate = from_budgets(report)
+            if candidate.limits:
+                replayed = {g["key"]: g for g in replay(con, [candidate], by, scope.since, scope.until, config,
+                                                        cost_source)["candidates"][0]["groups"]}
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
-        console.print(emit(report, emit_style), markup=False, end="")
+        console.print(emit(report, emit_style, replayed), markup=False, end="")
     elif output(ceilings_sheet(report), json_out, csv_out, parquet,
                 json_data={**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts}):
         _print(report, rates, percentiles, alerts, scope.zone)

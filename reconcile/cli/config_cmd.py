@@ -35,7 +35,7 @@ def config_command(
     config, path = configured(config_file, db, setting)
     if sql:
         with store.connect(path, read_only=True) as con:
-            statements = variable_statements(config) + run_settings_statements(con, config) + [loop_firings_sql()]
+            statements = variable_statements(config) + run_settings_statements(con, config) + loop_firings_sql()
         console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
     rows = describe(config, load_checks(checks_dir), path, db is not None)

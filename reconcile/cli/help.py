@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # typer carries its own click; only the types are named here
 SECTIONS = [
     ("Load", ["ingest", "morning"]),
     ("Judge", ["check"]),
-    ("Money and limits", ["cost", "usage", "budgets", "reprice", "prices"]),
+    ("Money and limits", ["cost", "usage", "budgets", "replay", "reprice", "prices"]),
     ("Report", ["report", "export"]),
     ("Inspect", ["runs", "show", "summary", "sql", "config"]),
 ]
@@ -26,7 +26,7 @@ METAVARS = {
     "checks_dir": "FOLDER", "set_values": "KEY=VALUE", "settings": "KEY=VALUE", "setting": "KEY=VALUE", "junit": "FILE", "out": "PATH",
     "usage": "EXPORT", "by": "GROUP", "cost_source": "SOURCE", "format": "FORMAT", "prices": "FILE",
     "run_id": "RUN", "step": "N", "query": "SELECT", "folder": "FOLDER", "alert_rate": "RATE", "as_of": "WHEN",
-    "emit_style": "STYLE", "status": "STATUS", "sort": "KEY", "limit": "N", "tz": "ZONE", "parquet": "FILE",
+    "emit_style": "STYLE", "limits": "FILE", "base": "BASE", "status": "STATUS", "sort": "KEY", "limit": "N", "tz": "ZONE", "parquet": "FILE",
 }
 
 

@@ -1,0 +1,82 @@
+"""``reconcile replay``: what candidate limits or a loop detector would have done to past runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..dataset import reading
+from ..errors import BadInput
+from ..replay import as_run, from_file, from_options, replay
+from ..replay.render import replay_sheet, text_lines
+from . import app
+from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
+                      configured)
+from .render import console, output
+from ..when import use_zone, window
+
+
+@app.command("replay")
+def replay_command(
+    set_values: Annotated[list[str] | None, typer.Option(
+        "--set", help="A candidate limit, KEY=VALUE: max_steps, max_tokens, max_prompt_tokens, max_completion_tokens, "
+                      "max_wall_seconds, max_cost_usd, loop_detector, loop_limit, loop_window, wrap_up. LABEL:KEY=VALUE "
+                      "makes a candidate of its own, compared side by side (repeatable).")] = None,
+    detector: Annotated[list[str] | None, typer.Option(
+        "--detector", metavar="NAME[:LIMIT[:WINDOW]]",
+        help="A loop detector to try, each a candidate of its own: results_in_a_row (seed 000), calls_anywhere "
+             "(seed 001), calls_window (seed 003), or all three (repeatable).")] = None,
+    limits: Annotated[list[Path] | None, typer.Option(
+        "--limits", metavar="FILE", help="A limits file as budgets --emit writes it (toml, yaml, python), per group "
+                                         "(repeatable: each a candidate).")] = None,
+    base: Annotated[str, typer.Option(
+        "--base", help="own: a run keeps its own limits where the candidate sets none; none: the candidate alone.")] = "own",
+    as_run_too: Annotated[bool, typer.Option(
+        "--as-run", help="Also replay each run's own limits: every fence stop should be found where it happened.")] = False,
+    by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model (and read a limits file's "
+                                                 "groups as such).")] = "agent",
+    runs: Annotated[bool, typer.Option("--runs", help="With --json, --csv or --parquet: a row per run and "
+                                                      "candidate instead of per group.")] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    tz: TzOption = None,
+    cost_source: CostSourceOption = "auto",
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+    parquet: ParquetOption = None,
+    config_file: ConfigOption = None,
+    db: DbOption = None,
+    from_parquet: FromParquetOption = None,
+    engine: EngineOption = "duckdb",
+    master: MasterOption = None,
+    remote: RemoteOption = None,
+) -> None:
+    """Replay candidate limits over past runs: which it would have stopped, where, what it saves and costs.
+
+    Each run is walked as a fence walks it: every budget checked before each model call (seed 001's four
+    ceilings, seed 000's prompt and completion ceilings and results fingerprint, seed 003's call window).
+    Per group: runs stopped earlier, successes lost (with their ids and step), spend saved on runs that failed
+    anyway and spend lost on successes cut, steps and minutes saved, the new stop-reason mix, and cost per
+    completed task before and after. With no candidate, the ceilings reconcile budgets recommends.
+
+    Example: reconcile replay --set max_steps=16 --set max_cost_usd=0.50 --detector calls_window
+    """
+    scope = window(since, until, tz)
+    config, path = configured(config_file, db)
+    candidates = from_options(set_values or [], detector or [], base)
+    candidates += [from_file(file, base) for file in limits or []]
+    for candidate in candidates:
+        if candidate.by and candidate.by != by:
+            raise BadInput(f"--limits {candidate.origin}: its groups are by {candidate.by} (its first line says so); "
+                           f"replay it with --by {candidate.by}")
+    if as_run_too:
+        candidates.insert(0, as_run())
+    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
+        use_zone(con, scope.zone)
+        report = replay(con, candidates or None, by, scope.since, scope.until, config, cost_source, runs=runs)
+    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=report):
+        for line in text_lines(report):
+            console.print(line, markup=False, highlight=False)

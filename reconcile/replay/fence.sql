@@ -1,0 +1,156 @@
+-- The fence, replayed: for every run in _replay_limits (the limits a candidate puts on it), the model call a
+-- check-before-each-call fence would not have made, and why. Reads _replay_limits and _replay_loops (where the
+-- candidate's loop detector fires: loop_firings.sql over the candidate's detectors); one row a run.
+--
+-- The ledger before each model call (a wrap-up turn is not checked: it comes after the stop) is what the calls
+-- before it spent: charged calls for max_steps (a call the provider refused is not charged, seed 003), every
+-- call's input + output for max_tokens (retries are charged against tokens, seed 003), input for
+-- max_prompt_tokens and output for max_completion_tokens (seed 000), the harness's own price else reconcile's
+-- for the spend (the harness enforced its ceiling in its prices), and the time since the run started for the
+-- wall clock. A ceiling is reached at >= (seeds 000 and 001). A count some call before leaves unknown makes
+-- the check unknown from there: it is reported as not judged, never as passed.
+--
+-- A run that ended on a fence (budget_exceeded, timed_out, stalled) was checked once more after its last
+-- call, at its end: that check is replayed too, so a candidate either stops it where it stopped, or lets it
+-- run on (what it would then have done is not in the journal).
+with calls as (
+    select s.run_id, s.idx, s.started_at,
+           case when s.provider_refused then 0 else 1 end as charged,
+           s.input_tokens + s.output_tokens as tokens,
+           s.input_tokens as prompt,
+           s.output_tokens as completion,
+           coalesce(s.harness_cost_micros, s.cost_micros) as fence_cost
+    from step_view s join _replay_limits l on l.run_id = s.run_id
+    where s.kind = 'model' and not s.is_wrap_up
+),
+before_each as (  -- what the ledger held when the fence checked before each call
+    select run_id, idx, started_at,
+           coalesce(sum(charged) over before, 0) as steps_before,
+           case when coalesce(sum(case when tokens is null then 1 else 0 end) over before, 0) = 0
+                then coalesce(sum(tokens) over before, 0) end as tokens_before,
+           case when coalesce(sum(case when prompt is null then 1 else 0 end) over before, 0) = 0
+                then coalesce(sum(prompt) over before, 0) end as prompt_before,
+           case when coalesce(sum(case when completion is null then 1 else 0 end) over before, 0) = 0
+                then coalesce(sum(completion) over before, 0) end as completion_before,
+           case when coalesce(sum(case when fence_cost is null then 1 else 0 end) over before, 0) = 0
+                then coalesce(sum(fence_cost) over before, 0) end as cost_before,
+           false as at_end
+    from calls
+    window before as (partition by run_id order by idx rows between unbounded preceding and 1 preceding)
+),
+at_end as (  -- the check a fence-stopped run made after its last call
+    select l.run_id, coalesce(max(s.idx), -1) + 1 as idx, max(r.ended_at) as started_at,
+           coalesce(sum(c.charged), 0) as steps_before,
+           case when count(c.idx) = count(c.tokens) then coalesce(sum(c.tokens), 0) end as tokens_before,
+           case when count(c.idx) = count(c.prompt) then coalesce(sum(c.prompt), 0) end as prompt_before,
+           case when count(c.idx) = count(c.completion) then coalesce(sum(c.completion), 0) end as completion_before,
+           case when count(c.idx) = count(c.fence_cost) then coalesce(sum(c.fence_cost), 0) end as cost_before,
+           true as at_end
+    from _replay_limits l
+    join runs r on r.run_id = l.run_id
+    left join steps s on s.run_id = l.run_id
+    left join calls c on c.run_id = s.run_id and c.idx = s.idx
+    where r.status in ('budget_exceeded', 'timed_out', 'stalled')
+    group by l.run_id
+),
+points as (select * from before_each union all select * from at_end),
+judged as (  -- each ceiling at each point: true (reached), false (not, or no such ceiling), null (unknown)
+    select p.run_id, p.idx, p.at_end, p.steps_before,
+           case when l.max_steps is null then false else p.steps_before >= l.max_steps end as hit_steps,
+           case when l.max_tokens is null then false else p.tokens_before >= l.max_tokens end as hit_tokens,
+           case when l.max_prompt_tokens is null then false else p.prompt_before >= l.max_prompt_tokens end as hit_prompt,
+           case when l.max_completion_tokens is null then false
+                else p.completion_before >= l.max_completion_tokens end as hit_completion,
+           case when l.max_wall_seconds is null then false
+                else date_diff('millisecond', l.started_at, p.started_at) >= l.max_wall_seconds * 1000 end as hit_wall,
+           case when l.max_cost_micros is null then false else p.cost_before >= l.max_cost_micros end as hit_cost,
+           case when l.loop_detector is null then false when f.fired_at < p.idx then true
+                when not coalesce(f.evidence_complete, true) then null else false end as hit_loop
+    from points p
+    join _replay_limits l on l.run_id = p.run_id
+    left join _replay_loops f on f.run_id = p.run_id
+),
+cuts as (  -- the first point where some ceiling is reached; and where the budgets alone (no detector) would stop
+    select run_id,
+           min(idx) filter (where hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall or hit_cost
+                                  or hit_loop) as cut_idx,
+           min(steps_before) filter (where hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall
+                                           or hit_cost) as budget_calls_made,
+           max(steps_before) filter (where at_end) as calls_at_end
+    from judged
+    group by run_id
+),
+unjudged as (  -- ceilings left unknown at some point before the cut: the candidate might have stopped earlier
+    select j.run_id,
+           concat_ws(', ', max(case when j.hit_tokens is null then 'max_tokens' end),
+                     max(case when j.hit_prompt is null then 'max_prompt_tokens' end),
+                     max(case when j.hit_completion is null then 'max_completion_tokens' end),
+                     max(case when j.hit_wall is null then 'max_wall_seconds' end),
+                     max(case when j.hit_cost is null then 'max_cost_micros' end),
+                     max(case when j.hit_loop is null then 'loop_detector' end)) as not_judged
+    from judged j left join cuts c on c.run_id = j.run_id
+    where c.cut_idx is null or j.idx < c.cut_idx
+    group by j.run_id
+),
+stopped as (  -- the cut, with the ceiling that stopped it: the first reached in the seeds' order of checks
+    select j.run_id, j.idx as cut_idx, j.at_end, j.steps_before as calls_made,
+           case when j.hit_steps then 'steps' when j.hit_tokens then 'tokens' when j.hit_prompt then 'prompt_tokens'
+                when j.hit_completion then 'completion_tokens' when j.hit_wall then 'wall_seconds'
+                when j.hit_cost then 'cost_micros' else 'loop' end as ceiling
+    from judged j join cuts c on c.run_id = j.run_id and c.cut_idx = j.idx
+),
+after_cut as (  -- what the run did from the call the fence would not have made
+    select x.run_id,
+           count(*) filter (where s.kind = 'model' and not s.is_wrap_up and not s.provider_refused) as steps_saved,
+           count(*) filter (where s.kind = 'tool') as tool_steps_saved,
+           count(*) filter (where s.kind = 'model') as model_calls_saved,
+           case when count(*) filter (where s.kind = 'model') = count(coalesce(s.cost_micros, s.harness_cost_micros))
+                                                                  filter (where s.kind = 'model')
+                then coalesce(sum(coalesce(s.cost_micros, s.harness_cost_micros)) filter (where s.kind = 'model'), 0)
+           end as spend_saved_micros,
+           max(case when s.idx = x.cut_idx then coalesce(s.cost_micros, s.harness_cost_micros) end) as cut_call_micros,
+           min(s.started_at) filter (where s.idx = x.cut_idx) as cut_at
+    from stopped x join step_view s on s.run_id = x.run_id and s.idx >= x.cut_idx
+    where not x.at_end
+    group by x.run_id
+),
+totals as (  -- each run's charged calls and spend (each model call: reconcile's price, else the harness's)
+    select s.run_id,
+           count(*) filter (where s.kind = 'model' and not s.is_wrap_up and not s.provider_refused) as charged_calls,
+           case when count(*) filter (where s.kind = 'model') = count(coalesce(s.cost_micros, s.harness_cost_micros))
+                                                                  filter (where s.kind = 'model')
+                then coalesce(sum(coalesce(s.cost_micros, s.harness_cost_micros)) filter (where s.kind = 'model'), 0)
+           end as spend_micros
+    from step_view s join _replay_limits l on l.run_id = s.run_id
+    group by s.run_id
+)
+select l.run_id, l.group_key, r.status, r.stop_reason,
+       l.loop_detector, l.loop_limit, l.loop_window, l.max_steps, l.max_tokens, l.max_prompt_tokens,
+       l.max_completion_tokens, l.max_wall_seconds, l.max_cost_micros, l.wrap_up,
+       case when x.run_id is null then
+                case when r.status in ('budget_exceeded', 'timed_out', 'stalled') then 'runs_on' else 'unchanged' end
+            when x.at_end then 'same_stop' else 'cut' end as outcome,
+       x.cut_idx, x.calls_made, x.ceiling,
+       case when x.ceiling is null then null when x.ceiling = 'loop' then 'stalled'
+            when x.ceiling = 'wall_seconds' then 'timed_out' else 'budget_exceeded' end as new_status,
+       c.budget_calls_made,
+       coalesce(t.charged_calls, 0) as charged_calls,
+       case when t.run_id is null then 0 else t.spend_micros end as spend_micros,
+       case when x.ceiling = 'loop' then f.fired_at end as loop_fired_at,
+       f.pattern as loop_pattern,
+       coalesce(a.steps_saved, 0) as steps_saved,
+       coalesce(a.tool_steps_saved, 0) as tool_steps_saved,
+       coalesce(a.model_calls_saved, 0) as model_calls_saved,
+       case when x.at_end or x.run_id is null then 0 else a.spend_saved_micros end as spend_saved_micros,
+       case when l.wrap_up and not x.at_end then a.cut_call_micros end as wrap_up_micros,
+       case when x.at_end or x.run_id is null then 0
+            else date_diff('millisecond', a.cut_at, r.ended_at) / 1000.0 end as seconds_saved,
+       nullif(u.not_judged, '') as not_judged
+from _replay_limits l
+join runs r on r.run_id = l.run_id
+left join stopped x on x.run_id = l.run_id
+left join after_cut a on a.run_id = l.run_id
+left join cuts c on c.run_id = l.run_id
+left join totals t on t.run_id = l.run_id
+left join _replay_loops f on f.run_id = l.run_id
+left join unjudged u on u.run_id = l.run_id

@@ -1,0 +1,37 @@
+"""Seed 000's block one as a kit: a unit test of the fence, not of the model.
+
+Install it in a harness's own test suite and drive the harness's loop with it:
+
+    from reconcile.testing import run_block_one
+
+    def loop(model, registry):                  # the loop: (model, registry) -> result with its stop
+        return run_loop(model, registry, "block one", Limits(max_wall_seconds=60))
+
+    run_block_one(loop, limits=Limits(max_wall_seconds=60), patch_time=True)
+
+It runs the loop once per stub tool of seed 000 (``ok_forever``, ``big_output``, ``sleep``,
+``raise_after_write``) with a scripted fake model that keeps calling that stub, on a clock where
+time passes only when something spends it; journals through ``reconcile.journal`` (or lets the
+harness do it); loads the journals and the fake provider's usage report into a fresh store; runs
+block four's invariants and the fence checks; and raises ``BlockOneFailure`` (an
+``AssertionError``) naming each stub whose stop was not seed 000's or whose reconciliation does
+not hold. For pytest, ``pytest_plugins = ["reconcile.testing.plugin"]`` adds a ``fence_protocol``
+fixture. ``docs/testing-your-harness.md`` is the guide.
+
+The modules: ``clock`` (``FakeClock``), ``model`` (``ScriptedModel``, ``call``, ``answer``),
+``stubs`` (``stub_tools``, ``EXPECTATIONS``), ``recorder`` (the kit's journal), ``provider`` (the
+fake provider's report), ``protocol`` (``BlockOne``), ``verdict`` (block four and the judgement),
+``plugin`` (pytest; the only module that imports pytest).
+"""
+
+from .clock import NIGHT, FakeClock, ToolTimeout
+from .model import FenceNeverStopped, ScriptedModel, Turn, TurnSpec, answer, call
+from .protocol import BlockOne, run_block_one, run_block_one_many
+from .recorder import Outcome, outcome_of
+from .stubs import EXPECTATIONS, STUBS, Expectation, WriteThenFail, stub_tools
+from .verdict import BLOCK_FOUR, FENCE, BlockOneFailure, BlockOneReport, StubOutcome
+
+__all__ = ["BLOCK_FOUR", "EXPECTATIONS", "FENCE", "NIGHT", "STUBS", "BlockOne", "BlockOneFailure", "BlockOneReport",
+           "Expectation", "FakeClock", "FenceNeverStopped", "Outcome", "ScriptedModel", "StubOutcome", "ToolTimeout",
+           "Turn", "TurnSpec", "WriteThenFail", "answer", "call", "outcome_of", "run_block_one", "run_block_one_many",
+           "stub_tools"]

@@ -1,0 +1,248 @@
+"""Block four on block one's journals: load them into a fresh store, run the checks, judge every stop.
+
+Everything here goes through reconcile's library, as ``reconcile ingest`` and ``reconcile check``
+do: ``ingest`` into a new store (the journals and the fake provider's usage report), then
+``run_checks`` with the built-in configuration (a project's ``reconcile.toml`` does not change the
+protocol). The checks that run:
+
+- block four, seed 000's three reconciliation invariants: ``steps_equal_tool_results``,
+  ``ledger_matches_transcript`` and ``tokens_match_provider`` (token totals against what the
+  provider — the scripted model — reported), ``final_answer_not_overwritten``. A block-four check
+  that cannot judge a run fails the protocol: an invariant nobody checked has not held;
+- the fence, where the run declares what it needs: ``loop_stopped_at_limit`` and
+  ``stalled_runs_detected`` (the declared loop detector, replayed with its seed's semantics) and
+  ``budgets_enforced`` (the declared limits were checked before each call);
+- ``no_failed_side_effects``, a warning: raise_after_write's failed write, listed with its key.
+
+Each stub's stop is judged from the store (its canonical status and raw stop reason, and how many
+of its tool calls timed out) against seed 000's table (``stubs.EXPECTATIONS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..facts import FACTS
+from .provider import FakeProvider, write_report
+from .stubs import EXPECTATIONS
+
+if TYPE_CHECKING:  # the store's modules load when block one is judged, not when the kit is imported
+    from ..checks.runner import Finding
+
+BLOCK_FOUR = ("steps_equal_tool_results", "ledger_matches_transcript", "tokens_match_provider",
+              "final_answer_not_overwritten")
+FENCE = ("loop_stopped_at_limit", "stalled_runs_detected", "budgets_enforced")
+WARNINGS = ("no_failed_side_effects",)
+CHECKS = BLOCK_FOUR + FENCE + WARNINGS
+
+
+@dataclass
+class StubOutcome:
+    """One stub's run: how it stopped, and everything that did not hold."""
+
+    stub: str
+    expected: str
+    run_id: str | None = None
+    stop_reason: str | None = None
+    status: str | None = None  # canonical; None while the run has no end
+    harness_status: str | None = None  # the harness's own word, as journalled (seed 001: complete / incomplete)
+    timeouts: int = 0
+    problems: list[str] = field(default_factory=list)  # the fence's verdict, and what the loop did wrong
+    findings: list[str] = field(default_factory=list)  # error findings of the checks, one line each
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and not self.findings
+
+    @property
+    def stop(self) -> str:
+        """The stop as the harness said it, and its canonical status: ``'max_steps' (budget_exceeded)``."""
+        if self.stop_reason:
+            return f"{self.stop_reason!r} ({self.status})"
+        return f"status {self.harness_status!r} ({self.status})" if self.harness_status else f"({self.status})"
+
+    def lines(self) -> list[str]:
+        head = (self.problems[0] if self.problems
+                else f"stopped with {self.stop} as expected, but block four does not hold")
+        return [f"- {self.stub}: {head}", *(f"    {p}" for p in self.problems[1:]),
+                *(f"    {f}" for f in self.findings)]
+
+
+@dataclass
+class BlockOneReport:
+    """What block one found: a ``StubOutcome`` per stub, and problems of the protocol as a whole."""
+
+    stubs: dict[str, StubOutcome]
+    workdir: Path
+    store: Path
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # checks that could not judge, waived expectations
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and all(s.passed for s in self.stubs.values())
+
+    def assert_holds(self) -> BlockOneReport:
+        """Raise ``BlockOneFailure`` unless block one held; returns the report when it did."""
+        __tracebackhide__ = True  # read by pytest, when it runs this: the failure shows at the caller
+        if not self.passed:
+            raise BlockOneFailure(self)
+        return self
+
+    def summary(self) -> str:
+        failing = [s for s in self.stubs.values() if not s.passed]
+        if self.passed:
+            lines = [f"block one holds for {len(self.stubs)} stub(s):"]
+            lines += [f"- {s.stub}: {s.stop}" for s in self.stubs.values()]
+        else:
+            lines = [f"block one failed for {len(failing)} of {len(self.stubs)} stub(s)"
+                     + (" and the protocol" if self.problems else "") + ":"]
+            lines += [line for s in failing for line in s.lines()] + [f"- {p}" for p in self.problems]
+        lines += [f"  warning: {s.stub}: {w}" for s in self.stubs.values() for w in s.warnings]
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append(f"  journals: {self.workdir}; store: reconcile check --db {self.store}")
+        return "\n".join(lines)
+
+    __str__ = summary
+
+
+class BlockOneFailure(AssertionError):
+    """Block one did not hold: the message names each failing stub, the stop expected, the stop seen and
+    every finding. ``report`` has the details."""
+
+    def __init__(self, report: BlockOneReport):
+        super().__init__(report.summary())
+        self.report = report
+
+
+@dataclass
+class Driven:
+    """One harness driven through the stubs: its journals and the fake provider's record, not yet judged."""
+
+    agent: str
+    workdir: Path
+    journals: Path
+    provider: FakeProvider
+    outcomes: dict[str, StubOutcome]
+    files: dict[str, bool | None]  # raise_after_write's file exists (None: the stub writes none)
+    tool_timeouts: bool
+    ended: datetime  # where its last provider window ends on its clock
+
+
+def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
+    """Ingest every harness's journals and provider report into one fresh store, check once, judge each."""
+    from .. import store
+    from ..checks import load_checks, run_checks, select_checks
+    from ..config import Config
+    from ..ingest import ingest
+
+    reports = [BlockOneReport(d.outcomes, d.workdir, store_path) for d in driven]
+    store_path.unlink(missing_ok=True)  # a fresh store every time: nothing from an earlier run
+    bill = write_report([d.provider for d in driven], store_path.parent / "provider" / "anthropic_usage_report.json")
+    with store.connect(store_path) as con:
+        # two ingests, each of one format, so that every harness's journals load as one batch
+        loaded = [*ingest(con, [d.journals for d in driven]).files, *(ingest(con, [bill]).files if bill else [])]
+        for f in loaded:
+            if f.rejected or f.status == "unreadable":
+                for report in reports:
+                    if Path(f.path).is_relative_to(report.workdir):
+                        report.problems.append(f"{Path(f.path).name}: {f.rejected} line(s) rejected by ingest: "
+                                               + "; ".join(f.notes[:3]))
+        for d in driven:
+            _judge_stops(con, d.outcomes, d.files, d.tool_timeouts)
+        checks = select_checks(load_checks(), list(CHECKS))
+        checked = run_checks(con, checks, config=Config(), record=False)
+        roots = dict(con.execute("select run_id, root_run_id from run_view").fetchall())
+        unjudged = _unjudged(con, checks)
+    placed = _Placer(driven, reports, roots)
+    for result in checked.results:
+        for finding in result.findings:
+            outcome, report = placed.finding(finding)
+            line = f"{finding.check}{'' if finding.step is None else f', step {finding.step}'}: {finding.detail}"
+            if outcome is None:  # about no run of a stub: the protocol's problem (every harness's, if unplaced)
+                for each in [report] if report else reports:
+                    each.problems.append(line)
+            elif finding.check in WARNINGS:
+                outcome.warnings.append(line)
+            else:
+                outcome.findings.append(f"{line}\n      remedy: {result.remedy}")
+        for gap in result.not_judged:  # provider rows with no journal of that provider: nothing was matched
+            if gap.unit != "run":
+                for report in reports:
+                    report.problems.append(f"{result.name} could not judge {gap.text()}")
+    unheld: dict[tuple[int, str, str], list] = {}
+    for run_id, check, why in unjudged:
+        outcome, report = placed.run(run_id)
+        if outcome is None or outcome.status is None:  # a run that never ended has its verdict already
+            continue
+        if check in BLOCK_FOUR:  # an invariant nobody could check has not held
+            outcome.problems.append(f"{check} could not judge its run: it records no {why}")
+        else:  # a fence check the run gave nothing to judge by: said, not failed
+            unheld.setdefault((id(report), check, why), [report]).append(outcome.stub)
+    for (_, check, why), (report, *stubs) in unheld.items():
+        report.notes.append(f"{check} did not judge {', '.join(stubs)}: the runs record no {why}")
+    for d, report in zip(driven, reports):
+        if not d.tool_timeouts:
+            report.notes.append("sleep: no tool timeout was required (tool_timeouts=False); a tool that never "
+                                "returns would hang this loop, and its wall clock only stops it after the tool returns")
+    return reports
+
+
+class _Placer:
+    """Which harness and stub a finding is about: by its run (a sub-agent's by its root), or, for a provider
+    window's finding that names no run, by the window's start in its text."""
+
+    def __init__(self, driven: list[Driven], reports: list[BlockOneReport], roots: dict[str, str]):
+        self.driven, self.reports, self.roots = driven, reports, roots
+        self.by_run = {o.run_id: (o, r) for d, r in zip(driven, reports) for o in d.outcomes.values() if o.run_id}
+
+    def run(self, run_id: str) -> tuple[StubOutcome | None, BlockOneReport | None]:
+        return self.by_run.get(self.roots.get(run_id, run_id), (None, None))
+
+    def finding(self, finding: Finding) -> tuple[StubOutcome | None, BlockOneReport | None]:
+        if finding.run_id is not None:
+            return self.run(finding.run_id)
+        for d, report in zip(self.driven, self.reports):
+            stub = d.provider.stub_at(finding.detail)
+            if stub:
+                return d.outcomes.get(stub), report
+        return None, None
+
+
+def _unjudged(con, checks: list) -> list[tuple[str, str, str]]:
+    """(run, check, what it lacks) for each run a check could not judge, as the runner decides it (``run_facts``)."""
+    branches = [f"select run_id, '{check.name}' as check_name, '{FACTS[fact].what.replace(chr(39), chr(39) * 2)}' "
+                f"as what from run_facts where not {fact}"
+                for check in checks for fact in check.needs if FACTS[fact].subject == "run"]
+    if not branches:
+        return []
+    return con.execute(" union all ".join(branches) + " order by 1, 2").fetchall()
+
+
+def _judge_stops(con, outcomes: dict[str, StubOutcome], files: dict[str, bool | None], tool_timeouts: bool) -> None:
+    """Each stub's run as the store sees it — status, stop reason, timed-out tool calls — against its row."""
+    runs = [o.run_id for o in outcomes.values() if o.run_id]
+    rows = con.execute(
+        """select r.run_id, r.status, r.stop_reason, r.harness_status,
+                  (select count(*) from steps s where s.run_id = r.run_id and s.kind = 'tool'
+                   and s.tool_status = 'timeout') as timeouts
+           from run_view r where r.run_id in (select unnest(?::varchar[]))""", [runs]).fetchall()
+    seen = {row[0]: row[1:] for row in rows}
+    for outcome in outcomes.values():
+        if outcome.problems:  # the loop never stopped, or raised: that is the verdict
+            continue
+        if outcome.run_id not in seen:
+            outcome.problems.append(f"expected {outcome.expected}; no run of it is in the journal "
+                                    "(did the harness start one on the journal it was given?)")
+            continue
+        status, stop, outcome.harness_status, timeouts = seen[outcome.run_id]
+        outcome.status = None if status == "running" else status
+        outcome.stop_reason, outcome.timeouts = stop, timeouts
+        problem = EXPECTATIONS[outcome.stub].problem(outcome.status, stop, timeouts, tool_timeouts,
+                                                     files.get(outcome.stub))
+        if problem:
+            outcome.problems.append(problem)

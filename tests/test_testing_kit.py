@@ -1,0 +1,470 @@
+"""reconcile.testing: block one of seed 000's protocol as a kit a harness author runs in their own suite.
+
+The harnesses under test: the three seed harnesses of ``tests/conformance`` (each journals itself),
+the project's reference harness (``sample_runs/harness.py``, journals itself), and seed 000's code
+exactly as the article prints it (``run_loop`` with its thread pool and ``time.monotonic``; it
+journals nothing, so the kit journals for it) — every one holds. Three deliberate breakages of that
+last one fail, each with the message that names what broke. They all share one store
+(``run_block_one_many``: one ingest, one check run), so the file stays fast.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+for folder in (ROOT / "tests" / "conformance", ROOT / "sample_runs"):  # as pytest puts them for those tests
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+import harness as reference  # noqa: E402  (sample_runs/harness.py)
+import harness_seed000 as seed000  # noqa: E402
+import harness_seed001 as seed001  # noqa: E402
+import harness_seed003 as seed003  # noqa: E402
+from conformance_support import NIGHT, SimClock  # noqa: E402
+
+from reconcile.testing import (BlockOne, BlockOneFailure, FakeClock, FenceNeverStopped, ScriptedModel,  # noqa: E402
+                               ToolTimeout, WriteThenFail, answer, call, outcome_of, run_block_one_many, stub_tools)
+
+pytest_plugins = ["reconcile.testing.plugin"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 000's fence as the article prints it (agent_budget.py), with three switches that break it.
+
+
+class BudgetExceeded(RuntimeError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Limits:
+    max_steps: int = 12
+    max_prompt_tokens: int = 60_000
+    max_completion_tokens: int = 8_000
+    max_wall_seconds: float = 900.0
+    max_repeats: int = 2
+
+
+@dataclass(frozen=True)
+class Flaws:
+    answer_overwritten: bool = False  # a final answer is taken for a progress note; the loop runs on
+    late_fingerprint: bool = False  # the repeat check is off by one: a fourth identical result gets through
+    no_wall_clock: bool = False  # Ledger.check has no wall-clock line
+
+
+@dataclass
+class Ledger:
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    last_fingerprint: str = ""
+    repeat_run: int = 0
+    started: float = field(default_factory=time.monotonic)
+    flaws: Flaws = field(default_factory=Flaws, repr=False)
+
+    @property
+    def wall_seconds(self) -> float:
+        return time.monotonic() - self.started
+
+    def record_tool_result(self, payload: str) -> None:
+        fp = hashlib.sha256(payload.encode()).hexdigest()[:16]
+        self.repeat_run = self.repeat_run + 1 if fp == self.last_fingerprint else 1
+        self.last_fingerprint = fp
+
+    def check(self, limits: Limits) -> None:
+        if self.steps >= limits.max_steps:
+            raise BudgetExceeded("max_steps")
+        if self.prompt_tokens >= limits.max_prompt_tokens:
+            raise BudgetExceeded("max_prompt_tokens")
+        if self.completion_tokens >= limits.max_completion_tokens:
+            raise BudgetExceeded("max_completion_tokens")
+        if self.wall_seconds >= limits.max_wall_seconds and not self.flaws.no_wall_clock:
+            raise BudgetExceeded("max_wall_seconds")
+        if self.repeat_run > limits.max_repeats + self.flaws.late_fingerprint:
+            raise BudgetExceeded("identical_tool_results")
+
+
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+
+
+def run_tool(fn, args, timeout_s):
+    future = _POOL.submit(fn, **args)
+    try:
+        return future.result(timeout=timeout_s)
+    except concurrent.futures.TimeoutError:
+        return f"error: tool timed out after {timeout_s}s"
+    except Exception as exc:  # a raising tool is data, not a crash
+        return f"error: {type(exc).__name__}: {exc}"
+
+
+def run_loop(model, registry, task, limits=Limits(), flaws=Flaws()):
+    led, transcript = Ledger(flaws=flaws), [{"role": "user", "content": task}]
+    while True:
+        try:
+            led.check(limits)
+        except BudgetExceeded as stop:
+            return {"stop": stop.reason, "ledger": led, "transcript": transcript}
+
+        call = model(transcript)
+        led.steps += 1
+        led.prompt_tokens += call["usage"]["prompt"]
+        led.completion_tokens += call["usage"]["completion"]
+
+        if call.get("final"):
+            if not flaws.answer_overwritten:
+                return {"stop": "model_finished", "ledger": led, "transcript": transcript}
+            transcript.append({"role": "assistant", "content": call["text"]})
+            continue
+
+        name, args = call["tool"], call.get("args", {})
+        fn = registry.get(name)
+        result = (f"error: unknown tool {name!r}" if fn is None
+                  else run_tool(fn, args, timeout_s=min(30.0, limits.max_wall_seconds)))
+        led.record_tool_result(result)
+        transcript.append({"role": "tool", "name": name, "content": result})
+
+
+# Block one's wall clock: shorter than three 31 s tool timeouts, so the wall clock (not the repeat fence on
+# the third identical timeout string) is what stops the hung tool — see docs/testing-your-harness.md.
+BLOCK_ONE = Limits(max_wall_seconds=60)
+
+
+def as_written(flaws: Flaws = Flaws()) -> BlockOne:
+    """Seed 000's code through block one, the kit journalling for it."""
+    def loop(model, registry):  # the two-line adapter
+        return run_loop(model, registry, "block one", BLOCK_ONE, flaws)
+    name = "-".join(k for k, v in vars(flaws).items() if v) or "as-written"
+    return BlockOne(loop, limits=BLOCK_ONE, patch_time=True, agent=f"seed000-{name}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The conformance seeds and the reference harness: each journals itself; an adapter per interface.
+
+
+def conformance_seed000() -> BlockOne:
+    clock = SimClock(NIGHT)  # its run_tool catches the SimClock's own timeout
+
+    def loop(model, registry, journal):
+        return seed000.run_loop(model, registry, "block one", seed000.Limits(max_wall_seconds=60), journal=journal,
+                                run_id=model.run_id, clock=clock)
+    return BlockOne(loop, journals_itself=True, clock=clock, agent="conformance-seed000")
+
+
+def conformance_seed001() -> BlockOne:
+    clock = SimClock(NIGHT)
+
+    def loop(model, registry, journal):
+        async def ask(messages, tools):  # the seed's `await model(messages, tools=…)`
+            turn = model.next_turn(messages, tools=bool(tools))
+            calls = [seed001.ToolCallRequest(f"toolu_{turn.number}", turn.tool, dict(turn.args))] if turn.tool else []
+            note = turn.text or "; ".join(f"{c.name}({seed001.canonical(c.arguments)})" for c in calls)
+            return seed001.Response(seed001.Message("assistant", note, calls or None), calls, turn.text or "",
+                                    seed001.Usage(turn.prompt_tokens, turn.completion_tokens))
+
+        def tool(fn):
+            async def run(**args):
+                return fn(**args)
+            return run
+        h = seed001.Harness(journal, clock, {n: tool(fn) for n, fn in registry.items()}, {"main": ask})
+        return seed001.run_sync("block one", seed001.Budget(clock=clock.monotonic), h, model.run_id)
+    return BlockOne(loop, journals_itself=True, clock=clock, tool_timeouts=False, agent="conformance-seed001")
+
+
+def conformance_seed003() -> BlockOne:
+    clock = SimClock(NIGHT)
+
+    class Model:  # the seed's ctx.model.call(messages, tools)
+        def __init__(self, kit):
+            self.kit, self.id, self.latency = kit, kit.name, 1.0
+
+        def call(self, messages, tools):
+            turn = self.kit.next_turn(prompt_tokens=seed003.context_tokens(messages))
+            tool = {"name": turn.tool, "args": dict(turn.args)} if turn.tool else None
+            return seed003.ModelResponse("tool_use" if tool else "end_turn", turn.text or "", tool,
+                                         {"inputTokens": turn.prompt_tokens, "outputTokens": turn.completion_tokens},
+                                         self.id, turn.seconds * 1000)
+
+    def loop(model, registry, journal):
+        tools = {n: seed003.ToolDef(n, {"required": []}, lambda args, fn=fn: fn(**args),
+                                    side_effect=n == "raise_after_write") for n, fn in registry.items()}
+        fake = Model(model)
+        return seed003.runAgent(seed003.RunCtx(runId=model.run_id, budgets=seed003.Budgets(), model=fake,
+                                               fallbackModel=fake, toolSubset=tools, clock=clock, journal=journal))
+    return BlockOne(loop, journals_itself=True, clock=clock, tool_timeouts=False, agent="conformance-seed003")
+
+
+# Its wall clock below four 31 s timeouts (its no-progress detector fires on the fourth identical call).
+REFERENCE_LIMITS = reference.Limits(max_steps=30, max_tokens=60_000, max_wall_seconds=60, max_cost_micros=10**9)
+
+
+def reference_harness() -> BlockOne:
+    clock = FakeClock(NIGHT)
+
+    def loop(model, registry, journal):
+        class Model:  # fakes.FakeModel's interface, answered by the kit's scripted model
+            def __init__(self, name, rng):
+                self.name, self.cached = name, 0
+
+            def call(self, turn, context, plan, wrap_up):
+                t = model.next_turn(prompt_tokens=context, tools=not wrap_up)
+                return {"usage": {"input_uncached": t.prompt_tokens, "output": t.completion_tokens},
+                        "calls": [(t.tool, dict(t.args))] if t.tool else [], "final": t.final, "text": t.text,
+                        "ms": t.seconds * 1000, "finish_reason": "tool_use" if t.tool else "end_turn", "error": None}
+
+        def simulate_tool(name, args, rng, scale, workspace, outage):  # the registry's stub, timed on the clock
+            began = clock.monotonic()
+            result = registry[name](**args)
+            return {"status": "ok", "result": result, "ms": (clock.monotonic() - began) * 1000, "error": None}
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reference, "FakeModel", Model)
+            patch.setattr(reference, "simulate_tool", simulate_tool)
+            reference.run_agent(journal, reference.RunSpec(
+                model.run_id, "reference", "block_one", model.name, "anthropic", REFERENCE_LIMITS,
+                reference.Plan(answer_at=None, tools=[]), clock.utc(), seed=7))
+    return BlockOne(loop, journals_itself=True, clock=clock, agent="reference")
+
+
+def no_fence() -> BlockOne:
+    def loop(model, registry):
+        while True:  # no budget at all: only the model's cap ends it
+            turn = model([])
+            registry[turn["tool"]](**turn["args"])
+    return BlockOne(loop, cap=20, stubs=("ok_forever",), agent="no-fence")
+
+
+HARNESSES = {"seed000-as-written": as_written, "conformance-seed000": conformance_seed000,
+             "conformance-seed001": conformance_seed001, "conformance-seed003": conformance_seed003,
+             "reference": reference_harness,
+             "answer_overwritten": lambda: as_written(Flaws(answer_overwritten=True)),
+             "late_fingerprint": lambda: as_written(Flaws(late_fingerprint=True)),
+             "no_wall_clock": lambda: as_written(Flaws(no_wall_clock=True)), "no_fence": no_fence}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Every harness through block one, reconciled in one store."""
+    root = tmp_path_factory.mktemp("block-one")
+    protocols = []
+    for name, make in HARNESSES.items():
+        protocol = make()
+        protocol.workdir = root / name
+        protocols.append(protocol)
+    return dict(zip(HARNESSES, run_block_one_many(protocols, root)))
+
+
+def failure(reports, name: str) -> str:
+    with pytest.raises(BlockOneFailure) as caught:
+        reports[name].assert_holds()
+    return str(caught.value)
+
+
+# ---- the harnesses that hold, and the stop each seed's style gives for each stub
+
+SEED000 = {"ok_forever": "identical_tool_results", "big_output": "max_prompt_tokens", "sleep": "max_wall_seconds",
+           "raise_after_write": "model_finished"}
+STOPS = {
+    "seed000-as-written": SEED000,
+    "conformance-seed000": SEED000,
+    "conformance-seed001": {"ok_forever": "repeated the same tool calls 3 times without progress",
+                            "big_output": "token limit (200,000)", "sleep": "time limit (300s)",
+                            "raise_after_write": None},  # complete: the seed gives no reason
+    "conformance-seed003": {"ok_forever": "stalled", "big_output": "budget_exceeded", "sleep": "timed_out",
+                            "raise_after_write": "succeeded"},
+    "reference": None,  # sample_runs/harness.py words its stops as it likes; held to the statuses only
+}
+
+
+@pytest.mark.parametrize("name", STOPS)
+def test_seed_and_reference_harnesses_hold(reports, name):
+    report = reports[name].assert_holds()
+    assert STOPS[name] is None or {s.stub: s.stop_reason for s in report.stubs.values()} == STOPS[name]
+    assert [s.status for s in report.stubs.values()] == ["stalled", "budget_exceeded", "timed_out", "succeeded"]
+    assert not any(s.findings for s in report.stubs.values())
+
+
+def test_raise_after_write_is_a_warning_not_a_failure(reports):
+    warned = reports["conformance-seed000"].stubs["raise_after_write"].warnings
+    assert warned and warned[0].startswith("no_failed_side_effects")
+
+
+def test_seed000_as_written_times_out_in_its_thread_pool(reports):
+    """The article's run_loop, unchanged, with a two-line adapter: a real thread pool, time.monotonic patched."""
+    sleep = reports["seed000-as-written"].stubs["sleep"]
+    assert (sleep.stop_reason, sleep.timeouts) == ("max_wall_seconds", 2)  # two 30 s pool timeouts, then 60 s
+
+
+def test_the_pytest_plugin_runs_block_one_in_the_tests_folder(fence_protocol, tmp_path, monkeypatch):
+    # the protocol itself is what the shared fixture runs; here, the fixture's wiring (no second store)
+    from reconcile.testing import plugin
+
+    made = []
+
+    class Protocol:
+        def __init__(self, loop, **options):
+            made.append(options)
+
+        def run(self):
+            if len(made) == 2:
+                raise BlockOneFailure(reports_failed())
+            return "the report"
+
+    def reports_failed():
+        from reconcile.testing import BlockOneReport, StubOutcome
+        return BlockOneReport({"sleep": StubOutcome("sleep", "max_wall_seconds (timed_out)",
+                                                    problems=["the fence never stopped the loop after 200 calls"])},
+                              tmp_path, tmp_path / "store.duckdb")
+
+    monkeypatch.setattr(plugin, "BlockOne", Protocol)
+    assert fence_protocol(run_loop, limits=BLOCK_ONE, patch_time=True) == "the report"
+    assert made[0] == {"workdir": tmp_path / "block-one-1", "limits": BLOCK_ONE, "patch_time": True}
+    with pytest.raises(AssertionError, match="- sleep: the fence never stopped the loop after 200 calls"):
+        fence_protocol(run_loop)
+    assert made[1]["workdir"] == tmp_path / "block-one-2"
+
+
+# ---- deliberately broken harnesses fail, with the message that names the breakage
+
+
+def test_answer_overwritten_fails(reports):
+    message = failure(reports, "answer_overwritten")
+    assert "block one failed for 1 of 4 stub(s)" in message
+    assert "- raise_after_write: stopped with 'max_steps' (budget_exceeded) as expected, but block four does not hold" \
+        in message
+    assert "final_answer_not_overwritten, step 2: final answer at step 2, then 10 more model step(s)" in message
+    assert "remedy: the harness must end the loop on the model's final answer" in message
+
+
+def test_late_fingerprint_fails(reports):
+    message = failure(reports, "late_fingerprint")
+    assert "block one failed for 1 of 4 stub(s)" in message
+    assert "- ok_forever: stopped with 'identical_tool_results' (stalled) as expected, but" in message
+    assert "loop_stopped_at_limit, step 5: its results_in_a_row loop detector (limit 2) fired here" in message
+    assert "but the run made 1 more model call(s)" in message
+
+
+def test_no_wall_clock_fails(reports):
+    message = failure(reports, "no_wall_clock")
+    assert "block one failed for 1 of 4 stub(s)" in message
+    assert ("- sleep: expected max_wall_seconds (timed_out); the loop stopped with 'identical_tool_results' (stalled) "
+            "after 3 tool timeout(s): the repeat fence caught the hung tool before the wall clock did") in message
+    assert "budgets_enforced, step 4: model call at step 4 started 62.0 s into a wall clock of 60 s" in message
+    assert "stalled_runs_detected" not in message  # the three timeouts are identical results: the stall was real
+
+
+def test_a_loop_without_a_fence_ends_with_a_clear_failure(reports):
+    message = failure(reports, "no_fence")
+    assert "- ok_forever: expected identical_tool_results (stalled); the fence never stopped the loop after 20 calls" \
+        in message
+
+
+# ---- the pieces: stubs, clock, scripted model, results
+
+
+@pytest.mark.parametrize("stub, status, stop, timeouts, file, message", [
+    ("big_output", "budget_exceeded", "max_steps", 0, None,
+     "names the steps limit, not prompt_tokens or tokens: another fence did this fence's job"),
+    ("sleep", "timed_out", "time limit (300s)", 0, None,
+     "but no call of sleep timed out: the loop waited each one out"),
+    ("raise_after_write", "succeeded", "model_finished", 0, False,
+     "the file does not exist, so the stub was never called"),
+    ("ok_forever", "budget_exceeded", "max_steps", 0, None,
+     "expected identical_tool_results (stalled); the loop stopped with 'max_steps' (budget_exceeded)"),
+])
+def test_each_wrong_stop_says_what_it_is(stub, status, stop, timeouts, file, message):
+    from reconcile.testing import EXPECTATIONS
+    assert message in EXPECTATIONS[stub].problem(status, stop, timeouts, True, file)
+
+
+def test_each_seed_style_stop_is_the_right_one():  # judged through reconcile.status, in each seed's words
+    from reconcile.status import map_stop_reason
+    from reconcile.testing import EXPECTATIONS
+    for stub, stops in {"ok_forever": ("repeated the same tool calls 3 times without progress", "stalled"),
+                        "big_output": ("token limit (200,000)", "budget_exceeded", "max_tokens"),
+                        "sleep": ("time limit (300s)", "timed_out", "max_wall_seconds")}.items():
+        for stop in stops:
+            assert EXPECTATIONS[stub].problem(map_stop_reason(stop), stop, 1, True, None) is None, (stub, stop)
+
+
+
+def test_raise_after_write_leaves_its_file(tmp_path):
+    tools = stub_tools(FakeClock(), tmp_path)
+    with pytest.raises(WriteThenFail):
+        tools["raise_after_write"](path="out/payout.csv")
+    assert (tmp_path / "out" / "payout.csv").read_text() == "id,amount\n1,100\n"
+
+
+def test_sleep_spends_the_clock_not_real_time(tmp_path):
+    clock = FakeClock()
+    before, real = clock.utc(), time.monotonic()
+    assert stub_tools(clock, tmp_path)["sleep"](seconds=300) == "slept 300s"
+    assert (clock.utc() - before).total_seconds() == 300
+    assert time.monotonic() - real < 1
+    with clock.deadline(30), pytest.raises(ToolTimeout):  # the simulated future.result(timeout=30)
+        stub_tools(clock, tmp_path)["sleep"]()
+    assert (clock.utc() - before).total_seconds() == 330
+
+
+def test_patched_pool_times_out_on_the_clock(tmp_path):
+    clock = FakeClock()
+    sleep = stub_tools(clock, tmp_path)["sleep"]
+    real = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool, clock.patched():
+        started = time.monotonic()
+        with pytest.raises(concurrent.futures.TimeoutError):
+            pool.submit(sleep, seconds=300).result(timeout=30)
+        assert time.monotonic() - started == pytest.approx(30)  # the wait, on the clock
+        assert pool.submit(sleep, seconds=5).result(timeout=30) == "slept 5s"  # fits the wait: it finishes
+        with pytest.raises(concurrent.futures.TimeoutError):
+            pool.submit(sleep, seconds=300).result(timeout=30)
+        queued = pool.submit(sleep, seconds=1)
+        with pytest.raises(concurrent.futures.TimeoutError):  # both workers hung: the call never starts
+            queued.result(timeout=30)
+        assert queued.cancelled()
+    assert clock.elapsed == pytest.approx(95)  # the hung workers were let go when the patch ended, unspent
+    assert time.monotonic() - real < 2
+
+
+def test_scripted_model_reports_usage_and_stops_at_its_cap():
+    clock = FakeClock()
+    model = ScriptedModel([call("read_file", path="a.py"), answer("done")], clock=clock, cap=3,
+                          then=call("ok_forever"))
+    first = model([{"content": "x" * 400}])  # 100 tokens of transcript, 400 of system prompt
+    assert first == {"tool": "read_file", "args": {"path": "a.py"}, "usage": {"prompt": 500, "completion": 60},
+                     "request_id": "req_block-one-scripted_1"}
+    assert model([])["final"] is True
+    assert clock.elapsed == 2.0
+    model([])
+    with pytest.raises(FenceNeverStopped, match="never stopped the loop after 3 calls"):
+        try:
+            model([])
+        except Exception:  # a harness's "a raising tool is data" cannot swallow it
+            pytest.fail("FenceNeverStopped was caught by except Exception")
+
+
+def test_outcome_of_reads_each_seeds_result():
+    led = Ledger(steps=3, prompt_tokens=900, completion_tokens=120)
+    assert outcome_of({"stop": "max_steps", "ledger": led}).ledger == {"steps": 3, "input_tokens": 900,
+                                                                         "output_tokens": 120}
+    budget = seed001.Budget(steps=2, tokens=500, cost_usd=0.0125)
+    result = outcome_of(seed001.Result("incomplete", "summary", budget, stopped_by="step limit (20)"))
+    assert (result.status, result.stop_reason, result.ledger) == ("incomplete", "step limit (20)",
+                                                                   {"steps": 2, "tokens": 500, "cost_micros": 12500})
+    assert outcome_of("timed_out").stop_reason == "timed_out"
+
+
+def test_core_modules_do_not_import_pytest():
+    code = "import sys, reconcile.testing; assert 'pytest' not in sys.modules, 'reconcile.testing imported pytest'"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
