@@ -71,7 +71,9 @@ def test_statuses_submissions_and_calls(mini):
         "20251118_gemini-3-pro-74pct__django__django-16255": "succeeded",
         "deepseek_reasoner_dev__sqlfluff__sqlfluff-2419": "succeeded",
         "deepseek_reasoner_dev__pvlib__pvlib-python-1606": "failed",  # InternalServerError (SSL EOF)
-        "deepseek_reasoner_dev__pvlib__pvlib-python-1154": "timed_out"}
+        # litellm's Timeout: the model call timed out in transport and ended the run; mini-swe-agent keeps no wall
+        # clock, so it is not a time limit (reconcile replay --as-run found no fence that could have stopped it)
+        "deepseek_reasoner_dev__pvlib__pvlib-python-1154": "failed"}
     final = con.execute("""select count(*), bool_and(s.tool_name is null) from steps s
                            where s.is_final and s.run_id like '%sqlfluff%'""").fetchall()[0]
     assert final == (1, True)  # the echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT step is the answer, not a call

@@ -46,40 +46,54 @@ anywhere_fired as (
 -- seed 003: noProgress over the last `window` call hashes (calls that failed validation or were not run are never hashed,
 -- allowRepeat tools take their place in the window but are not counted): fires when one hash is among
 -- them `limit` times, or the last four alternate A B A B — once at least four count.
-calls as (
-    select q.run_id, q.step_idx, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash, d.lim, d.win,
-           coalesce(t.allow_repeat, false) as allowed,
-           row_number() over (partition by q.run_id order by q.step_idx, q.call_position) as n
-    from tool_calls q join detected d on d.run_id = q.run_id
+windowed_runs as (  -- a number for each run: the window's groupings are on numbers, not ids
+    select run_id, lim, win, row_number() over (order by run_id) as rk from detected where detector = 'calls_window'
+),
+hashed as (
+    select q.run_id, d.rk, q.step_idx, q.call_position, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,
+           d.lim, d.win, coalesce(t.allow_repeat, false) as allowed
+    from tool_calls q join windowed_runs d on d.run_id = q.run_id
     left join run_tools t on t.run_id = q.run_id and t.name = q.tool_name
-    where d.detector = 'calls_window'
-      and not exists (select 1 from steps v where v.run_id = q.run_id and v.kind = 'tool' and v.call_id = q.call_id
+    where not exists (select 1 from steps v where v.run_id = q.run_id and v.kind = 'tool' and v.call_id = q.call_id
                       and v.tool_status in ('invalid_args', 'unknown_tool', 'not_run'))
 ),
-windowed as (
-    select a.run_id, a.n, a.step_idx, a.lim, a.win, b.call_hash,
-           row_number() over (partition by a.run_id, a.n order by b.n desc) as back
-    from calls a join calls b on b.run_id = a.run_id and b.n <= a.n and b.n > a.n - a.win and not b.allowed
+calls as (  -- each call's place in the run (n) and its hash as a number, exact within the run (equal calls, equal h)
+    select run_id, rk, step_idx, lim, win, allowed,
+           row_number() over (partition by rk order by step_idx, call_position) as n,
+           dense_rank() over (partition by rk order by call_hash) as h
+    from hashed
+),
+counted as (  -- m: how many counted (not allow_repeat) calls the run has made up to this one
+    select *, sum(case when allowed then 0 else 1 end) over (partition by rk order by n
+                                                             rows between unbounded preceding and current row) as m
+    from calls
+),
+windowed as (  -- after each call, the counted calls among the last `win` (back 1: the latest), without a sort
+    select a.rk, a.n, a.step_idx, a.lim, a.win, b.h, a.m - b.m + 1 as back
+    from counted a join counted b on b.rk = a.rk and b.n <= a.n and b.n > a.n - a.win and not b.allowed
 ),
 window_counts as (
-    select run_id, n, max(times) as most
-    from (select run_id, n, call_hash, count(*) as times from windowed group by run_id, n, call_hash) as per_hash
-    group by run_id, n
+    select rk, n, max(times) as most
+    from (select rk, n, h, count(*) as times from windowed group by rk, n, h) as per_hash
+    group by rk, n
 ),
 window_states as (
-    select w.run_id, w.n, any_value(w.step_idx) as step_idx, any_value(w.lim) as lim, any_value(w.win) as win,
+    select w.rk, w.n, any_value(w.step_idx) as step_idx, any_value(w.lim) as lim, any_value(w.win) as win,
            count(*) as recent,
-           max(w.call_hash) filter (where w.back = 1) as h1, max(w.call_hash) filter (where w.back = 2) as h2,
-           max(w.call_hash) filter (where w.back = 3) as h3, max(w.call_hash) filter (where w.back = 4) as h4
-    from windowed w group by w.run_id, w.n
+           max(w.h) filter (where w.back = 1) as h1, max(w.h) filter (where w.back = 2) as h2,
+           max(w.h) filter (where w.back = 3) as h3, max(w.h) filter (where w.back = 4) as h4
+    from windowed w group by w.rk, w.n
 ),
 window_fired as (
-    select s.run_id, min(s.step_idx) as fired_at,
-           arg_min(case when c.most >= s.lim then 'one call ' || c.most || ' times among its last ' || s.win || ' calls'
-                        else 'its last calls alternating A B A B' end, s.n) as pattern
-    from window_states s join window_counts c on c.run_id = s.run_id and c.n = s.n
-    where s.recent >= 4 and (c.most >= s.lim or (s.h1 = s.h3 and s.h2 = s.h4 and s.h1 <> s.h2))
-    group by s.run_id
+    select r.run_id, f.fired_at, f.pattern
+    from (select s.rk, min(s.step_idx) as fired_at,
+                 arg_min(case when c.most >= s.lim then 'one call ' || c.most || ' times among its last ' || s.win
+                                                        || ' calls'
+                              else 'its last calls alternating A B A B' end, s.n) as pattern
+          from window_states s join window_counts c on c.rk = s.rk and c.n = s.n
+          where s.recent >= 4 and (c.most >= s.lim or (s.h1 = s.h3 and s.h2 = s.h4 and s.h1 <> s.h2))
+          group by s.rk) as f
+    join windowed_runs r on r.rk = f.rk
 ),
 fired as (
     select * from result_fired

@@ -38,7 +38,9 @@ run's budgets, 0 meaning none; ``info.config.environment.timeout`` is each comma
 cost); its ``api_calls`` counts failed attempts too, so it is not a step count and is not
 compared with the steps. ``info.exit_status`` (1.1: also the ``exit`` message's
 ``extra.exit_status``) — Submitted, LimitsExceeded, Timeout, an exception's name — is the raw
-stop reason, mapped by ``docs/status.md``; ``info.submission`` is the final output. A trajectory
+stop reason, mapped by ``docs/status.md`` — except ``Timeout``, litellm's exception for a model call that
+timed out in transport (mini-swe-agent keeps no wall clock), which is ``failed``, not ``timed_out``;
+``info.submission`` is the final output. A trajectory
 with no exit status says nothing of how it ended: its status is inferred
 (``runs.status_inferred``) — ``succeeded`` when the agent's last message submits, else
 ``running``.

@@ -146,6 +146,8 @@ from (
 );
 
 -- Status: the exit status, mapped by docs/status.md (an exception's name, InternalServerError …: failed).
+-- mini-swe-agent keeps no wall clock: its "Timeout" is litellm's exception for a model call that timed out in
+-- transport, which ended the run (failed), not a time limit that stopped it (timed_out).
 -- Without one the harness said nothing of how the run ended: inferred — succeeded when the agent's last
 -- message submits, else running (no end record); such runs are marked status_inferred.
 create or replace temp table _stage_runs as
@@ -155,7 +157,8 @@ span as (select file_no, min(started_at) as started_at, max(started_at) as last_
 last_word as (select file_no, arg_max(submits, record_no) as submitted from _mini where role = 'assistant' group by file_no)
 select f.file_no, f.run_id, 'mini-swe-agent' as agent, m.model, s.started_at,
        case when f.exit_status is not null then s.last_at end as ended_at,
-       case when f.exit_status is not null then coalesce(canonical_status(f.exit_status), 'failed')
+       case when f.exit_status = 'Timeout' then 'failed'
+            when f.exit_status is not null then coalesce(canonical_status(f.exit_status), 'failed')
             when w.submitted then 'succeeded' else 'running' end as status,
        f.exit_status as stop_reason, f.submission as final_output,
        f.exit_status is null as status_inferred,  -- the harness said nothing: reconcile inferred it

@@ -35,7 +35,7 @@ import duckdb
 from ..budgets import GROUPS, budget_report
 from ..errors import BadInput
 from ..money import cost_per_completed_task
-from ..store import frozen_views, records, require_runs
+from ..store import records, require_runs
 from .candidates import Candidate, as_run, from_budgets, from_file, from_options
 from .fence import prepare, replay_candidate
 from .summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL, stop_reason
@@ -56,16 +56,15 @@ def replay(con: duckdb.DuckDBPyConnection, candidates: list[Candidate] | None = 
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
     require_runs(con, "the store", since, until)
-    with frozen_views(con):
-        if not candidates:
-            candidates = [from_budgets(budget_report(con, by, since, until, source))]
-        prepare(con, config or Config())
-        results = []
-        for candidate in candidates:
-            replay_candidate(con, candidate, GROUPS[by], window, params)
-            results.append(_summarise(con, candidate, runs))
-        for table in ("_replay_runs", "_replay_loops", "_replay_limits", "loop_detectors"):
-            con.execute(f"drop table if exists {table}")
+    if not candidates:
+        candidates = [from_budgets(budget_report(con, by, since, until, source))]
+    prepare(con, config or Config(), window, params)
+    results = []
+    for candidate in candidates:
+        replay_candidate(con, candidate, GROUPS[by], window, params)
+        results.append(_summarise(con, candidate, runs))
+    for table in ("_replay_runs", "_replay_loops", "_replay_limits", "loop_detectors", "_replay_steps"):
+        con.execute(f"drop table if exists {table}")
     return {"by": by, "since": since, "until": until, "candidates": results}
 
 

@@ -24,9 +24,18 @@ OWN = {"max_steps": "r.max_steps", "max_tokens": "r.max_tokens", "max_prompt_tok
        "max_cost_micros": "r.max_cost_micros"}
 
 
-def prepare(con: duckdb.DuckDBPyConnection, config) -> None:
-    """What every candidate reads: each run's own detector settings (``run_settings``), made once."""
+STEP_COLUMNS = ("run_id", "idx", "kind", "is_wrap_up", "provider_refused", "input_tokens", "output_tokens",
+                "cost_micros", "harness_cost_micros", "started_at")
+
+
+def prepare(con: duckdb.DuckDBPyConnection, config, window: str, params: dict) -> None:
+    """What every candidate reads, made once: each run's own detector settings (``run_settings``) and the steps of
+    the runs in the window, priced (``_replay_steps``: the few columns of ``step_view`` the fence reads — pricing
+    every column of every step would cost more than the replay itself)."""
     create_run_settings(con, config)
+    con.execute(f"""create or replace temp table _replay_steps as
+        select {", ".join(f"s.{c}" for c in STEP_COLUMNS)}
+        from step_view s join runs r on r.run_id = s.run_id where {window}""", params)
 
 
 def replay_candidate(con: duckdb.DuckDBPyConnection, candidate: Candidate, group_sql: str, window: str,

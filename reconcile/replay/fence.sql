@@ -1,6 +1,7 @@
 -- The fence, replayed: for every run in _replay_limits (the limits a candidate puts on it), the model call a
--- check-before-each-call fence would not have made, and why. Reads _replay_limits and _replay_loops (where the
--- candidate's loop detector fires: loop_firings.sql over the candidate's detectors); one row a run.
+-- check-before-each-call fence would not have made, and why. Reads _replay_limits, _replay_loops (where the
+-- candidate's loop detector fires: loop_firings.sql over the candidate's detectors) and _replay_steps (the
+-- columns of step_view it needs, priced once for every candidate); one row a run.
 --
 -- The ledger before each model call (a wrap-up turn is not checked: it comes after the stop) is what the calls
 -- before it spent: charged calls for max_steps (a call the provider refused is not charged, seed 003), every
@@ -20,7 +21,7 @@ with calls as (
            s.input_tokens as prompt,
            s.output_tokens as completion,
            coalesce(s.harness_cost_micros, s.cost_micros) as fence_cost
-    from step_view s join _replay_limits l on l.run_id = s.run_id
+    from _replay_steps s join _replay_limits l on l.run_id = s.run_id
     where s.kind = 'model' and not s.is_wrap_up
 ),
 before_each as (  -- what the ledger held when the fence checked before each call
@@ -110,7 +111,7 @@ after_cut as (  -- what the run did from the call the fence would not have made
            end as spend_saved_micros,
            max(case when s.idx = x.cut_idx then coalesce(s.cost_micros, s.harness_cost_micros) end) as cut_call_micros,
            min(s.started_at) filter (where s.idx = x.cut_idx) as cut_at
-    from stopped x join step_view s on s.run_id = x.run_id and s.idx >= x.cut_idx
+    from stopped x join _replay_steps s on s.run_id = x.run_id and s.idx >= x.cut_idx
     where not x.at_end
     group by x.run_id
 ),
@@ -121,7 +122,7 @@ totals as (  -- each run's charged calls and spend (each model call: reconcile's
                                                                   filter (where s.kind = 'model')
                 then coalesce(sum(coalesce(s.cost_micros, s.harness_cost_micros)) filter (where s.kind = 'model'), 0)
            end as spend_micros
-    from step_view s join _replay_limits l on l.run_id = s.run_id
+    from _replay_steps s join _replay_limits l on l.run_id = s.run_id
     group by s.run_id
 )
 select l.run_id, l.group_key, r.status, r.stop_reason,
