@@ -145,7 +145,7 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
     if report.get("unit") == "tree":
         header += "; each an agent tree's shared budget (limits.scope = tree)"
     header += f"; groups by {report['by']}"
-    consequence = {g["key"]: _consequence(replayed[g["key"]]) for g in groups if replayed and g["key"] in replayed}
+    said_of = {g["key"]: consequence(replayed[g["key"]]) for g in groups if replayed and g["key"] in replayed}
 
     def note(g, k, mark):
         said = []
@@ -158,18 +158,18 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
     if style == "toml":
         blocks = []
         for g in groups:
-            lines = [f'[budgets."{g["key"]}"]', *_said(consequence, g, "")] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
+            lines = [f'[budgets."{g["key"]}"]', *_said(said_of, g, "")] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
                                                    for k, v in g["recommended"].items()]
             blocks.append("\n".join(lines))
         return f"# {header}\n" + "\n\n".join(blocks) + "\n"
     if style == "yaml":
         lines = [f"# {header}", "budgets:"]
         for g in groups:
-            lines += [f'  "{g["key"]}":', *_said(consequence, g, "    ")]
+            lines += [f'  "{g["key"]}":', *_said(said_of, g, "    ")]
             lines += [f"    {names[k]}: {_number(v)}{note(g, k, '#')}" for k, v in g["recommended"].items()]
         return "\n".join(lines) + "\n"
     if style == "python":
-        body = "\n".join("".join(f"{line}\n" for line in _said(consequence, g, "    "))
+        body = "\n".join("".join(f"{line}\n" for line in _said(said_of, g, "    "))
                          + f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
                                                               for k, v in g["recommended"].items()) + "    },"
                          for g in groups)
@@ -177,7 +177,7 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
     raise BadInput(f"--emit {style!r}: choose toml, yaml or python")
 
 
-def _consequence(group: dict[str, Any]) -> str:
+def consequence(group: dict[str, Any]) -> str:
     """One comment line: what a group's recommended ceilings would have done to these runs (reconcile replay)."""
     said = (f"replayed on these {group['runs']} runs: {group['stopped_earlier']} stopped earlier, "
             f"{group['successes_lost']} success(es) lost, {usd(group['spend_saved_micros'])} saved on runs that "
@@ -187,8 +187,8 @@ def _consequence(group: dict[str, Any]) -> str:
     return said
 
 
-def _said(consequence: dict[str, str], group: dict[str, Any], indent: str) -> list[str]:
-    return [f"{indent}# {consequence[group['key']]}"] if group["key"] in consequence else []
+def _said(said_of: dict[str, str], group: dict[str, Any], indent: str) -> list[str]:
+    return [f"{indent}# {said_of[group['key']]}"] if group["key"] in said_of else []
 
 
 def _number(value: float | int) -> str:

@@ -172,7 +172,7 @@ def test_a_wall_clock_ceiling_counts_from_the_start_and_a_wrap_up_turn_is_priced
     row = rows["fail-8"]  # calls at 10 s, 20 s, 30 s, 40 s: the fourth finds 40 s gone
     assert (row["outcome"], row["calls_made"], row["ceiling"], row["new_status"]) == ("cut", 3, "wall_seconds", "timed_out")
     # the replaced call, at Sonnet 4.5's list price: 1,000 input tokens at $3/M + 100 output at $15/M
-    assert row["wrap_up_micros"] == 4500 and row["seconds_saved"] == 50.0
+    assert row["wrap_up_micros"] == 4500 and row["ms_saved"] == 50_000
     group = _group(report, "a")
     assert group["wrap_up_micros"] == 4500 * sum(r["outcome"] == "cut" for r in rows.values() if r["group_key"] == "a")
 

@@ -145,7 +145,7 @@ select l.run_id, l.group_key, r.status, r.stop_reason,
        case when x.at_end or x.run_id is null then 0 else a.spend_saved_micros end as spend_saved_micros,
        case when l.wrap_up and not x.at_end then a.cut_call_micros end as wrap_up_micros,
        case when x.at_end or x.run_id is null then 0
-            else date_diff('millisecond', a.cut_at, r.ended_at) / 1000.0 end as seconds_saved,
+            else date_diff('millisecond', a.cut_at, r.ended_at) end as ms_saved,
        nullif(u.not_judged, '') as not_judged
 from _replay_limits l
 join runs r on r.run_id = l.run_id

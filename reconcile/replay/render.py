@@ -28,7 +28,7 @@ RUN_COLUMNS = [
     Column("calls_made", "charged calls made", "count"), Column("charged_calls", "charged calls", "count"),
     Column("ceiling", "ceiling"), Column("stop_reason_written", "stop reason"), Column("new_status", "new status"),
     Column("spend_micros", "spend", "money4"), Column("spend_saved_micros", "spend saved", "money4"),
-    Column("seconds_saved", "seconds saved", "number"), Column("steps_saved", "steps saved", "count"),
+    Column("ms_saved", "ms saved", "count"), Column("steps_saved", "steps saved", "count"),
     Column("not_judged", "not judged"),
 ]
 
@@ -42,7 +42,7 @@ def replay_sheet(report: dict[str, Any], runs: bool = False) -> Sheet:
     rows = []
     for candidate in report["candidates"]:
         for group in [*candidate["groups"], *([candidate["total"]] if len(candidate["groups"]) > 1 else [])]:
-            rows.append({**group, "candidate": candidate["name"], "minutes_saved": group["seconds_saved"] / 60})
+            rows.append({**group, "candidate": candidate["name"]})
     return Sheet(GROUP_COLUMNS + (DETECTOR_COLUMNS if detectors else []), rows,
                  title=f"If these limits had been on (by {report['by']}; spend saved on runs that did not succeed, "
                        "lost on successes cut)")

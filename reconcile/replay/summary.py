@@ -29,8 +29,8 @@ select group_key as key,
        count(*) filter (where {_CUT} and wrap_up and wrap_up_micros is null) as wrap_up_unknown_runs,
        coalesce(sum(steps_saved) filter (where {_CUT}), 0)::bigint as steps_saved,
        coalesce(sum(tool_steps_saved) filter (where {_CUT}), 0)::bigint as tool_steps_saved,
-       coalesce(sum(seconds_saved) filter (where {_CUT}), 0) as seconds_saved,
-       count(*) filter (where {_CUT} and seconds_saved is null) as seconds_unknown_runs,
+       coalesce(sum(ms_saved) filter (where {_CUT}), 0)::bigint as ms_saved,
+       count(*) filter (where {_CUT} and ms_saved is null) as seconds_unknown_runs,
        count(*) filter (where not_judged is not null) as not_judged_runs,
        coalesce(sum(spend_micros), 0)::bigint as spend_micros,
        count(*) filter (where spend_micros is null) as spend_unknown_runs,
@@ -59,7 +59,7 @@ order by 1, 2, 3
 CUT_RUN_COLUMNS = """group_key as key, run_id, status, stop_reason as stop_reason_was, cut_idx as step, calls_made,
        charged_calls, ceiling, new_status, max_steps, max_tokens, max_prompt_tokens, max_completion_tokens,
        max_wall_seconds, max_cost_micros, loop_detector, loop_limit, loop_pattern, spend_saved_micros,
-       seconds_saved, not_judged"""
+       ms_saved, not_judged"""
 
 
 def stop_reason(row: dict[str, Any]) -> str | None:
