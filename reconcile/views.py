@@ -148,6 +148,11 @@ _ANCESTORS = "\n".join(f"left join runs a{n} on a{n}.run_id = {'r' if n == 1 els
                        for n in range(1, TREE_DEPTH + 1))
 _ROOT = ", ".join(f"a{n}.run_id" for n in range(TREE_DEPTH, 0, -1))
 
+
+def tree_roots_sql() -> str:
+    """``(run_id, root_run_id)`` of every run: the topmost ancestor in the store, as ``run_view`` finds it."""
+    return f"select r.run_id, coalesce({_ROOT}, r.run_id) as root_run_id from runs r\n{_ANCESTORS}"
+
 RUN_VIEW = f"""
 create or replace view run_view as
 with step_totals as (

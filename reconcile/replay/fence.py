@@ -14,14 +14,15 @@ import duckdb
 
 from ..checks.settings import create_loop_firings, create_run_settings
 from ..journal_spec import DETECTORS, WINDOW
+from ..views import tree_roots_sql
 from .candidates import Candidate
 
 COLUMNS = {"max_steps": "bigint", "max_tokens": "bigint", "max_prompt_tokens": "bigint",
            "max_completion_tokens": "bigint", "max_wall_seconds": "double", "max_cost_micros": "bigint",
            "loop_detector": "varchar", "loop_limit": "bigint", "loop_window": "bigint", "wrap_up": "boolean"}
-OWN = {"max_steps": "r.max_steps", "max_tokens": "r.max_tokens", "max_prompt_tokens": "r.max_prompt_tokens",
-       "max_completion_tokens": "r.max_completion_tokens", "max_wall_seconds": "r.max_wall_seconds",
-       "max_cost_micros": "r.max_cost_micros"}
+OWN = {"max_steps": "b.max_steps", "max_tokens": "b.max_tokens", "max_prompt_tokens": "b.max_prompt_tokens",
+       "max_completion_tokens": "b.max_completion_tokens", "max_wall_seconds": "b.max_wall_seconds",
+       "max_cost_micros": "b.max_cost_micros"}  # the budget owner's: the run, or the root sharing its limits
 
 
 STEP_COLUMNS = ("run_id", "idx", "kind", "is_wrap_up", "provider_refused", "input_tokens", "output_tokens",
@@ -67,10 +68,18 @@ def _stage_limits(con, candidate: Candidate, group_sql: str, window: str, params
     named = "coalesce(g.loop_detector, a.loop_detector)"
     detector = f"nullif(coalesce({named}{', rs.loop_detector' if own else ''}), 'none')"
     seed_limit = " ".join(f"when '{kind}' then {limit}" for kind, limit in DETECTORS.items())
+    # seed 001's one budget for the agent tree: a run under a root whose limits have scope "tree" spends the root's
+    # limits, counted from the root's start over every run of the tree (its budget_key is the root)
     con.execute(
         f"""create or replace temp table _replay_limits as
-        with candidate as ({table})
-        select r.run_id, {group_sql} as group_key, r.started_at,
+        with candidate as ({table}),
+        roots as ({tree_roots_sql()}),
+        owners as (
+            select x.run_id, case when o.budget_scope = 'tree' then o.run_id else x.run_id end as budget_key,
+                   coalesce(o.budget_scope = 'tree', false) as tree
+            from roots x join runs o on o.run_id = x.root_run_id
+        )
+        select r.run_id, {group_sql} as group_key, b.started_at, w.budget_key, w.tree,
                {", ".join(f"{chosen(name)} as {name}" for name in OWN)},
                {detector} as loop_detector,
                coalesce(g.loop_limit, a.loop_limit,
@@ -80,6 +89,8 @@ def _stage_limits(con, candidate: Candidate, group_sql: str, window: str, params
                         {WINDOW}) as loop_window,
                coalesce(g.wrap_up, a.wrap_up, false) as wrap_up
         from runs r
+        join owners w on w.run_id = r.run_id
+        join runs b on b.run_id = w.budget_key  -- whose limits it spends
         left join run_settings rs on rs.run_id = r.run_id
         left join candidate g on g.key = {group_sql}
         left join candidate a on a.key is null

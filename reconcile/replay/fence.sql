@@ -14,8 +14,13 @@
 -- A run that ended on a fence (budget_exceeded, timed_out, stalled) was checked once more after its last
 -- call, at its end: that check is replayed too, so a candidate either stops it where it stopped, or lets it
 -- run on (what it would then have done is not in the journal).
+--
+-- Seed 001's one budget for the agent tree: the runs under a root whose limits have scope "tree" share its
+-- ledger (budget_key, the root): each checks, before each of its calls, what every run of the tree spent
+-- before that moment, against the root's limits, with the time counted from the root's start.
 with calls as (
-    select s.run_id, s.idx, s.started_at,
+    select s.run_id, s.idx, s.started_at, l.budget_key,
+           case when l.tree then s.started_at end as tree_at,  -- a shared budget sees its runs' calls in time order
            case when s.provider_refused then 0 else 1 end as charged,
            s.input_tokens + s.output_tokens as tokens,
            s.input_tokens as prompt,
@@ -37,22 +42,31 @@ before_each as (  -- what the ledger held when the fence checked before each cal
                 then coalesce(sum(fence_cost) over before, 0) end as cost_before,
            false as at_end
     from calls
-    window before as (partition by run_id order by idx rows between unbounded preceding and 1 preceding)
+    window before as (partition by budget_key order by tree_at, idx, run_id
+                      rows between unbounded preceding and 1 preceding)
 ),
-at_end as (  -- the check a fence-stopped run made after its last call
-    select l.run_id, coalesce(max(s.idx), -1) + 1 as idx, max(r.ended_at) as started_at,
+ends as (  -- when a fence-stopped run checked after its last call: at its wrap-up turn, else at its end
+    select l.run_id, any_value(l.budget_key) as budget_key, bool_or(l.tree) as tree,
+           coalesce(max(s.idx), -1) + 1 as idx,
+           coalesce(min(s.started_at) filter (where s.kind = 'event' and s.event = 'wrap_up'),
+                    max(r.ended_at)) as check_at
+    from _replay_limits l
+    join runs r on r.run_id = l.run_id
+    left join steps s on s.run_id = l.run_id
+    where r.status in ('budget_exceeded', 'timed_out', 'stalled')
+    group by l.run_id
+),
+at_end as (  -- the ledger then: the run's calls, and under a shared budget its tree's calls made by that time
+    select e.run_id, e.idx, e.check_at as started_at,
            coalesce(sum(c.charged), 0) as steps_before,
            case when count(c.idx) = count(c.tokens) then coalesce(sum(c.tokens), 0) end as tokens_before,
            case when count(c.idx) = count(c.prompt) then coalesce(sum(c.prompt), 0) end as prompt_before,
            case when count(c.idx) = count(c.completion) then coalesce(sum(c.completion), 0) end as completion_before,
            case when count(c.idx) = count(c.fence_cost) then coalesce(sum(c.fence_cost), 0) end as cost_before,
            true as at_end
-    from _replay_limits l
-    join runs r on r.run_id = l.run_id
-    left join steps s on s.run_id = l.run_id
-    left join calls c on c.run_id = s.run_id and c.idx = s.idx
-    where r.status in ('budget_exceeded', 'timed_out', 'stalled')
-    group by l.run_id
+    from ends e
+    left join calls c on c.budget_key = e.budget_key and (c.run_id = e.run_id or (e.tree and c.started_at <= e.check_at))
+    group by e.run_id, e.idx, e.check_at
 ),
 points as (select * from before_each union all select * from at_end),
 judged as (  -- each ceiling at each point: true (reached), false (not, or no such ceiling), null (unknown)

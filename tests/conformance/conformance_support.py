@@ -78,6 +78,7 @@ class Audit:
     runs: list[dict[str, Any]] | None
     runs_error: str | None
     findings_by_run: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    replayed: dict[str, dict[str, Any]] = field(default_factory=dict)  # reconcile replay --as-run, by run
 
     def __repr__(self) -> str:  # short, so a failing assertion shows its message, not the whole store
         return f"<Audit of {len(self.runs or [])} runs, {len((self.check or {}).get('findings', []))} findings>"
@@ -124,6 +125,9 @@ def audit(journals: Path, workdir: Path) -> Audit:
     code, out, err = _cli(["runs", "--json", "--no-fold-subagents", "--db", str(db)], workdir)
     runs, runs_error = (json.loads(out), None) if code == 0 else (None, f"exit {code}: {err.strip()}")
     result = Audit(ingest, check, check_error, runs, runs_error)
+    code, out, err = _cli(["replay", "--as-run", "--runs", "--json", "--db", str(db)], workdir)
+    assert code == 0, f"reconcile replay exited {code}: {err}"
+    result.replayed = {row["run_id"]: row for row in json.loads(out)["candidates"][0]["runs"]}
     for finding in (check or {}).get("findings", []):
         result.findings_by_run.setdefault(finding["run_id"], []).append(finding)
     return result
@@ -203,3 +207,24 @@ def assert_late_detector(audit: Audit, run: str, journal: Path, fires_by_call: i
     errors = only_errors(audit, run, {"loop_stopped_at_limit"})
     fired = [s["idx"] for s in model_steps(journal, run)][fires_by_call - 1]
     assert all(f["step"] is None or f["step"] >= fired for f in errors), show(errors)
+
+
+FENCE_STOPS = ("budget_exceeded", "timed_out", "stalled")
+
+
+def assert_replay_finds_each_stop(result: Audit, designed: list[str], fence_defects: list[str]) -> None:
+    """``reconcile replay --as-run`` walks each run with its own limits and detector, as its fence should have:
+    every stop a designed run's fence made is found where it happened, by the ceiling its stop reason names, and
+    a run that ended otherwise is left as it was; each planted fence defect is a run the replay stops elsewhere."""
+    from reconcile.status import named_limit
+
+    for run_id in designed:
+        row = result.replayed[run_id]
+        if row["status"] in FENCE_STOPS:
+            assert (row["outcome"], row["new_status"]) == ("same_stop", row["status"]), row
+            limit = named_limit(row["stop_reason"])  # seed 003 writes only its status: no limit named
+            assert limit is None or row["ceiling"] == limit, row
+        else:
+            assert row["outcome"] == "unchanged", row
+    for run_id in fence_defects:
+        assert result.replayed[run_id]["outcome"] in ("cut", "runs_on"), result.replayed[run_id]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance_support import assert_replay_finds_each_stop
 from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
                                  assert_loaded_whole, assert_lost_result, audit, journal_steps, key_named,
                                  only_errors, show, tool_outcomes)
@@ -179,3 +180,9 @@ def test_lost_tool_result(night):
 
 def test_late_loop_detector(night):
     assert_late_detector(night.audit, run_id("fault_late_detector"), night.journal("fault_late_detector"), 3)
+
+
+def test_replaying_its_own_limits_finds_each_designed_stop(night):
+    """reconcile replay --as-run walks each run as this fence does: the stops it designs are found where they
+    happened, and the detector that fired late is stopped where it should have fired."""
+    assert_replay_finds_each_stop(night.audit, [run_id(name) for name in DESIGNED], [run_id("fault_late_detector")])
