@@ -11,6 +11,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 STAGES = ["bare typed read_json", "ingest (journals + provider exports)", "check (all checks)", "cost", "budgets",
+          "replay (budgets' recommendations)", "replay (a step and a spend ceiling)", "replay (the three seed detectors)",
           "report finance", "report morning", "morning (the whole job, fresh store)", "claude code: ingest, cold",
           "claude code: check", "claude code: re-ingest, a tenth new", "claude code: check again"]
 
