@@ -103,6 +103,21 @@ def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
     same(latency_and_size(duck, Config()), latency_and_size(spark, Config()))
 
 
+def test_a_replay_is_the_same_in_spark(engines):
+    """reconcile replay is SQL the Spark engine runs too: each run's stop, its reason and what it saves agree. (Before
+    the tests that open a second engine on this session: closing one drops the views the session shares.)"""
+    from reconcile.replay import as_run, from_options, replay
+
+    duck, spark = engines
+    for con in (duck, spark):
+        use_zone(con, "UTC")
+    candidates = [as_run(), *from_options(["max_steps=8", "max_cost_usd=0.05", "tight:max_tokens=40000",
+                                           "tight:max_wall_seconds=60"], ["all"])]
+    ours, theirs = replay(duck, candidates, runs=True), replay(spark, candidates, runs=True)
+    assert sum(g["stopped_earlier"] for c in ours["candidates"] for g in c["groups"]) > 0
+    same(ours, theirs)
+
+
 def test_the_three_way_usage_match_is_the_same_in_spark(engines):
     duck, spark = engines
     for con in (duck, spark):
@@ -157,16 +172,3 @@ def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_pa
     assert theirs.returncode == 0, theirs.stderr[-2000:]
     assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
 
-
-def test_a_replay_is_the_same_in_spark(engines):
-    """reconcile replay is SQL the Spark engine runs too: each run's stop, its reason and what it saves agree."""
-    from reconcile.replay import as_run, from_options, replay
-
-    duck, spark = engines
-    for con in (duck, spark):
-        use_zone(con, "UTC")
-    candidates = [as_run(), *from_options(["max_steps=8", "max_cost_usd=0.05", "tight:max_tokens=40000",
-                                           "tight:max_wall_seconds=60"], ["all"])]
-    ours, theirs = replay(duck, candidates, runs=True), replay(spark, candidates, runs=True)
-    assert sum(g["stopped_earlier"] for c in ours["candidates"] for g in c["groups"]) > 0
-    same(ours, theirs)
