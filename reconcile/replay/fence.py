@@ -34,9 +34,13 @@ def prepare(con: duckdb.DuckDBPyConnection, config, window: str, params: dict) -
     the runs in the window, priced (``_replay_steps``: the few columns of ``step_view`` the fence reads — pricing
     every column of every step would cost more than the replay itself)."""
     create_run_settings(con, config)
+    # only model calls have a price: the other steps come from the table, not through the pricing join
     con.execute(f"""create or replace temp table _replay_steps as
         select {", ".join(f"s.{c}" for c in STEP_COLUMNS)}
-        from step_view s join runs r on r.run_id = s.run_id where {window}""", params)
+        from step_view s join runs r on r.run_id = s.run_id where s.kind = 'model' and {window}
+        union all
+        select s.run_id, s.idx, s.kind, false, false, null, null, null, null, s.started_at
+        from steps s join runs r on r.run_id = s.run_id where s.kind <> 'model' and {window}""", params)
 
 
 def replay_candidate(con: duckdb.DuckDBPyConnection, candidate: Candidate, group_sql: str, window: str,

@@ -85,34 +85,45 @@ judged as (  -- each ceiling at each point: true (reached), false (not, or no su
     join _replay_limits l on l.run_id = p.run_id
     left join _replay_loops f on f.run_id = p.run_id
 ),
-cuts as (  -- the first point where some ceiling is reached; and where the budgets alone (no detector) would stop
-    select run_id,
-           min(idx) filter (where hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall or hit_cost
-                                  or hit_loop) as cut_idx,
-           min(steps_before) filter (where hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall
-                                           or hit_cost) as budget_calls_made,
-           max(steps_before) filter (where at_end) as calls_at_end
+named as (  -- at each point: is some ceiling reached, and which first, in the seeds' order of checks
+    select *,
+           coalesce(hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall or hit_cost or hit_loop,
+                    false) as hit,
+           coalesce(hit_steps or hit_tokens or hit_prompt or hit_completion or hit_wall or hit_cost, false) as budget_hit,
+           case when hit_steps then 'steps' when hit_tokens then 'tokens' when hit_prompt then 'prompt_tokens'
+                when hit_completion then 'completion_tokens' when hit_wall then 'wall_seconds'
+                when hit_cost then 'cost_micros' when hit_loop then 'loop' end as ceiling
     from judged
+),
+cuts as (  -- one pass over the points: the first where a ceiling is reached (the cut), where the budgets alone
+           -- (no detector) would stop, and where each ceiling first became unknown
+    select run_id,
+           min(idx) filter (where hit) as cut_idx,
+           arg_min(steps_before, idx) filter (where hit) as calls_made,
+           arg_min(ceiling, idx) filter (where hit) as ceiling,
+           arg_min(at_end, idx) filter (where hit) as at_end,
+           min(steps_before) filter (where budget_hit) as budget_calls_made,
+           min(idx) filter (where hit_tokens is null) as tokens_unknown_at,
+           min(idx) filter (where hit_prompt is null) as prompt_unknown_at,
+           min(idx) filter (where hit_completion is null) as completion_unknown_at,
+           min(idx) filter (where hit_wall is null) as wall_unknown_at,
+           min(idx) filter (where hit_cost is null) as cost_unknown_at,
+           min(idx) filter (where hit_loop is null) as loop_unknown_at
+    from named
     group by run_id
 ),
-unjudged as (  -- ceilings left unknown at some point before the cut: the candidate might have stopped earlier
-    select j.run_id,
-           concat_ws(', ', max(case when j.hit_tokens is null then 'max_tokens' end),
-                     max(case when j.hit_prompt is null then 'max_prompt_tokens' end),
-                     max(case when j.hit_completion is null then 'max_completion_tokens' end),
-                     max(case when j.hit_wall is null then 'max_wall_seconds' end),
-                     max(case when j.hit_cost is null then 'max_cost_micros' end),
-                     max(case when j.hit_loop is null then 'loop_detector' end)) as not_judged
-    from judged j left join cuts c on c.run_id = j.run_id
-    where c.cut_idx is null or j.idx < c.cut_idx
-    group by j.run_id
-),
-stopped as (  -- the cut, with the ceiling that stopped it: the first reached in the seeds' order of checks
-    select j.run_id, j.idx as cut_idx, j.at_end, j.steps_before as calls_made,
-           case when j.hit_steps then 'steps' when j.hit_tokens then 'tokens' when j.hit_prompt then 'prompt_tokens'
-                when j.hit_completion then 'completion_tokens' when j.hit_wall then 'wall_seconds'
-                when j.hit_cost then 'cost_micros' else 'loop' end as ceiling
-    from judged j join cuts c on c.run_id = j.run_id and c.cut_idx = j.idx
+stopped as (  -- the cut runs; and, for every run, the ceilings left unknown before its cut (or its end): the
+              -- candidate might have stopped it earlier
+    select run_id, cut_idx, at_end, calls_made, ceiling, budget_calls_made,
+           concat_ws(', ', case when tokens_unknown_at < coalesce(cut_idx, tokens_unknown_at + 1) then 'max_tokens' end,
+                     case when prompt_unknown_at < coalesce(cut_idx, prompt_unknown_at + 1) then 'max_prompt_tokens' end,
+                     case when completion_unknown_at < coalesce(cut_idx, completion_unknown_at + 1)
+                          then 'max_completion_tokens' end,
+                     case when wall_unknown_at < coalesce(cut_idx, wall_unknown_at + 1) then 'max_wall_seconds' end,
+                     case when cost_unknown_at < coalesce(cut_idx, cost_unknown_at + 1) then 'max_cost_micros' end,
+                     case when loop_unknown_at < coalesce(cut_idx, loop_unknown_at + 1) then 'loop_detector' end)
+               as not_judged
+    from cuts
 ),
 after_cut as (  -- what the run did from the call the fence would not have made
     select x.run_id,
@@ -125,8 +136,8 @@ after_cut as (  -- what the run did from the call the fence would not have made
            end as spend_saved_micros,
            max(case when s.idx = x.cut_idx then coalesce(s.cost_micros, s.harness_cost_micros) end) as cut_call_micros,
            min(s.started_at) filter (where s.idx = x.cut_idx) as cut_at
-    from stopped x join _replay_steps s on s.run_id = x.run_id and s.idx >= x.cut_idx
-    where not x.at_end
+    from stopped x join _replay_steps s on s.run_id = x.run_id  -- an equi-join, then the range: a hash join
+    where x.cut_idx is not null and not x.at_end and s.idx >= x.cut_idx
     group by x.run_id
 ),
 totals as (  -- each run's charged calls and spend (each model call: reconcile's price, else the harness's)
@@ -142,13 +153,13 @@ totals as (  -- each run's charged calls and spend (each model call: reconcile's
 select l.run_id, l.group_key, r.status, r.stop_reason,
        l.loop_detector, l.loop_limit, l.loop_window, l.max_steps, l.max_tokens, l.max_prompt_tokens,
        l.max_completion_tokens, l.max_wall_seconds, l.max_cost_micros, l.wrap_up,
-       case when x.run_id is null then
+       case when x.cut_idx is null then
                 case when r.status in ('budget_exceeded', 'timed_out', 'stalled') then 'runs_on' else 'unchanged' end
             when x.at_end then 'same_stop' else 'cut' end as outcome,
        x.cut_idx, x.calls_made, x.ceiling,
        case when x.ceiling is null then null when x.ceiling = 'loop' then 'stalled'
             when x.ceiling = 'wall_seconds' then 'timed_out' else 'budget_exceeded' end as new_status,
-       c.budget_calls_made,
+       x.budget_calls_made,
        coalesce(t.charged_calls, 0) as charged_calls,
        case when t.run_id is null then 0 else t.spend_micros end as spend_micros,
        case when x.ceiling = 'loop' then f.fired_at end as loop_fired_at,
@@ -156,16 +167,14 @@ select l.run_id, l.group_key, r.status, r.stop_reason,
        coalesce(a.steps_saved, 0) as steps_saved,
        coalesce(a.tool_steps_saved, 0) as tool_steps_saved,
        coalesce(a.model_calls_saved, 0) as model_calls_saved,
-       case when x.at_end or x.run_id is null then 0 else a.spend_saved_micros end as spend_saved_micros,
+       case when x.at_end or x.cut_idx is null then 0 else a.spend_saved_micros end as spend_saved_micros,
        case when l.wrap_up and not x.at_end then a.cut_call_micros end as wrap_up_micros,
-       case when x.at_end or x.run_id is null then 0
+       case when x.at_end or x.cut_idx is null then 0
             else date_diff('millisecond', a.cut_at, r.ended_at) end as ms_saved,
-       nullif(u.not_judged, '') as not_judged
+       nullif(x.not_judged, '') as not_judged
 from _replay_limits l
 join runs r on r.run_id = l.run_id
 left join stopped x on x.run_id = l.run_id
 left join after_cut a on a.run_id = l.run_id
-left join cuts c on c.run_id = l.run_id
 left join totals t on t.run_id = l.run_id
 left join _replay_loops f on f.run_id = l.run_id
-left join unjudged u on u.run_id = l.run_id
