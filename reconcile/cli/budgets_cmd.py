@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..dataset import reading
-from ..budgets import budget_report, consequence, emit, latency_and_size, stop_reason_rates
+from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
 from ..ceilings import CEILINGS, OPTIONAL, UNITS
 from ..errors import BadInput, ExitCode
 from ..replay import from_budgets, replay
@@ -77,7 +77,9 @@ def budgets_command(
         rates = stop_reason_rates(con, by, scope.since, scope.until)
         percentiles = latency_and_size(con, config)
         replayed = None
-        if unit == "run":  # every recommendation with its consequence on these runs (reconcile replay)
+        # a snippet to paste carries each recommendation's consequence on these runs (reconcile replay); the
+        # tables leave it to `reconcile replay`, which says which runs and why (it costs as much again as budgets)
+        if emit_style and unit == "run":
             candidate = from_budgets(report)
             if candidate.limits:
                 replayed = {g["key"]: g for g in replay(con, [candidate], by, scope.since, scope.until, config,
@@ -86,8 +88,11 @@ def budgets_command(
     if emit_style:
         console.print(emit(report, emit_style, replayed), markup=False, end="")
     elif output(ceilings_sheet(report), json_out, csv_out, parquet,
-                json_data={**report, "replayed": replayed, "stop_reason_rates": rates, **percentiles, "alerts": alerts}):
-        _print(report, rates, percentiles, alerts, scope.zone, replayed or {})
+                json_data={**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts}):
+        _print(report, rates, percentiles, alerts, scope.zone)
+        if report["groups"] and unit == "run":
+            console.print("What these ceilings would have done to these runs — which runs they stop, the successes "
+                          "lost, the spend saved: reconcile replay", markup=False)
     if alerts:
         raise typer.Exit(ExitCode.FINDINGS)
 
@@ -129,10 +134,8 @@ def ceilings_sheet(report: dict) -> Sheet:
                        "needing at least what they used)")
 
 
-def _print(report, rates, percentiles, alerts, zone: str, replayed: dict) -> None:
+def _print(report, rates, percentiles, alerts, zone: str) -> None:
     for g in report["groups"]:
-        if g["key"] in replayed:
-            console.print(f"  {g['key']}: {consequence(replayed[g['key']])} (reconcile replay: which runs, and why)")
         for name, recommendation in g["recommendation"].items():
             if recommendation["at_least"]:
                 console.print(f"  {g['key']} {_UNITS[name]}: {recommendation['basis']}")
