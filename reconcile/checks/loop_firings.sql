@@ -68,31 +68,51 @@ counted as (  -- m: how many counted (not allow_repeat) calls the run has made u
                                                              rows between unbounded preceding and current row) as m
     from calls
 ),
-windowed as (  -- after each call, the counted calls among the last `win` (back 1: the latest), without a sort
-    select a.rk, a.n, a.step_idx, a.lim, a.win, b.h, a.m - b.m + 1 as back
-    from counted a join counted b on b.rk = a.rk and b.n <= a.n and b.n > a.n - a.win and not b.allowed
+repeats as (  -- each counted call, and its place (j) among the run's counted calls of the same hash
+    select rk, n, h, lim, win, row_number() over (partition by rk, h order by n) as j
+    from counted where not allowed
 ),
-window_counts as (
-    select rk, n, max(times) as most
-    from (select rk, n, h, count(*) as times from windowed group by rk, n, h) as per_hash
-    group by rk, n
+spans as (  -- one hash `lim` times among the last `win` calls holds from its lim-th copy until the earliest of
+            -- them leaves the window: [from_n, to_n] (an equi-join on the copy lim - 1 back, not a window join)
+    select r.rk, r.n as from_n, e.n + r.win - 1 as to_n
+    from repeats r join repeats e on e.rk = r.rk and e.h = r.h and e.j = r.j - r.lim + 1
+    where r.n - e.n < r.win
 ),
-window_states as (
-    select w.rk, w.n, any_value(w.step_idx) as step_idx, any_value(w.lim) as lim, any_value(w.win) as win,
-           count(*) as recent,
-           max(w.h) filter (where w.back = 1) as h1, max(w.h) filter (where w.back = 2) as h2,
-           max(w.h) filter (where w.back = 3) as h3, max(w.h) filter (where w.back = 4) as h4
-    from windowed w group by w.rk, w.n
+last_four as (  -- as of each counted call, the last four counted hashes (h1 the latest)
+    select rk, m, h as h1, lag(h, 1) over w as h2, lag(h, 2) over w as h3, lag(h, 3) over w as h4
+    from counted where not allowed
+    window w as (partition by rk order by n)
+),
+repeated as (select distinct a.rk, a.n from counted a join spans s on s.rk = a.rk and a.n between s.from_n and s.to_n),
+window_states as (  -- after each call: how many of the last `win` calls count, the last four, and a hash repeated
+    select a.rk, a.n, a.step_idx, a.lim, a.win, a.m - coalesce(z.m, 0) as recent, f.h1, f.h2, f.h3, f.h4,
+           x.n is not null as repeats
+    from counted a
+    left join counted z on z.rk = a.rk and z.n = a.n - a.win
+    left join last_four f on f.rk = a.rk and f.m = a.m
+    left join repeated x on x.rk = a.rk and x.n = a.n
+),
+first_fired as (
+    select rk, min(n) as n
+    from window_states
+    where recent >= 4 and (repeats or (h1 = h3 and h2 = h4 and h1 <> h2))
+    group by rk
+),
+fired_counts as (  -- at the call it fires on (one a run): how often its most repeated call is in the window
+    select f.rk, max(times) as most
+    from (select f.rk, b.h, count(*) as times
+          from first_fired f join counted a on a.rk = f.rk and a.n = f.n
+          join counted b on b.rk = f.rk and b.n <= f.n and b.n > f.n - a.win and not b.allowed
+          group by f.rk, b.h) as f
+    group by f.rk
 ),
 window_fired as (
-    select r.run_id, f.fired_at, f.pattern
-    from (select s.rk, min(s.step_idx) as fired_at,
-                 arg_min(case when c.most >= s.lim then 'one call ' || c.most || ' times among its last ' || s.win
-                                                        || ' calls'
-                              else 'its last calls alternating A B A B' end, s.n) as pattern
-          from window_states s join window_counts c on c.rk = s.rk and c.n = s.n
-          where s.recent >= 4 and (c.most >= s.lim or (s.h1 = s.h3 and s.h2 = s.h4 and s.h1 <> s.h2))
-          group by s.rk) as f
+    select r.run_id, s.step_idx as fired_at,
+           case when s.repeats then 'one call ' || c.most || ' times among its last ' || s.win || ' calls'
+                else 'its last calls alternating A B A B' end as pattern
+    from first_fired f
+    join window_states s on s.rk = f.rk and s.n = f.n
+    join fired_counts c on c.rk = f.rk
     join windowed_runs r on r.rk = f.rk
 ),
 fired as (
