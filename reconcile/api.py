@@ -105,8 +105,9 @@ class Reconcile:
         if runs:
             rows = [{"candidate": c["name"], **row} for c in report["candidates"] for row in c["runs"]]
         else:
-            rows = [{"candidate": c["name"], **{k: v for k, v in g.items() if not k.endswith("_runs") or k.endswith(
-                "unknown_runs") or k == "not_judged_runs"}} for c in report["candidates"] for g in c["groups"]]
+            listed = ("successes_lost_runs", "stopped_runs")  # lists of runs: runs=True gives every run
+            rows = [{"candidate": c["name"], **{k: v for k, v in g.items() if k not in listed}}
+                    for c in report["candidates"] for g in c["groups"]]
         return pl.DataFrame(rows, infer_schema_length=None)
 
     def close(self) -> None:

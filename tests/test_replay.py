@@ -262,3 +262,23 @@ def test_the_notebook_api_answers_as_the_command_does(planted):
         frame = rc.replay({"max_steps": 5})
         assert frame.filter(frame["key"] == "b")["successes_lost"].to_list() == [1]
         assert rc.replay(["max_steps=5"], runs=True).height == 5
+
+
+def test_the_morning_report_says_what_the_recommended_limits_would_have_done_last_night(cli, night_db, tmp_path):
+    out = tmp_path / "morning.html"
+    assert cli("report", "morning", "--db", night_db, "--out", out).code == 0
+    html = out.read_text()
+    section = html[html.index("If these limits had been on last night"):html.index("Coverage of the provider")]
+    replayed = cli("replay", "--json", "--db", night_db).json()["candidates"][0]  # the sample is one night
+    lost = [r["run_id"] for g in replayed["groups"] for r in g["successes_lost_runs"]]
+    assert lost and all(run_id in section for run_id in lost)
+    for group in replayed["groups"]:
+        assert f"<td>{group['key']}</td><td class=\"n\">{group['runs']}</td>" \
+               f"<td class=\"n\">{group['stopped_earlier']}</td>" in section
+
+
+def test_a_yaml_limits_file_it_cannot_parse_is_exit_2(cli, planted, tmp_path):
+    bad = tmp_path / "limits.yaml"
+    bad.write_text("budgets: [unclosed")
+    result = cli("replay", "--limits", bad, "--db", planted)
+    assert result.code == 2 and "not valid yaml" in result.err and "Traceback" not in result.err

@@ -26,9 +26,8 @@ from typing import Any
 from ..errors import BadInput
 from ..journal_spec import DETECTORS
 
-COUNTS = ("max_steps", "max_tokens", "max_prompt_tokens", "max_completion_tokens", "max_cost_micros", "loop_limit",
-          "loop_window")
-SETTINGS = (*COUNTS[:4], "max_wall_seconds", "max_cost_micros", "loop_detector", "loop_limit", "loop_window", "wrap_up")
+SETTINGS = ("max_steps", "max_tokens", "max_prompt_tokens", "max_completion_tokens", "max_wall_seconds",
+            "max_cost_micros", "loop_detector", "loop_limit", "loop_window", "wrap_up")
 ALIASES = {"max_cost_usd": "max_cost_micros", "max_seconds": "max_wall_seconds", "max_cost": "max_cost_micros"}
 DETECTOR_CHOICES = (*DETECTORS, "none")
 _MAX_COUNT = 2**62
@@ -113,7 +112,7 @@ def from_options(sets: list[str], detectors: list[str], base: str = "own") -> li
     labelled: dict[str, dict[str, Any]] = {}
     for pair in sets:
         match = _LABEL.match(pair)
-        label, text = (match.group(1), match.group(2)) if match and "=" not in match.group(1) else (None, pair)
+        label, text = (match.group(1), match.group(2)) if match else (None, pair)
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
             raise BadInput(f"--set {pair!r}: expected KEY=VALUE or LABEL:KEY=VALUE, e.g. max_steps=16")
@@ -169,14 +168,15 @@ def _parse(text: str, suffix: str, where: str) -> Any:
         if suffix in (".yaml", ".yml"):
             import yaml  # only for a YAML limits file
 
-            return yaml.safe_load(text)
+            try:
+                return yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise ValueError(str(exc)) from exc
         if suffix == ".py":
             # the assignments' values as Python literals: the file is read, never run
             return {target.id: ast.literal_eval(node.value) for node in ast.parse(text).body
                     if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)}
     except (tomllib.TOMLDecodeError, SyntaxError, ValueError) as exc:
-        raise BadInput(f"{where}: not valid {suffix.lstrip('.')} ({exc})") from exc
-    except Exception as exc:  # yaml's own error classes
         raise BadInput(f"{where}: not valid {suffix.lstrip('.')} ({exc})") from exc
     raise BadInput(f"{where}: expected a .toml, .yaml or .py file as budgets --emit writes")
 
