@@ -52,7 +52,9 @@ WINDOW = "($since is null or r.started_at >= $since) and ($until is null or r.st
 # Each run's cost under the chosen source. ``complete``: the figure leaves nothing out.
 CHOSEN = """chosen as (
     select c.*, case source when 'ours' then c.ours_micros else c.harness_micros end as cost_micros,
-           case source when 'ours' then c.ours_complete else c.harness_micros is not null end as complete
+           -- a figure nobody knows is never complete, whatever the flags say (a sum over it would read as $0)
+           case source when 'ours' then c.ours_complete and c.ours_micros is not null
+                       else c.harness_micros is not null end as complete
     from (select rc.*, case when $source = 'ours' then 'ours' when $source = 'harness' then 'harness'
                             when rc.ours_complete then 'ours' when rc.harness_micros is not null then 'harness'
                             else 'ours' end as source
@@ -74,7 +76,9 @@ _TOKENS = """
     sum(s.catalogue_tax_micros)::bigint as catalogue_tax_micros,
     sum(s.harness_cost_micros)::bigint as harness_cost_micros,
     sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
-    list(distinct s.price_model order by s.price_model) filter (where s.unpriced) as unpriced_models
+    -- a call whose model nobody recorded is unpriced too: it is named, never a NULL in the list
+    list(distinct coalesce(s.price_model, '(model not recorded)') order by 1) filter (where s.unpriced)
+        as unpriced_models
 """
 
 _COST = """
@@ -189,7 +193,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     if row.get("cost_micros") is None and not row["runs"] and not row["harness_sourced_runs"]:
         row["cost_micros"] = 0  # no run at all: nothing was spent (unknown is for runs whose cost nobody knows)
     row.setdefault("cost_micros", None)
-    row["cost_complete"] = not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
+    row["cost_complete"] = row["cost_micros"] is not None and not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
                                 or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
     row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None

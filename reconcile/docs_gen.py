@@ -30,7 +30,7 @@ RELATIONS = {
     "steps": "The canonical steps as loaded; usage buckets are disjoint and reasoning is a subset of output.",
     "run_tools": "Each run's tool catalogue: side-effect and allow-repeat flags, schema size in tokens.",
     "tool_calls": "The tool calls each model step asked for, with canonical arguments, their hash and idempotency key.",
-    "ingested_files": "Every file ingested: path, SHA-256, format, and lines = loaded + rejected + skipped.",
+    "ingested_files": "Every file ingested, loaded or not: path, SHA-256, format, status (loaded, failed, unreadable) and why, and lines = loaded + rejected + skipped.",
     "rejects": "Every rejected line: file, line number, reason and the raw line (cut to 4 KB).",
     "findings": "What each check run found: check, severity, run, step, detail, and when it ran.",
     "check_runs": "Every check that ran, failing or not, with its failure count.",

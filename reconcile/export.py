@@ -12,8 +12,9 @@ engine that reads partitioned Parquet (DuckDB, Spark, Trino) can read it and pru
 
 Exports are incremental: each (table, day) partition's row count and content fingerprint go into
 ``manifest.json``, and a later export rewrites only the partitions whose fingerprint changed (and
-removes the days that have no rows any more). A partition is written beside the dataset and moved
-into place, and the manifest is written last, so a reader never sees half a day.
+removes the days that have no rows any more). Every changed partition is written beside the dataset
+first and flushed to disk; only when all are written are they moved into place, and the manifest
+last, so a reader never sees half a day, and a full disk leaves the dataset exactly as it was.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from . import __version__, store
+from . import __version__, durability, store
 from .errors import BadInput
 from .migrations import MIGRATIONS
 from .pricing import SHIPPED
@@ -78,6 +81,7 @@ def export(db: str | Path, target: Path) -> ExportResult:
         raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
                        "or one a previous export wrote.")
     store.connect(db, read_only=True).close()  # refuses what is not a store; upgrades an older one
+    created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
                                             "autoload_known_extensions": False,
@@ -90,23 +94,59 @@ def export(db: str | Path, target: Path) -> ExportResult:
         con.execute(f"create temp table _run_days as select run_id, {_day('started_at')} as day from runs")
         result = ExportResult(target)
         tables: dict[str, dict] = {}
-        for name, by in PARTITIONED.items():
-            tables[name] = _export_partitioned(con, name, by, target, (previous or {}).get("tables", {}).get(name),
-                                               result)
-        for name, where in WHOLE.items():
-            tables[name] = _export_whole(con, name, where, target, result)
-        files = con.execute("""select path, sha256, format, lines, loaded, rejected, skipped, ingested_at::varchar
-                               from ingested_files order by path""").fetchall()
-        con.execute("commit")
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target))
+        moves: list[tuple[Path, Path]] = []  # (staged, final): applied only once every table is written
+        with _dataset_failures(target, staging, created):
+            for name, by in PARTITIONED.items():
+                tables[name] = _export_partitioned(con, name, by, staging, (previous or {}).get("tables", {}).get(name),
+                                                   result, moves)
+            for name, where in WHOLE.items():
+                tables[name] = _export_whole(con, name, where, staging, result, moves)
+            files = con.execute("""select path, sha256, format, lines, loaded, rejected, skipped,
+                                          ingested_at::varchar, status, reason
+                                   from ingested_files order by path""").fetchall()
+            con.execute("commit")
+            manifest = {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
+                        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        "partitioned_by": "day (UTC)", "tables": tables,
+                        "source_files": [dict(zip(("path", "sha256", "format", "lines", "loaded", "rejected",
+                                                   "skipped", "ingested_at", "status", "reason"), row))
+                                         for row in files]}
+            _write_durably(staging / MANIFEST, (json.dumps(manifest, indent=1, default=str) + "\n").encode())
+            for staged, _ in moves:
+                _fsync(staged)
     finally:
         con.close()
-    manifest = {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
-                "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                "partitioned_by": "day (UTC)", "tables": tables,
-                "source_files": [dict(zip(("path", "sha256", "format", "lines", "loaded", "rejected", "skipped",
-                                           "ingested_at"), row)) for row in files]}
-    _write_atomically(target / MANIFEST, json.dumps(manifest, indent=1, default=str) + "\n")
+    # Every byte is on disk: now the moves (renames: they need no space), the removed days, the manifest last.
+    for staged, final in moves:
+        final.parent.mkdir(exist_ok=True)
+        if final.is_dir():
+            shutil.rmtree(final)
+        os.replace(staged, final)
+    for name, days in result.removed.items():
+        for day in days:
+            shutil.rmtree(target / name / f"day={day}", ignore_errors=True)
+    os.replace(staging / MANIFEST, target / MANIFEST)
+    shutil.rmtree(staging, ignore_errors=True)
     return result
+
+
+@contextmanager
+def _dataset_failures(target: Path, staging: Path, created: bool) -> Iterator[None]:
+    """A dataset that cannot be written (a full disk, an I/O error) is left exactly as it was, and says so."""
+    try:
+        yield
+    except (duckdb.IOException, OSError) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise BadInput(f"Writing the dataset {target} failed: {durability.first_line(exc)}. Nothing in it was changed (the export is "
+                       "written beside it and moved in only when whole). Free disk space, then export again.") from exc
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
 
 
 def read_manifest(folder: Path) -> dict:
@@ -126,7 +166,8 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def _export_partitioned(con, name: str, by: str, target: Path, before: dict | None, result: ExportResult) -> dict:
+def _export_partitioned(con, name: str, by: str, staging: Path, before: dict | None, result: ExportResult,
+                        moves: list) -> dict:
     if by == BY_RUN:  # a row whose run is missing (never, in a store) would otherwise have no day
         source = (f"(select coalesce(d.day, '{UNKNOWN_DAY}') as day, t.* from {name} t "
                   "left join _run_days d using (run_id))")
@@ -138,35 +179,25 @@ def _export_partitioned(con, name: str, by: str, target: Path, before: dict | No
     old = (before or {}).get("days", {})
     changed = sorted(day for day, facts in days.items() if old.get(day) != facts)
     gone = sorted(set(old) - set(days))
-    folder = target / name
     if changed:
-        with tempfile.TemporaryDirectory(prefix=".export-", dir=target) as staging:
-            con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
-            con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
-                        f"to {string_literal(staging)} (format parquet, partition_by (day), compression zstd)")
-            folder.mkdir(exist_ok=True)
-            for day in changed:
-                final = folder / f"day={day}"
-                if final.exists():
-                    shutil.rmtree(final)
-                os.replace(os.path.join(staging, f"day={day}"), final)
-    for day in gone:
-        shutil.rmtree(folder / f"day={day}", ignore_errors=True)
+        con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
+        con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
+                    f"to {string_literal(str(staging / name))} (format parquet, partition_by (day), compression zstd)")
+        moves += [(staging / name / f"day={day}", staging.parent / name / f"day={day}") for day in changed]
     result.rows[name] = sum(facts["rows"] for facts in days.values())
     result.written[name], result.removed[name] = changed, gone
     result.unchanged[name] = len(days) - len(changed)
     return {"partitioned_by": "day", "rows": result.rows[name], "days": days}
 
 
-def _export_whole(con, name: str, where: str, target: Path, result: ExportResult) -> dict:
-    path = target / f"{name}.parquet"
-    staging = target / f".{name}.parquet.part"
-    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(staging))} "
+def _export_whole(con, name: str, where: str, staging: Path, result: ExportResult, moves: list) -> dict:
+    staged = staging / f"{name}.parquet"
+    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(staged))} "
                 "(format parquet, compression zstd)")
-    os.replace(staging, path)
+    moves.append((staged, staging.parent / staged.name))
     rows = con.execute(f"select count(*) from {name} where {where}").fetchall()[0][0]
     result.rows[name], result.written[name] = rows, ["all"]
-    return {"partitioned_by": None, "rows": rows, "file": path.name}
+    return {"partitioned_by": None, "rows": rows, "file": staged.name}
 
 
 def _columns(con, name: str) -> str:
@@ -180,7 +211,15 @@ def _day(column: str) -> str:
     return f"coalesce(({column})::date::varchar, '{UNKNOWN_DAY}')"  # the session's zone is UTC
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    staging = path.with_name(f".{path.name}.part")
-    staging.write_text(text, encoding="utf-8")
-    os.replace(staging, path)
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync(path: Path) -> None:
+    """Flush a staged file (or every file of a staged folder) to the disk before it is moved into place."""
+    for item in ([path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())):
+        with open(item, "rb") as handle:
+            os.fsync(handle.fileno())

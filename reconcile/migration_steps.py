@@ -354,3 +354,12 @@ def m014_unknown_side_effects(con: duckdb.DuckDBPyConnection) -> None:
     """A catalogue entry whose format does not say whether the tool changes the world (Inspect AI, Langfuse, OTel
     tool definitions) keeps side_effect NULL, not false."""
     con.execute("alter table run_tools alter column side_effect drop not null")
+
+
+def m015_file_outcomes(con: duckdb.DuckDBPyConnection) -> None:
+    """A file that could not be loaded is recorded too, with why: ``status`` is ``loaded``, ``failed`` (its load
+    failed: a constraint, a cast, a parse; nothing from it is in the store) or ``unreadable`` (it could not be read:
+    permissions, a damaged compressed file); ``reason`` says why, NULL for a loaded file."""
+    con.execute("alter table ingested_files add column status varchar")
+    con.execute("update ingested_files set status = 'loaded'")
+    con.execute("alter table ingested_files add column reason varchar")

@@ -44,12 +44,10 @@ def write_output(path: Path, text: str | bytes, option: str = "--out") -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
         try:
-            if isinstance(text, bytes):
-                with os.fdopen(handle, "wb") as raw:
-                    raw.write(text)
-            else:
-                with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-                    out.write(text)
+            with os.fdopen(handle, "wb") as raw:  # on the disk before it takes the name: a crash leaves the old file
+                raw.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+                raw.flush()
+                os.fsync(raw.fileno())
             os.chmod(temporary, 0o644)
             os.replace(temporary, path)
         except BaseException:

@@ -25,6 +25,7 @@ from .checks import CheckReport, load_checks, run_checks, write_junit
 from .errors import BadInput, NoRuns
 from .glance import bill_vs_journals, glance
 from .costs import SOURCE_TEXT, cost_report, costliest_runs
+from .display import literal
 from .ingest import IngestReport, ingest
 from .money import described, usd
 from .outputs import check_file_target, check_folder_target, make_folder, write_output
@@ -38,9 +39,10 @@ from .when import TIME_GROUPS, Window, night_bounds, use_zone
 
 
 def _environment() -> jinja2.Environment:
-    # Our own markup (the charts, marked safe) passes as it is; every other value is redacted, then escaped.
+    # Our own markup (the charts, marked safe) passes as it is; every other value is redacted, made literal
+    # (a right-to-left override or a zero-width space shows as its escape, \u202e), then HTML-escaped.
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=True,
-                             finalize=lambda value: value if isinstance(value, Markup) else redact(value),
+                             finalize=_shown,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)  # dollars and cents
     env.filters["usd4"] = lambda micros, unknown="": usd(micros, unknown=unknown, places=4)  # a call's cost
@@ -53,6 +55,14 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = lambda value: "—" if value is None else f"{value:,.0f}" if isinstance(value, (int, float)) else value
     env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
     return env
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints: secrets redacted, invisible and directional characters escaped."""
+    if isinstance(value, Markup):
+        return value
+    shown = redact(value)
+    return literal(shown) if isinstance(shown, str) else shown
 
 
 def _change(value: int | None, kind: str = "runs") -> str:
@@ -159,7 +169,9 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
             "budgets": budgets, "replayed": _replayed(con, budgets, days[-1] if days else None, config, zone, source),
             "usage": usage, "glance": seen, "rates_chart": chart,
-            "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source}
+            "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source,
+            "not_loaded": records(con, "select path, status, reason from ingested_files where status <> 'loaded' "
+                                       "order by path")}
 
 
 def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: str | None, config, zone: str,

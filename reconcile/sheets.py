@@ -142,11 +142,23 @@ def rows_parquet(columns: list[str], rows: list[tuple]) -> bytes:
     import pyarrow.parquet as pq
 
     names = [name if columns.count(name) == 1 else f"{name}_{i}" for i, name in enumerate(columns)]
-    table = pa.Table.from_pylist([dict(zip(names, row)) for row in rows]) if rows else \
-        pa.table({name: pa.array([], type=pa.string()) for name in names})
+    table = pa.Table.from_arrays([_query_column([row[i] for row in rows]) for i in range(len(names))], names=names) \
+        if rows else pa.table({name: pa.array([], type=pa.string()) for name in names})
     buffer = pa.BufferOutputStream()
     pq.write_table(table, buffer)
     return buffer.getvalue().to_pybytes()
+
+
+def _query_column(values: list) -> Any:
+    """One query column as an Arrow array; integers past int64 (HUGEINT, UHUGEINT) as decimal(38, 0), else as text."""
+    import pyarrow as pa
+
+    big = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63]
+    if not big:
+        return pa.array(values)
+    if all(abs(v) < 10**38 for v in big):
+        return pa.array([None if v is None else Decimal(v) for v in values], pa.decimal128(38, 0))
+    return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 
 def write_binary(path: Path, data: bytes) -> Path:

@@ -33,6 +33,7 @@ def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     files = records(con,
         """select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
                   coalesce(sum(rejected), 0) as rejected, coalesce(sum(skipped), 0) as skipped,
+                  count(*) filter (where status <> 'loaded') as not_loaded,
                   min(ingested_at) as first_ingest, max(ingested_at) as last_ingest
            from ingested_files"""
     )[0]

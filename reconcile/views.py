@@ -129,7 +129,8 @@ select
     mp.source_version as price_version,
     coalesce(s.model, r.model) as price_model,
     s.kind = 'model' and mp.matched_model is null
-        and coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens, 0) > 0
+        and greatest(coalesce(s.input_uncached, 0), coalesce(s.cache_read, 0), coalesce(s.cache_write_5m, 0),
+                     coalesce(s.cache_write_1h, 0), coalesce(s.output_tokens, 0)) > 0  -- any bucket, not the first known
         as unpriced
 from steps s
 join runs r using (run_id)

@@ -33,7 +33,7 @@ def test_writer_to_store_round_trip(con, tmp_path):
         calls = write_simple_run(journal)
     report = ingest(con, [path])
     assert report.totals == {"lines": 7, "loaded": 7, "rejected": 0, "skipped": 0, "files": 1, "unchanged": 0,
-                             "unreadable": 0, "passed_over": 0, "forgotten": 0}
+                             "unreadable": 0, "failed": 0, "passed_over": 0, "forgotten": 0}
     run = con.execute("select status, stop_reason, steps, tool_results, events, input_uncached, cache_read, "
                       "cache_write_5m, cache_write_1h, output_tokens, reasoning_tokens, has_final_answer, "
                       "final_answer_step, max_steps, max_wall_seconds, ledger_steps, ledger_cost_micros, "

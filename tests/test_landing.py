@@ -18,7 +18,7 @@ import pytest
 import reconcile.formats as formats
 from conftest import ROOT
 from reconcile import store
-from reconcile.errors import BadInput, InternalError
+from reconcile.errors import BadInput
 from reconcile.ingest import ingest
 
 TOY = ROOT / "tests" / "fixtures" / "toy_format"
@@ -92,13 +92,17 @@ def test_staging_sql_that_breaks_the_contract_is_refused_by_name(toy, tmp_path, 
     statements = fmt.staging_sql()
     monkeypatch.setattr(type(fmt), "staging_sql", lambda self: statements[:-1])  # no _stage_runs
     con = store.connect(tmp_path / "toy.duckdb")
-    with pytest.raises(InternalError, match="the toy staging SQL did not create _stage_runs"):
-        ingest(con, [toy_log(tmp_path / "a.toylog")])
+    # a plug-in's bug costs the file it was loading: recorded as failed, with the broken contract named
+    report = ingest(con, [toy_log(tmp_path / "a.toylog")])
+    assert [f.status for f in report.files] == ["failed"]
+    assert "the toy staging SQL did not create _stage_runs" in report.files[0].notes[0]
     stray = statements[:-1] + [statements[-1].replace("as agent,", "as agent, 1 as flavour,")]
     monkeypatch.setattr(type(fmt), "staging_sql", lambda self: stray)
-    with pytest.raises(InternalError, match="columns runs does not have: flavour"):
-        ingest(con, [toy_log(tmp_path / "a.toylog")])
+    report = ingest(con, [toy_log(tmp_path / "a.toylog")])
+    assert [f.status for f in report.files] == ["failed"]
+    assert "columns runs does not have: flavour" in report.files[0].notes[0]
     assert con.execute("select count(*) from runs").fetchall() == [(0,)]  # nothing half-loaded
+    assert con.execute("select status from ingested_files").fetchall() == [("failed",)]
 
 
 def test_the_shared_landing_names_no_format():

@@ -12,6 +12,7 @@ import sys
 import duckdb
 import typer
 
+from .. import durability
 from ..errors import ExitCode, ReconcileError
 from .help import MorningOrder, plain_metavars, version_option
 from .render import LiteralConsole
@@ -85,7 +86,7 @@ def _machine_failure(exc: Exception) -> str | None:
     full disk is never reported as a bug in reconcile.
     """
     if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)):
-        return (f"the store could not be read or written: {str(exc).strip()}. Free disk space or memory, "
+        return (f"the store could not be read or written: {durability.first_line(exc)}. Free disk space or memory, "
                 "then run the command again.")
     if isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS:
         return (f"{exc.strerror}{': ' + str(exc.filename) if exc.filename else ''}. Free space or fix the "

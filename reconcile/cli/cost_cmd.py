@@ -116,7 +116,8 @@ def cost_command(
     if unpriced:
         console.print(f"warning: no price for {', '.join(unpriced)}: their calls' cost is unknown (never counted as "
                       "$0). Add a price: reconcile prices add FILE (see docs/costs.md).")
-    sources = ", ".join(f"{s['source']} {s['source_version']}" for s in report["prices"])
+    sources = ", ".join(" ".join(str(v) for v in (s["source"], s["source_version"]) if v is not None)
+                        for s in report["prices"])
     console.print(f"Prices: {sources or 'none'}")
     return None
 

@@ -15,6 +15,7 @@ from .. import store
 from ..errors import ExitCode
 from ..formats import FORMATS
 from ..ingest import ingest
+from ..ingest.result import NOT_LOADED
 from . import app
 from ..errors import BadInput
 from .options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
@@ -25,7 +26,8 @@ from .render import LiteralConsole, console, literal, print_json, table
 def ingest_command(
     paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Files, folders (recursive), globs; .gz is read too.")],
     format: Annotated[str | None, typer.Option("--format", help=f"Force a format: {', '.join(FORMATS)}.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 when any line was rejected.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 2 when any line was rejected (a file that could not "
+                                                          "be loaded at all is exit 2 always).")] = False,
     json_out: JsonOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
@@ -54,7 +56,7 @@ def ingest_command(
         print_json(report.to_json())
     else:
         _print_report(report, rejects)
-    if strict and (report.totals["rejected"] or report.totals["unreadable"]):
+    if report.not_loaded or (strict and report.totals["rejected"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 
@@ -94,7 +96,7 @@ def _print_report(report, rejects) -> None:
     if rows:
         console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
     for f in report.files:
-        if f.status == "unreadable":
+        if f.status in NOT_LOADED:
             continue
         for note in f.notes[:2]:
             console.print(f"  {_shown(f.path)}: skipped: {note}")
@@ -102,17 +104,27 @@ def _print_report(report, rejects) -> None:
             console.print(f"  {_shown(f.path)}: … {len(f.notes) - 2} more kinds of skipped line (--json lists them)")
     for p in report.passed_over:
         console.print(f"passed over {_shown(p.path)}: {p.reason}")
-    for f in report.files:
-        if f.status == "unreadable":
-            console.print(f"could not read {_shown(f.path)}: {f.notes[0]}")
     for path in report.forgotten:
         why = "no longer of a format reconcile reads" if os.path.exists(path) else "no longer there"
         console.print(f"forgotten {_shown(path)}: {why}, so its runs went with it")
     for path, line, reason in rejects:
         console.print(f"rejected {_shown(path)}:{line}: {reason}")
     t = report.totals
-    console.print(f"{t['files']} file(s), {t['unchanged']} unchanged, {t['passed_over']} passed over; "
+    lost = f", {t['failed'] + t['unreadable']} not loaded" if report.not_loaded else ""
+    console.print(f"{t['files']} file(s), {t['unchanged']} unchanged{lost}, {t['passed_over']} passed over; "
                   f"lines {t['lines']} = loaded {t['loaded']} + rejected {t['rejected']} + skipped {t['skipped']}")
+    print_not_loaded(report, "could not be loaded (recorded in ingested_files with why); every other file was. "
+                     "Fix them and ingest again.")
+
+
+def print_not_loaded(report, closing: str) -> None:
+    """On stderr: each file that could not be loaded at all, why, and ``closing`` after their count."""
+    if not report.not_loaded:
+        return
+    errors = LiteralConsole(stderr=True)
+    for f in report.not_loaded:
+        errors.print(f"error: could not {'read' if f.status == 'unreadable' else 'load'} {_shown(f.path)}: {f.notes[0]}")
+    errors.print(f"{len(report.not_loaded)} file(s) {closing}")
 
 
 class _progress:

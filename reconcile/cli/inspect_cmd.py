@@ -59,9 +59,10 @@ def show_command(
     if run.get("status_inferred"):
         header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
                   for label, value in header]
-    uncharged = run["steps"] - run["charged_steps"]
-    header.append(("steps / tool results", f"{run['steps']}{f' ({uncharged} not charged: wrap-up, refused)' if uncharged else ''}"
-                   f" / {run['tool_results']} (ledger: {run['ledger_steps']} / {run['ledger_tool_results']})"))
+    uncharged = (run["steps"] or 0) - (run["charged_steps"] or 0)
+    header.append(("steps / tool results", f"{_value(run['steps'])}{f' ({uncharged} not charged: wrap-up, refused)' if uncharged else ''}"
+                   f" / {_value(run['tool_results'])} (ledger: {_value(run['ledger_steps'])} / "
+                   f"{_value(run['ledger_tool_results'])})"))
     header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])} "
                    f"(ledger: {_value(run['ledger_input_tokens'])} / {_value(run['ledger_output_tokens'])})"))
     header.append(("cost", _run_cost(run)))
@@ -129,6 +130,11 @@ def sql_command(
     db: DbOption = None,
 ) -> None:
     """Run a read-only SELECT against the store.
+
+    --json and --csv carry values exactly: a BLOB as DuckDB writes it (printable ASCII as itself; other
+    bytes, backslash and quotes as \\xHH; '…'::blob reads it back), a DECIMAL with all its places, an
+    interval as ISO 8601 (P3DT2H0M0S), NaN and infinities as "NaN", "Infinity", "-Infinity", lists,
+    structs and maps as JSON.
 
     Example: reconcile sql "select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'"
     """

@@ -15,6 +15,7 @@ from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
 from .check_cmd import print_report
+from .ingest_cmd import print_not_loaded
 from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
                       SinceOption, TzOption, UntilOption, configured)
 from .render import console
@@ -112,6 +113,10 @@ def morning_command(
             console.print(f"  {check.name}: not judged for {check.not_judged_text()}")
     for name, path_written in result.files.items():
         console.print(f"{name}: {path_written}")
+    if result.ingested.not_loaded:  # the reports are written, but the night in them lacks these files
+        print_not_loaded(result.ingested, "of the night could not be loaded, so the reports leave them out; every "
+                         "other file was loaded. Fix them and run again.")
+        raise typer.Exit(ExitCode.BAD_INPUT)
     if result.checks.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
 

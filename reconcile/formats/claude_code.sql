@@ -44,14 +44,26 @@ from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as 
              coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side
       from _parsed);
 
--- A tool_result whose is_error is neither true nor false says nothing reliable about the outcome: rejected.
+-- Rejected lines: a tool_result whose is_error is neither true nor false says nothing reliable about the
+-- outcome; a tool_use without a string id or name cannot be paired or named, nor a tool_result without a
+-- string tool_use_id. Other content items (text, thinking, images, items that are not blocks) ask for nothing.
+create or replace temp macro _cc_key(block, key) as
+    case coalesce(json_type(block -> key), 'NULL') when 'VARCHAR' then null when 'NULL' then 'no "' || key || '"'
+         else '"' || key || '" ' || left((block -> key)::varchar, 40) || '; expected a string' end;
 create or replace temp table _cc_bad as
 select file_no, line_no, min(reason) as reason
-from (select c.file_no, c.line_no, 'tool_result "is_error" is ' || left((b.block -> 'is_error')::varchar, 40)
-                                  || '; expected true or false' as reason
-      from _cc c, (select unnest(json_list(c.j.message.content)) as block) b
-      where c.type = 'user' and b.block ->> 'type' = 'tool_result'
-        and coalesce(json_type(b.block -> 'is_error'), 'NULL') not in ('NULL', 'BOOLEAN'))
+from (select c.file_no, c.line_no, case
+          when kind = 'tool_result' and coalesce(json_type(b.block -> 'is_error'), 'NULL') not in ('NULL', 'BOOLEAN')
+              then 'tool_result "is_error" is ' || left((b.block -> 'is_error')::varchar, 40) || '; expected true or false'
+          when kind = 'tool_result' then 'tool_result block ' || b.position || ' has ' || _cc_key(b.block, 'tool_use_id')
+          when kind = 'tool_use' then 'tool_use block ' || b.position || ' has '
+                                      || coalesce(_cc_key(b.block, 'id'), _cc_key(b.block, 'name'))
+      end as reason
+      from (select *, json_list(j.message.content) as blocks from _cc) c,
+           (select unnest(c.blocks) as block, generate_subscripts(c.blocks, 1) as position) b,
+           (select case json_type(b.block -> 'type') when 'VARCHAR' then b.block ->> 'type' end as kind) k
+      where (c.type = 'user' and k.kind = 'tool_result') or (c.type = 'assistant' and k.kind = 'tool_use'))
+where reason is not null
 group by all;
 
 create or replace temp table _stage_records as
@@ -89,9 +101,8 @@ group by all;
 create or replace temp table _cc_blocks as
 select c.file_no, c.line_no, b.position, c.type, c.ts, c.agent_label,
        coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response, b.block
-from _cc c, (select unnest(json_list(c.j.message.content)) as block,
-                    generate_subscripts(json_list(c.j.message.content), 1) as position) b
-where c.type in ('user', 'assistant');
+from (select *, json_list(j.message.content) as blocks from _cc where type in ('user', 'assistant')) c,
+     (select unnest(c.blocks) as block, generate_subscripts(c.blocks, 1) as position) b;
 
 create or replace temp table _cc_results as
 select b.file_no, b.line_no, b.position, b.ts, b.agent_label, b.block ->> 'tool_use_id' as call_id,
@@ -122,9 +133,15 @@ select s.file_no, s.run_id, s.idx as step_idx,
 from _cc_blocks b join _cc_steps s on s.kind = 'model' and s.file_no = b.file_no and s.response = b.response
 where b.type = 'assistant' and b.block ->> 'type' = 'tool_use';
 
+-- An assistant content given as a plain string is its text (the Messages API takes either form).
 create or replace temp table _cc_text as
-select file_no, response, nullif(string_agg(block ->> 'text', '' order by line_no, position), '') as text
-from _cc_blocks where type = 'assistant' group by file_no, response;
+select file_no, response, nullif(string_agg(text, '' order by line_no, position), '') as text
+from (select file_no, response, line_no, position, block ->> 'text' as text from _cc_blocks
+      where type = 'assistant' and json_type(block -> 'text') = 'VARCHAR'
+      union all
+      select file_no, coalesce(j.message.id || '|' || j.requestId, 'line ' || line_no), line_no, 0, j.message.content ->> '$'
+      from _cc where type = 'assistant' and json_type(j.message.content) = 'VARCHAR')
+group by file_no, response;
 
 create or replace temp table _stage_steps as
 select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,

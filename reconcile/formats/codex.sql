@@ -188,9 +188,9 @@ where c.type = 'response_item' and c.ptype in ('function_call', 'custom_tool_cal
 
 create or replace temp table _cx_text as
 select c.file_no, c.segment, nullif(string_agg(b.block ->> 'text', '' order by c.line_no, b.position), '') as text
-from _cx c, (select unnest(json_list(c.j.payload.content)) as block,
-                    generate_subscripts(json_list(c.j.payload.content), 1) as position) b
-where c.is_output and c.ptype = 'message' and b.block ->> 'type' = 'output_text'
+from (select *, json_list(j.payload.content) as blocks from _cx where is_output and ptype = 'message') c,
+     (select unnest(c.blocks) as block, generate_subscripts(c.blocks, 1) as position) b
+where b.block ->> 'type' = 'output_text'
 group by all;
 
 create or replace temp table _stage_steps as

@@ -32,9 +32,8 @@ where r.decision = 'load' and g.mtype is not null;
 
 create or replace temp table _gm_calls as
 select g.file_no, g.run_id, g.record_no, c.position, c.call
-from _gm_msgs g, (select unnest(json_list(g.m -> 'toolCalls')) as call,
-                         generate_subscripts(json_list(g.m -> 'toolCalls'), 1) as position) c
-where g.mtype = 'gemini';
+from (select *, json_list(m -> 'toolCalls') as calls from _gm_msgs where mtype = 'gemini') g,
+     (select unnest(g.calls) as call, generate_subscripts(g.calls, 1) as position) c;
 
 create or replace temp table _gm_steps as
 with items as (

@@ -8,5 +8,5 @@ from _doc d join _files f using (file_no);
 create or replace temp table _gm_all as
 select file_no, position as record_no, m, m ->> 'id' as msg_id, m ->> 'type' as mtype,
        null::varchar as rewind_to, false as is_set, false as sets_history, false as is_meta
-from (select file_no, unnest(json_list(j -> 'messages')) as m, generate_subscripts(json_list(j -> 'messages'), 1) as position
-      from _doc);
+from (select file_no, unnest(messages) as m, generate_subscripts(messages, 1) as position
+      from (select file_no, json_list(j -> 'messages') as messages from _doc));

@@ -2,17 +2,19 @@
 -- from an .eval archive, {"header": EvalLog without samples, "samples": [...]}.
 
 create or replace temp table _ia_logs as
-with logs as (select d.file_no, coalesce(d.j -> 'header', d.j) as log, d.j -> 'samples' as samples from _doc d),
+-- One parse of the document for all three parts (each `->` on it parses it again: a large log many times over).
+with parts as (select d.file_no, json_extract(d.j, ['$.header', '$.eval', '$.samples']) as p from _doc d),
+logs as (select file_no, case when p[1] is not null then p[1] -> 'eval' else p[2] end as eval, p[3] as samples from parts),
 versioned as (
-    select *, regexp_extract(log -> 'eval' -> 'packages' ->> 'inspect_ai', '^(\d+)\.(\d+)\.(\d+)', ['major', 'minor', 'patch'])
+    select *, regexp_extract(eval -> 'packages' ->> 'inspect_ai', '^(\d+)\.(\d+)\.(\d+)', ['major', 'minor', 'patch'])
               as v
     from logs
 )
-select file_no, log, samples, log -> 'eval' as eval, log -> 'eval' ->> 'model' as model,
+select file_no, json_list(samples) as sample_list, eval, eval ->> 'model' as model,
        -- the eval's own identity: eval_id; logs before it (inspect 0.3.6x) have the run and the task ids, from
        -- which Inspect itself derives an eval_id when it reads them (two tasks of one run differ by task id)
-       coalesce(nullif(log -> 'eval' ->> 'eval_id', ''),
-                nullif(concat_ws('/', nullif(log -> 'eval' ->> 'run_id', ''), nullif(log -> 'eval' ->> 'task_id', '')), ''))
+       coalesce(nullif(eval ->> 'eval_id', ''),
+                nullif(concat_ws('/', nullif(eval ->> 'run_id', ''), nullif(eval ->> 'task_id', '')), ''))
            as eval_key,
        -- since inspect 0.3.184 input_tokens excludes cache reads and writes; before, it was the provider's own
        coalesce([try_cast(v.major as integer), try_cast(v.minor as integer), try_cast(v.patch as integer)]
@@ -30,7 +32,7 @@ select l.file_no, s.position as record_no, s.sample, l.eval, l.model, l.input_ex
                 coalesce(l.eval_key, f.stem) || '/' || coalesce(s.sample ->> 'id', s.position::varchar)
                     || '/epoch ' || coalesce(s.sample ->> 'epoch', '1')) as run_id
 from _ia_logs l join _files f using (file_no),
-     (select unnest(json_list(l.samples)) as sample, generate_subscripts(json_list(l.samples), 1) as position) s;
+     (select unnest(l.sample_list) as sample, generate_subscripts(l.sample_list, 1) as position) s;
 
 create or replace temp table _stage_records as
 select file_no, record_no, sample::varchar as raw, run_id,
@@ -44,11 +46,13 @@ create or replace temp table _ia_events as
 with recursive walk(file_no, run_id, input_excludes_cache, path, e) as (
     select s.file_no, s.run_id, s.input_excludes_cache, [e.position], e.event
     from _ia_samples s join _stage_records r on r.file_no = s.file_no and r.record_no = s.record_no,
-         (select unnest(json_list(s.events)) as event, generate_subscripts(json_list(s.events), 1) as position) e
+         (select json_list(s.events) as events) l,
+         (select unnest(l.events) as event, generate_subscripts(l.events, 1) as position) e
     where r.decision = 'load'
     union all
     select w.file_no, w.run_id, w.input_excludes_cache, list_append(w.path, c.position), c.child
-    from walk w, (select unnest(json_list(w.e -> 'events')) as child, generate_subscripts(json_list(w.e -> 'events'), 1) as position) c
+    from walk w, (select json_list(w.e -> 'events') as events) l,
+         (select unnest(l.events) as child, generate_subscripts(l.events, 1) as position) c
     where len(w.path) < 20
 )
 select *, e ->> 'event' as kind from walk;
@@ -60,10 +64,9 @@ from _ia_events where kind in ('model', 'tool');
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx, c.position - 1 as call_position, c.call ->> 'id' as call_id,
        c.call ->> 'function' as tool_name, c.call -> 'arguments' as args
-from _ia_steps s, (select unnest(json_list(s.e -> 'output' -> 'choices' -> 0 -> 'message' -> 'tool_calls')) as call,
-                          generate_subscripts(json_list(s.e -> 'output' -> 'choices' -> 0 -> 'message' -> 'tool_calls'), 1)
-                              as position) c
-where s.kind = 'model';
+from (select *, json_list(e -> 'output' -> 'choices' -> 0 -> 'message' -> 'tool_calls') as calls from _ia_steps
+      where kind = 'model') s,
+     (select unnest(s.calls) as call, generate_subscripts(s.calls, 1) as position) c;
 
 create or replace temp table _stage_steps as
 with model as (

@@ -16,8 +16,8 @@ from (select file_no, position + 1 as record_no, raw,
                                    "statusMessage": "VARCHAR", "usageDetails": "JSON", "costDetails": "JSON",
                                    "input": "JSON", "output": "JSON", "toolDefinitions": "JSON",
                                    "metadata": "JSON"}') as o
-      from (select file_no, unnest((j -> 'observations')::json[]) as raw,
-                   generate_subscripts((j -> 'observations')::json[], 1) as position from _doc));
+      from (select file_no, unnest(observations) as raw, generate_subscripts(observations, 1) as position
+            from (select file_no, (j -> 'observations')::json[] as observations from _doc)));
 
 -- The trace's own record: a timestamp it gives must be a time in the window (else the record is rejected
 -- and the run starts with its first observation).

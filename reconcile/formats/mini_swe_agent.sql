@@ -5,8 +5,8 @@
 create or replace temp table _mini_files as
 with exits as (select file_no, arg_max(m -> 'extra' ->> 'exit_status', position) as exit_status,
                       arg_max(m -> 'extra' ->> 'submission', position) as submission
-               from (select file_no, unnest(json_list(j -> 'messages')) as m,
-                            generate_subscripts(json_list(j -> 'messages'), 1) as position from _doc)
+               from (select file_no, unnest(messages) as m, generate_subscripts(messages, 1) as position
+                     from (select file_no, json_list(j -> 'messages') as messages from _doc))
                where m ->> 'role' = 'exit' group by file_no)
 select d.file_no, regexp_replace(f.stem, '\.traj$', '') as run_id, d.j -> 'info' as info,
        coalesce(d.j ->> 'trajectory_format', '') = 'mini-swe-agent-1' as bash_blocks,  -- 1: the action is in the text
@@ -23,8 +23,8 @@ create or replace temp table _mini as
 with messages as (
     select file_no, position as record_no, m, m ->> 'role' as role,
            lag(m ->> 'role') over (partition by file_no order by position) as previous_role
-    from (select file_no, unnest(json_list(j -> 'messages')) as m,
-                 generate_subscripts(json_list(j -> 'messages'), 1) as position from _doc)
+    from (select file_no, unnest(messages) as m, generate_subscripts(messages, 1) as position
+          from (select file_no, json_list(j -> 'messages') as messages from _doc))
 )
 select g.*, f.run_id, f.bash_blocks, f.cache_control,
        case when f.bash_blocks and g.role = 'assistant'
@@ -68,9 +68,9 @@ create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx, c.position - 1 as call_position, c.call ->> 'id' as call_id,
        c.call -> 'function' ->> 'name' as tool_name,
        coalesce(try(json(c.call -> 'function' ->> 'arguments')), to_json(c.call -> 'function' ->> 'arguments')) as args
-from _mini_steps s, (select unnest(json_list(s.m -> 'tool_calls')) as call,
-                            generate_subscripts(json_list(s.m -> 'tool_calls'), 1) as position) c
-where s.role = 'assistant' and not s.bash_blocks and not s.submits
+from (select *, json_list(m -> 'tool_calls') as calls from _mini_steps
+      where role = 'assistant' and not bash_blocks and not submits) s,
+     (select unnest(s.calls) as call, generate_subscripts(s.calls, 1) as position) c
 union all
 select file_no, run_id, idx, 0, 'call-' || record_no, 'bash', json_object('command', command)
 from _mini_steps where role = 'assistant' and command is not null and not submits;

@@ -34,7 +34,8 @@ from (select file_no, position as record_no, raw,
                                    "args": "JSON", "extras": "JSON", "tool_call_metadata": {"function_name": "VARCHAR",
                                    "tool_call_id": "VARCHAR", "model_response": "JSON"},
                                    "llm_metrics": {"accumulated_cost": "JSON"}}') as e
-      from (select file_no, unnest(j::json[]) as raw, generate_subscripts(j::json[], 1) as position from _doc))
+      from (select file_no, unnest(events) as raw, generate_subscripts(events, 1) as position
+            from (select file_no, j::json[] as events from _doc)))
 join _files f using (file_no);
 
 create or replace temp table _stage_records as

@@ -7,9 +7,8 @@ create or replace temp table _ot_requests as
 select file_no, 1 as line_no, content::json as j, true as valid from _text where json_valid(content)
 union all
 select file_no, line_no, case when json_valid(line) then line::json end, json_valid(line)
-from (select file_no, unnest(string_split(content, chr(10))) as line,
-             generate_subscripts(string_split(content, chr(10)), 1) as line_no
-      from _text where not json_valid(content))
+from (select file_no, unnest(lines) as line, generate_subscripts(lines, 1) as line_no
+      from (select file_no, string_split(content, chr(10)) as lines from _text where not json_valid(content)))
 where trim(line) <> '';
 
 alter table _ot_requests add column spans boolean;
@@ -22,33 +21,51 @@ update _ot_requests set malformed = spans and not (
                                               lambda t: t = 'ARRAY')), true));
 
 create or replace temp table _ot as
-with spans as (
-    select r.file_no, r.line_no, rs.rs, sp.span, sp.pos
+-- Each `->` on a JSON value parses all of it again: a span's or a resource's parts are taken in one parse
+-- (json_extract with a list of paths), so a large span (a 20 MB attribute) is parsed a few times, not a dozen.
+with resources as (
+    select r.file_no, r.line_no, rs.p[2] as scopes,
+           (select string_agg(x ->> '$.value.stringValue', '') from (select unnest(json_list(rs.p[1])) as x)
+            where x ->> 'key' = 'service.name') as service
     from _ot_requests r,
-         lateral (select unnest(json_list(r.j -> 'resourceSpans')) as rs) rs,
-         lateral (select unnest(json_list(rs.rs -> 'scopeSpans')) as ss) ss,
-         lateral (select unnest(json_list(ss.ss -> 'spans')) as span,
-                         generate_subscripts(json_list(ss.ss -> 'spans'), 1) as pos) sp
+         lateral (select json_extract(unnest(json_list(r.j -> 'resourceSpans')), ['$.resource.attributes', '$.scopeSpans'])
+                  as p) rs
     where r.spans and not r.malformed
 ),
-typed as (
-    select file_no, line_no, pos, span, span ->> 'traceId' as trace_id, span ->> 'spanId' as span_id,
-           nullif(span ->> 'parentSpanId', '') as parent_id, span ->> 'name' as name,
-           try_cast(span ->> 'startTimeUnixNano' as hugeint) as start_ns,
-           try_cast(span ->> 'endTimeUnixNano' as hugeint) as end_ns,
-           coalesce(json_type(span -> 'endTimeUnixNano'), 'NULL') <> 'NULL' as end_given,
-           coalesce(span ->> '$.status.code', '0') in ('2', 'STATUS_CODE_ERROR') as errored,
-           span ->> '$.status.message' as status_message,
-           -- the first value of each key (a map takes each key once, and no NULL key)
-           map_from_entries(list_filter(list_transform(json_list(span -> 'attributes'),
-                                                       lambda x: {'k': x ->> 'key', 'v': x -> 'value'}),
-                                        lambda e, i: e.k is not null and list_position(
-                                            list_transform(json_list(span -> 'attributes'), lambda y: y ->> 'key'), e.k) = i))
-               as a,
-           (select string_agg(x ->> '$.value.stringValue', '') from
-               (select unnest(json_list(rs -> '$.resource.attributes')) as x)
-            where x ->> 'key' = 'service.name') as service
+spans as (
+    select r.file_no, r.line_no, r.service, sp.span, sp.pos
+    from resources r,
+         lateral (select unnest(json_list(r.scopes)) as ss) ss,
+         lateral (select json_list(ss.ss -> 'spans') as spans) l,
+         lateral (select unnest(l.spans) as span, generate_subscripts(l.spans, 1) as pos) sp
+),
+parts as (
+    select file_no, line_no, pos, span, service,
+           json_extract(span, ['$.traceId', '$.spanId', '$.parentSpanId', '$.name', '$.startTimeUnixNano',
+                               '$.endTimeUnixNano', '$.status.code', '$.status.message', '$.attributes']) as p
     from spans
+),
+-- the first value of each key (a map takes each key once, and no NULL key)
+attributes as (
+    select file_no, line_no, pos, map_from_entries(list({'k': k, 'v': v})) as a
+    from (select file_no, line_no, pos, e.k, arg_min(e.v, e.i) as v
+          from (select file_no, line_no, pos,
+                       unnest(list_transform(json_list(p[9]), lambda x, i: {'k': x ->> 'key', 'v': x -> 'value', 'i': i})) as e
+                from parts)
+          where e.k is not null group by all)
+    group by all
+),
+typed as (
+    select file_no, line_no, pos, span, p[1] ->> '$' as trace_id, p[2] ->> '$' as span_id,
+           nullif(p[3] ->> '$', '') as parent_id, p[4] ->> '$' as name,
+           try_cast(p[5] ->> '$' as hugeint) as start_ns,
+           try_cast(p[6] ->> '$' as hugeint) as end_ns,
+           coalesce(json_type(p[6]), 'NULL') <> 'NULL' as end_given,
+           coalesce(p[7] ->> '$', '0') in ('2', 'STATUS_CODE_ERROR') as errored,
+           p[8] ->> '$' as status_message,
+           coalesce(x.a, map_from_entries([]::struct(k varchar, v json)[])) as a,
+           service
+    from parts left join attributes x using (file_no, line_no, pos)
 )
 select row_number() over (partition by file_no order by line_no, pos) as record_no, *,
        otel_attr(a, 'gen_ai.operation.name') as operation, otel_attr(a, 'openinference.span.kind') as oi_kind,

@@ -22,6 +22,7 @@ is logged in ``usage_replacements``.
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 from typing import ClassVar
@@ -29,9 +30,10 @@ from typing import ClassVar
 import duckdb
 
 from ..ingest.accounting import account_records
-from ..ingest.lines import BOM_SQL
+from ..ingest.lines import BOM_SQL, _load_lines_exactly
 from ..ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
 from ..ingest.result import FileCounts
+from ..sql_text import string_literal
 from .base import Format
 
 KINDS = {
@@ -125,24 +127,32 @@ _COST_SQL = {
 }
 
 
-def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: str) -> bool:
-    """Create ``_pr(record_no, r JSON)``: every result, with its bucket's bounds as ``_start``/``_end``.
+# One CSV field (RFC 4180): quoted, with quotes inside doubled (spaces around the quotes allowed); or
+# unquoted, not starting with a quote (a quote later in it is kept, as Python's csv module keeps it); or empty.
+_CSV_FIELD = '(?:[ \t]*"(?:[^"]|"")*"[ \t]*|[^,"][^,]*|)'
+_CSV_ROW = f"{_CSV_FIELD}(?:,{_CSV_FIELD})*"
 
-    Returns False for a JSON export that does not parse (a truncated download): one rejected record.
+
+def _read_records(con: duckdb.DuckDBPyConnection, source, start: str, end: str) -> str | None:
+    """Create ``_pr(record_no, label, r JSON, raw, problem, blank)``: every result, bounds as ``_start``/``_end``.
+
+    ``problem`` says why a record cannot be read (``r`` is then NULL); ``blank`` marks a blank CSV line
+    (skipped). Returns why the whole file cannot be read (a JSON export that does not parse), else None.
     """
+    path = Path(source.alias)
     with open(path, "rb") as handle:
         head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()[:1] or b"{"
     if head not in (b"{", b"["):
-        con.execute(
-            f"""create or replace temp table _pr as
-            select row_number() over () as record_no,
-                   json_merge_patch(to_json(t), json_object('_start', t.{start}, '_end', t.{end})) as r
-            from read_csv(?, all_varchar = true, header = true) t""", [str(path)])
-        return True
-    con.execute(f"""create or replace temp table _doc as select case when starts_with(content, {BOM_SQL})
-                    then substr(content, 2) else content end as content from read_text(?)""", [str(path)])
+        _read_csv_records(con, source, start, end)
+        return None
+    con.execute(f"""create or replace temp table _doc as
+                    select case when starts_with(text, {BOM_SQL}) then substr(text, 2) else text end as content
+                    from (select try(decode(content)) as text from read_blob(?))""", [str(path)])
+    if con.execute("select content is null from _doc").fetchall()[0][0]:
+        return ("not valid UTF-8: the export must be UTF-8 text as the API returns it "
+                "(download it again, or convert it: iconv -t UTF-8)")
     if not con.execute("select json_valid(content) from _doc").fetchall()[0][0]:
-        return False
+        return "not valid JSON: the export needs the whole file to parse (a truncated download?)"
     con.execute("create or replace temp table _doc as select content::json as j from _doc")
     con.execute(
         f"""create or replace temp table _pr as
@@ -159,34 +169,119 @@ def _read_records(con: duckdb.DuckDBPyConnection, path: Path, start: str, end: s
             select page, bucket, b, unnest(list) as r, generate_subscripts(list, 1) as position
             from (select *, coalesce((b -> 'results')::json[], []) as list from buckets)
         )
-        select row_number() over (order by page, bucket, position) as record_no,
-               json_merge_patch(r, json_object('_start', b -> '{start}', '_end', b -> '{end}')) as r
-        from results"""
+        select record_no, 'result ' || record_no as label, r, r::varchar as raw, null::varchar as problem,
+               false as blank
+        from (select row_number() over (order by page, bucket, position) as record_no,
+                     json_merge_patch(r, json_object('_start', b -> '{start}', '_end', b -> '{end}')) as r
+              from results)"""
     )
-    return True
+    return None
+
+
+def _read_csv_lines(con: duckdb.DuckDBPyConnection, source) -> None:
+    """``_lines(line_no, line, read_error)``: the file's lines, split on ``\\n`` as every reader here splits them.
+
+    In SQL when the file is UTF-8 throughout; otherwise line by line (the rare path), so one bad
+    byte costs one line. No reader here may fail: this runs inside the file's transaction.
+    """
+    con.execute("""create or replace temp table _csv_text as
+                   select try(decode(content)) as text from read_blob(?)""", [source.alias])
+    if con.execute("select text is null from _csv_text").fetchall()[0][0]:
+        con.execute("create or replace temp table _lines "
+                    "(file_no integer, line_no bigint, line varchar, read_error varchar)")
+        _load_lines_exactly(con, 1, source)
+    else:
+        con.execute(r"""create or replace temp table _lines as
+            select 1 as file_no, generate_subscripts(parts, 1)::bigint as line_no,
+                   regexp_replace(unnest(parts), '\r$', '') as line, null::varchar as read_error
+            from (select case when ends_with(text, chr(10)) then list_slice(parts, 1, len(parts) - 1) else parts end
+                         as parts
+                  from (select text, string_split(text, chr(10)) as parts from _csv_text))""")
+    con.execute(f"update _lines set line = substr(line, 2) where line_no = 1 and starts_with(line, {BOM_SQL})")
+    con.execute("drop table if exists _csv_text")
+
+
+def _read_csv_records(con: duckdb.DuckDBPyConnection, source, start: str, end: str) -> None:
+    """A CSV export's rows as ``_pr``, numbered from the header (a row's reason also names its line).
+
+    Parsed here rather than by DuckDB's CSV sniffer, which gives up on the whole file (and names its
+    columns column0, column1, …) at one short row or one open quote: here such a row is one rejected
+    line, named with what is wrong, and the other rows load.
+    """
+    _read_csv_lines(con, source)
+    found = con.execute("select line_no, line from _lines where trim(coalesce(line, '')) <> '' "
+                        "and read_error is null order by line_no limit 1").fetchall()
+    header_no, header = found[0] if found else (0, "")
+    names = [name.strip() for name in next(csv.reader([header]), [])]
+    seen: dict[str, int] = {}
+    problem = "null"
+    for number, name in enumerate(names, 1):
+        if name and name in seen:
+            problem = string_literal(f'the header (line {header_no}) names column "{name}" twice (columns '
+                                     f'{seen[name]} and {number}); rename or remove one and ingest the file again')
+            break
+        seen[name] = number
+    pairs = [f"{string_literal(name)}, v[{number}]" for name, number in seen.items() if name and name not in ("_start", "_end")]
+    pairs += [f"'{key}', {f'v[{seen[column]}]' if column in seen else 'null'}"
+              for key, column in (("_start", start), ("_end", end))]
+    # a quoted field without its quotes (spaces outside them are not part of it), an unquoted one trimmed
+    value = "case when starts_with(trim(f), '\"') then replace(trim(f)[2:-2], '\"\"', '\"') else trim(f) end"
+    con.execute(
+        f"""create or replace temp table _pr as
+        with rows as (
+            -- a row is numbered from the header (row 1 is the first line after it), as a JSON result is
+            -- numbered in its file; its reason names the file's own line too
+            select line_no - {header_no} as record_no, 'row ' || (line_no - {header_no}) || ' (line ' || line_no || ')'
+                       as label,
+                   line, read_error, trim(coalesce(line, '')) = '' as blank,
+                   regexp_full_match(coalesce(line, ''), '{_CSV_ROW}') as well_formed,
+                   regexp_extract_all(',' || coalesce(line, ''), ',({_CSV_FIELD})', 1) as fields
+            from _lines where line_no > {header_no}
+        ),
+        checked as (
+            select *, case
+                when blank then null
+                when read_error is not null then label || ': ' || read_error
+                when {problem} is not null then label || ': ' || {problem}
+                when not well_formed then label || ' is not a CSV row: a quoted field is left open or has text after '
+                    || 'its closing quote; quote the whole field and double each quote inside it ("")'
+                when len(fields) < {len(names)} then label || ' has ' || len(fields) || ' field(s); the header has '
+                    || '{len(names)}: the row is cut short (a truncated download?) — download the export again'
+                when len(fields) > {len(names)} then label || ' has ' || len(fields) || ' fields; the header has '
+                    || '{len(names)}: quote a value that holds a comma'
+            end as problem
+            from rows
+        )
+        select record_no, label, raw, problem, blank,
+               case when problem is null and not blank
+                    then json_object({", ".join(pairs)}) end as r
+        from (select *, line as raw, list_transform(fields, lambda f: nullif({value}, '')) as v from checked)"""
+    )
 
 
 def load_provider_export(kind: str):
     provider, table, start, end = KINDS[kind]
 
-    def load(con: duckdb.DuckDBPyConnection, path: Path, source: str):
+    def load(con: duckdb.DuckDBPyConnection, file) -> FileCounts:
+        source = file.name  # the name the store keeps (see ingest.files.stored_name)
         create_staging_macros(con)
-        if not _read_records(con, path, start, end):
+        unreadable = _read_records(con, file, start, end)
+        if unreadable:
             con.execute("""create or replace temp table _stage_records as
                            select 1 as file_no, 1 as record_no, left(content, 4096) as raw, 'reject' as decision,
-                                  'not valid JSON: the export needs the whole file to parse (a truncated download?)' as note
-                           from _doc""")
+                                  ? as note
+                           from _doc""", [unreadable])
             return _finish(con, source)
         body = _USAGE_SQL[kind] if table == "usage" else _COST_SQL[kind]
         when_start, when_end = _when("_start"), _when("_end")
         con.execute(
             f"""create or replace temp table _pn as
-            select record_no, r::varchar as raw, {when_start} as bucket_start, {when_end} as bucket_end,
+            select record_no, label, raw, problem, blank, problem is null and not blank as r_read, {when_start} as bucket_start, {when_end} as bucket_end,
                    {", ".join(f"nullif({_field(d)}, '') as {d}" for d in DIMENSIONS if table == 'usage')}
                    {"," if table == "usage" else ""} {body}
             from _pr"""
         )
-        con.execute(f"update _pn set missing = coalesce(missing, {_out_of_range(table)})")
+        con.execute(f"update _pn set missing = coalesce(missing, {_out_of_range(table)}) where r_read")
         keys = DIMENSIONS if table == "usage" else COST_KEYS
         key = "concat_ws('|', '" + provider + "', bucket_start, bucket_end, " + ", ".join(
             f"coalesce({k}::varchar, '')" for k in keys) + ")"
@@ -194,16 +289,20 @@ def load_provider_export(kind: str):
             f"""create or replace temp table _stage_records as
             select 1 as file_no, record_no, raw,
                    -- the last *valid* copy of a bucket wins: a broken duplicate never displaces a good row
-                   case when not valid then 'reject'
+                   case when blank then 'skip'
+                        when not valid then 'reject'
                         when record_no < max(case when valid then record_no end) over (partition by {key}) then 'skip'
                         else 'load' end as decision,
-                   case when bucket_start is null or bucket_end is null
-                            then 'result ' || record_no || ': the bucket has no valid {start} / {end}'
-                        when missing is not null then 'result ' || record_no || ': ' || missing
+                   case when blank then 'blank line'
+                        when problem is not null then problem
+                        when bucket_start is null or bucket_end is null
+                            then label || ': the bucket has no valid {start} / {end}'
+                        when missing is not null then label || ': ' || missing
                         when record_no < max(case when valid then record_no end) over (partition by {key})
                             then 'the same bucket and dimensions again later in the file (overlapping pages)' end as note,
                    {key} as bucket_key
-            from (select *, bucket_start is not null and bucket_end is not null and missing is null as valid from _pn)"""
+            from (select *, r_read and bucket_start is not null and bucket_end is not null and missing is null as valid
+                  from _pn)"""
         )
         target = "usage_buckets" if table == "usage" else "billed_costs"
         stored_key = key.replace("bucket_start, bucket_end", "t.bucket_start, t.bucket_end").replace(
@@ -239,7 +338,7 @@ def load_provider_export(kind: str):
 def _finish(con: duckdb.DuckDBPyConnection, source: str) -> FileCounts:
     con.execute("create or replace temp table _files as select 1 as file_no, ? as path", [source])
     counts = account_records(con)[1]
-    for scratch in ("_doc", "_pr", "_pn", "_stage_records", "_landing_records", "_checked", "_outcome", "_files"):
+    for scratch in ("_doc", "_lines", "_pr", "_pn", "_stage_records", "_landing_records", "_checked", "_outcome", "_files"):
         con.execute(f"drop table if exists {scratch}")
     return counts
 
@@ -281,7 +380,7 @@ class UsageExport(Format):
         return _CSV_COLUMNS[self.kind] <= header and (self.kind != "anthropic_costs" or "uncached_input_tokens" not in header)
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
-        return {number: self._load(con, Path(s.alias), str(s.path)) for number, s in enumerate(sources, 1)}
+        return {number: self._load(con, s) for number, s in enumerate(sources, 1)}
 
 
 OPENAI_USAGE, OPENAI_COSTS, ANTHROPIC_USAGE, ANTHROPIC_COSTS = (UsageExport(kind) for kind in KINDS)

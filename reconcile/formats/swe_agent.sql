@@ -5,13 +5,13 @@ with trajectory as (
     select file_no, position as record_no, e as raw, e ->> 'thought' as thought, e ->> 'response' as response,
            e ->> 'action' as action, e ->> 'observation' as observation,
            staged_number(e ->> 'execution_time') as seconds
-    from (select file_no, unnest(json_list(j -> 'trajectory')) as e,
-                 generate_subscripts(json_list(j -> 'trajectory'), 1) as position from _doc)
+    from (select file_no, unnest(entries) as e, generate_subscripts(entries, 1) as position
+          from (select file_no, json_list(j -> 'trajectory') as entries from _doc))
 ),
 history as (
     select file_no, n, h, h ->> 'role' as role
-    from (select file_no, unnest(json_list(j -> 'history')) as h, generate_subscripts(json_list(j -> 'history'), 1) as n
-          from _doc)
+    from (select file_no, unnest(entries) as h, generate_subscripts(entries, 1) as n
+          from (select file_no, json_list(j -> 'history') as entries from _doc))
 ),
 from_history as (
     select a.file_no, row_number() over (partition by a.file_no order by a.n) as record_no, a.h as raw,

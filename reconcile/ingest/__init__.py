@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 import duckdb
 
-from ..errors import BadInput, InternalError, StoreError, UnknownFormat
+from .. import durability
+from ..errors import BadInput, InternalError, UnknownFormat
 from ..pricing import resolve as resolve_prices
 from .bookkeeping import forget_file, recorded, stamps, unchanged_by_stamp
 from .discovery import discover, vanished
-from .files import Aliases, Source, inspect
+from .failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
+from .files import Aliases, Source, inspect, on_disk, stored_name
 from .lines import load_lines_many
 from .ranges import EARLIEST, LATEST, set_window
 from .result import FileResult, IngestReport, PassedOver
@@ -43,6 +44,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     ingest), loaded instead of walking ``paths``.
     """
     forced = _forced_format(format)
+    durability.begin(con, "the ingest")  # what an earlier process left in the log is written (or we stop here)
     set_window(con, *(window or (EARLIEST, LATEST)))
     report = IngestReport()
     found, folders = (discovered, []) if discovered is not None else discover(paths, report.passed_over)
@@ -50,7 +52,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     for path, explicit in found:
         heapq.heappush(queue, (str(path), explicit, False))
     for path in vanished(con, folders):
-        _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)))
+        _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)), f"forgetting {path}")
         report.forgotten.append(path)
     done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
     while queue:
@@ -66,12 +68,15 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         _requeue(queue, reloads)
     report.files.sort(key=lambda f: f.path)
     if any(f.loaded for f in report.files):
+        before = durability.mark(con)
         resolve_prices(con)  # new models or days: price them once, here, not in every query
+        durability.save(con, "the prices of the models just loaded", before)
     return report
 
 
 def _requeue(queue: list, paths: Iterable[str]) -> None:
-    for path in paths:
+    for stored in paths:  # names as the store keeps them
+        path = on_disk(stored)
         if os.path.exists(path):
             heapq.heappush(queue, (path, False, True))
 
@@ -91,21 +96,23 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
         reload = heapq.heappop(queue)[2] or reload
     same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
     if same:
-        report.files.append(FileResult(path, same, "unchanged", 0, 0, 0, 0))
+        report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
         return [], None  # the same size and modification time as when it loaded: not even opened
     try:
         fmt, found = (forced, "") if forced else detect(Path(path))
     except Unreadable as exc:
-        report.files.append(FileResult(path, "unknown", "unreadable", 0, 0, 0, 0, [str(exc)]))
+        _failed(con, queue, report, path, "unreadable", str(exc))
         return [], None
     if fmt is None:
-        if explicit:
-            raise UnknownFormat(f"{path}: not a format reconcile reads (found {found}). Known formats: "
-                                f"{', '.join(FORMATS)}. Use --format NAME to force one.")
-        report.passed_over.append(PassedOver(path, f"not a recognised format: {found}"))
-        if recorded(con, path) is not None:
-            _in_transaction(con, lambda: _requeue(queue, forget_file(con, path)))
-            report.forgotten.append(path)
+        if explicit:  # named, so meant to be loaded: a failure, where a folder's odd file is passed over
+            _failed(con, queue, report, path, "failed", f"not a format reconcile reads (found {found}). Known formats: "
+                    f"{', '.join(FORMATS)}. Use --format NAME to force one.")
+            return [], None
+        report.passed_over.append(PassedOver(stored_name(path), f"not a recognised format: {found}"))
+        if recorded(con, stored_name(path)) is not None:
+            name = stored_name(path)
+            _in_transaction(con, lambda: _requeue(queue, forget_file(con, name)), f"forgetting {name}")
+            report.forgotten.append(name)
         return [], None
     group = [(Path(path), reload)]
     size = _size(path)
@@ -120,6 +127,14 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
         group.append((Path(following), again))
         size += _size(following)
     return group, fmt
+
+
+def _failed(con: duckdb.DuckDBPyConnection, queue: list, report: IngestReport, path: str, status: str,
+            why: str) -> None:
+    source = inspect(Path(path)) if status == "failed" else Source(Path(path))  # its lines, read but not loaded
+    result, reloads = record_failure(con, source, "unknown", status, why)
+    report.files.append(result)
+    _requeue(queue, reloads)
 
 
 def _size(path: str) -> int:
@@ -149,60 +164,66 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
     the failure is pinned on one file. Returns the results and the files to load again.
     """
-    results, todo = [], []
+    results, todo, reloads = [], [], []
     for path, reload in group:
         source = inspect(path)
         if source.error:
-            results.append(FileResult(str(path), fmt.name, "unreadable", 0, 0, 0, 0, [source.error]))
+            result, again = record_failure(con, source, fmt.name, "unreadable", source.error)
+            results.append(result)
+            reloads += again
             continue
-        previous = recorded(con, str(path))
+        previous = recorded(con, source.name)
         if previous == (source.sha256, fmt.name) and not reload:
-            results.append(FileResult(str(path), fmt.name, "unchanged", 0, 0, 0, 0))
+            results.append(FileResult(source.name, fmt.name, "unchanged", 0, 0, 0, 0))
             if source.mtime_ns is not None:  # same content, now a stamp to trust: next time it is not read
-                con.execute("update ingested_files set mtime_ns = ? where path = ?", [source.mtime_ns, str(path)])
+                con.execute("update ingested_files set mtime_ns = ? where path = ?", [source.mtime_ns, source.name])
         else:
-            todo.append((source, previous is not None))
-    if not todo:
-        return results, []
+            todo.append((source, previous))
     if len(todo) > 1:
         try:
-            loaded, reloads = _load_transaction(con, todo, fmt, forced)
-            return results + loaded, reloads
-        except (InternalError, UnknownFormat):
+            loaded, again = _load_transaction(con, todo, fmt, forced)
+            return results + loaded, reloads + again
+        except FILE_FAILURES:
             pass  # one of them is bad: find out which, file by file
-    reloads = []
-    for item in todo:
-        loaded, again = _load_transaction(con, [item], fmt, forced)
+    for source, previous in todo:
+        try:
+            loaded, again = _load_transaction(con, [(source, previous)], fmt, forced)
+        except FILE_FAILURES as exc:  # that file's failure, recorded; the others load
+            result, again = record_failure(con, source, fmt.name, "failed", reason(exc))
+            loaded = [result]
         results += loaded
         reloads += again
     return results, reloads
 
 
-def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, bool]], fmt,
+def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], fmt,
                       forced: bool) -> tuple[list[FileResult], list[str]]:
     sources = [source for source, _ in todo]
-    where = sources[0].path if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].path}"
-    with Aliases(sources, decompress=getattr(fmt, "input", None) != "lines"), _store_failures(where):
+    where = sources[0].name if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].name}"
+    aliases = Aliases(sources, decompress=getattr(fmt, "input", None) != "lines")
+    with aliases, store_failures(where, aliases.folder):
         if getattr(fmt, "input", None) == "lines":
             # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
             load_lines_many(con, sources)
         con.execute("create or replace temp table _takeovers (path varchar)")
+        before = durability.mark(con)
         con.execute("begin")
         try:
             reloads = []
-            for source, replaced in todo:
-                if replaced:
-                    reloads += forget_file(con, str(source.path))
+            for source, previous in todo:
+                if previous:
+                    reloads += forget_file(con, source.name)
             counts = fmt.load(con, sources, forced)
             reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
-            results = [_record(con, source, replaced, counts[number], fmt, forced)
-                       for number, (source, replaced) in enumerate(todo, 1)]
+            results = [_record(con, source, bool(previous and previous[0]), counts[number], fmt, forced)
+                       for number, (source, previous) in enumerate(todo, 1)]
             con.execute("commit")
         except duckdb.Error as exc:
             _rollback(con)
-            if _store_failure(exc):
-                raise  # the store, not the file: _store_failures says so
-            raise InternalError(f"Loading {where} as {fmt.name} failed inside DuckDB; nothing was loaded. {exc}") from exc
+            if store_failure(exc, aliases.folder):
+                durability.undo(con, before)  # a commit's own checkpoint may have failed after the log was written
+                raise  # the store, not the file: store_failures says so
+            raise load_failure(exc, fmt.name) from exc
         except BaseException:
             _rollback(con)
             raise
@@ -212,7 +233,8 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, b
                     con.execute(f"drop table if exists {table}")
                 except duckdb.Error:
                     pass
-    loaded = {str(source.path) for source in sources}
+    durability.save(con, where, before)
+    loaded = {source.name for source in sources}
     return results, [path for path in dict.fromkeys(reloads) if path not in loaded]
 
 
@@ -223,33 +245,9 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         pass  # the failure already ended the transaction (or the database): nothing was committed
 
 
-@contextmanager
-def _store_failures(where) -> Iterator[None]:
-    """A store that cannot be written (disk full, file too large, out of memory) is a StoreError, not a bug."""
-    try:
-        yield
-    except duckdb.Error as exc:
-        if not _store_failure(exc):
-            raise
-        raise StoreError(f"Writing the store failed while loading {where}: {_first_line(exc)}. Nothing from it "
-                         "was saved (the transaction was rolled back). Free disk space or memory (or give "
-                         "--db on a larger disk), then run the ingest again.") from exc
-
-
-def _store_failure(exc: duckdb.Error) -> bool:
-    """Whether DuckDB failed on the store itself (its disk, its memory), not on the data."""
-    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException, duckdb.FatalException)):
-        return True
-    return isinstance(exc, duckdb.TransactionException) and "Failed to commit" in str(exc)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, counts, fmt, forced: bool) -> FileResult:
     """Check one file's accounting and write its record (only now: a file's record means it loaded)."""
-    path = str(source.path)
+    path = source.name
     if forced and counts.lines and not counts.loaded:
         first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
         why = (f"line {first[0][0]}: {first[0][1]}" if first
@@ -259,21 +257,24 @@ def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, coun
     if counts.loaded + counts.rejected + counts.skipped != counts.lines:
         raise InternalError(f"{path}: accounting does not add up ({counts}); nothing was loaded")
     con.execute("insert into ingested_files by name select ? as path, ? as sha256, ? as format, ? as size_bytes, "
-                "? as lines, ? as loaded, ? as rejected, ? as skipped, ? as ingested_at, ? as mtime_ns",
+                "? as lines, ? as loaded, ? as rejected, ? as skipped, ? as ingested_at, ? as mtime_ns, "
+                "'loaded' as status",
                 [path, source.sha256, fmt.name, source.size, counts.lines, counts.loaded, counts.rejected,
                  counts.skipped, datetime.now(timezone.utc), source.mtime_ns])
     return FileResult(path, fmt.name, "replaced" if replaced else "loaded", counts.lines, counts.loaded,
                       counts.rejected, counts.skipped, counts.notes)
 
 
-def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object]) -> None:
+def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:
+    before = durability.mark(con)
     con.execute("begin")
     try:
         work()
         con.execute("commit")
     except BaseException:
-        con.execute("rollback")
+        _rollback(con)
         raise
+    durability.save(con, what, before)
 
 
 __all__ = ["ingest", "discover", "IngestReport"]

@@ -13,6 +13,8 @@ import os
 
 import duckdb
 
+from .files import stored_name
+
 
 def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
     """Delete everything loaded from ``path``; return the files that deferred runs to it (to reload)."""
@@ -30,8 +32,9 @@ def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
 
 
 def recorded(con: duckdb.DuckDBPyConnection, path: str) -> tuple[str, str] | None:
-    """(sha256, format) of ``path`` as last ingested, or None."""
-    rows = con.execute("select sha256, format from ingested_files where path = ?", [path]).fetchall()
+    """(sha256, format) of ``path`` as last ingested, or None; a file that failed has no SHA-256 to match: it is tried again."""
+    rows = con.execute("select case when status = 'loaded' then sha256 else '' end, format from ingested_files "
+                       "where path = ?", [path]).fetchall()
     return rows[0] if rows else None
 
 
@@ -46,7 +49,7 @@ def unchanged_by_stamp(known: dict[str, tuple[int, int | None, str]], path: str,
 
     Only a trusted stamp counts (``files.stamp``), and only for the same format when one is forced.
     """
-    size, mtime, fmt = known.get(path, (None, None, None))
+    size, mtime, fmt = known.get(stored_name(path), (None, None, None))
     if mtime is None or (format_name is not None and fmt != format_name):
         return None
     try:

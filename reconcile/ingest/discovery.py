@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import BadInput
+from .files import on_disk, stored_name
 from .result import PassedOver
 
 SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
@@ -53,7 +54,7 @@ def discover(paths: Iterable[str | Path], passed_over: list[PassedOver]) -> tupl
                     for child in _walk(matched, passed_over):
                         found.setdefault(child, False)
                 elif kind != "missing":
-                    passed_over.append(PassedOver(match, kind))
+                    passed_over.append(PassedOver(stored_name(match), kind))
         else:
             raise BadInput(f"No such file or folder: {text}. Give a journal file, a folder or a glob.")
     return sorted(found.items()), folders
@@ -63,12 +64,12 @@ def _walk(top: Path, passed_over: list[PassedOver]) -> list[Path]:
     files = []
 
     def unreadable(error: OSError) -> None:
-        passed_over.append(PassedOver(str(error.filename), f"cannot read the folder: {error.strerror}"))
+        passed_over.append(PassedOver(stored_name(str(error.filename)), f"cannot read the folder: {error.strerror}"))
 
     for folder, subfolders, names in os.walk(top, onerror=unreadable, followlinks=False):
         linked = sorted(d for d in subfolders if os.path.islink(os.path.join(folder, d)))
         for name in linked:  # os.walk lists a link to a folder with the folders, and does not enter it
-            passed_over.append(PassedOver(str(Path(folder) / name), "a link to a folder, not followed (a link may "
+            passed_over.append(PassedOver(stored_name(Path(folder) / name), "a link to a folder, not followed (a link may "
                                           "loop back); give the folder itself to ingest it"))
         subfolders[:] = sorted(d for d in subfolders if d not in SKIP_DIRS and d not in linked)
         for name in sorted(names):
@@ -77,7 +78,7 @@ def _walk(top: Path, passed_over: list[PassedOver]) -> list[Path]:
             if kind == "file":
                 files.append(child.resolve())
             else:
-                passed_over.append(PassedOver(str(child), "a link to a folder, not followed" if kind == "folder" else kind))
+                passed_over.append(PassedOver(stored_name(child), "a link to a folder, not followed" if kind == "folder" else kind))
     return files
 
 
@@ -104,5 +105,5 @@ def vanished(con: duckdb.DuckDBPyConnection, folders: list[Path]) -> list[str]:
     for folder in folders:
         prefix = str(folder).rstrip(os.sep) + os.sep
         rows = con.execute("select path from ingested_files where starts_with(path, ?) order by path", [prefix]).fetchall()
-        gone += [path for (path,) in rows if not os.path.exists(path)]
+        gone += [path for (path,) in rows if not os.path.exists(on_disk(path))]
     return gone

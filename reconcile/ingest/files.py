@@ -45,6 +45,39 @@ class Source:
     alias: str = ""  # the name the readers are given
     mtime_ns: int | None = None  # its modification time, if safely older than the read (see stamp)
 
+    @property
+    def name(self) -> str:
+        """The path as the store keeps it (``stored_name``)."""
+        return stored_name(self.path)
+
+
+def stored_name(path: str | Path) -> str:
+    """``path`` as the store and the terminal keep it: itself when it is valid UTF-8 (nearly always).
+
+    A file name is bytes; one that is not UTF-8 (``bad\\xff.jsonl``) comes to Python with stand-ins
+    that neither DuckDB nor a terminal accepts, so its odd bytes are kept as ``\\xff`` escapes.
+    ``on_disk`` turns a stored name back into the path to open.
+    """
+    text = os.fspath(path)
+    return text if text.isprintable() or _utf8(text) else os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def on_disk(stored: str) -> str:
+    """The path to open for a name the store keeps (the inverse of ``stored_name``)."""
+    if "\\x" not in stored or os.path.lexists(stored):
+        return stored
+    unescaped = os.fsdecode(re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                                   stored.encode("utf-8", "surrogateescape")))
+    return unescaped if os.path.lexists(unescaped) else stored
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
 
 def inspect(path: Path) -> Source:
     """Hash, size and line facts of ``path`` in one pass (decompressing gzip); never raises for a bad file."""

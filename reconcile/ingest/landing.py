@@ -26,11 +26,12 @@ import duckdb
 from ..canonical import canonicalize_column, idempotency_key_sql
 from ..errors import BadInput, InternalError
 from .accounting import account_records, record_outcomes
+from .files import stored_name
 from .result import FileCounts
 from .lines import BOM_SQL
 from .ownership import settle_ownership
 from .ranges import create_staging_macros, guard_sql
-from .validate import check_lines
+from .validate import check_lines, lenient_reason_sql, lenient_suspect_sql
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -103,8 +104,8 @@ def _describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) 
     con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
                 "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
     con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [[number, str(s.path), s.alias, s.path.name, s.path.stem, s.path.parent.name,
-                      s.path.parent.parent.name, s.newline_at_end] for number, s in enumerate(sources, 1)])
+                    [[number, s.name, s.alias, *map(stored_name, (s.path.name, s.path.stem, s.path.parent.name,
+                      s.path.parent.parent.name)), s.newline_at_end] for number, s in enumerate(sources, 1)])
     con.execute("""create or replace temp table _files as
                    select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name
                    from _file_names""")
@@ -130,12 +131,19 @@ def _read_input(con: duckdb.DuckDBPyConnection, fmt) -> None:
     if fmt.input == "text":
         con.execute("delete from _text where not_utf8")
         return
+    # a document DuckDB reads only leniently (a trailing comma, NaN) is not JSON either (see validate.lenient_*)
     con.execute(
-        """insert into _input_rejects
-        select file_no, 'not valid JSON: a document format needs the whole file to parse (truncated export?)',
-               left(content, 4096) from _text where not not_utf8 and not json_valid(content)"""
+        f"""insert into _input_rejects
+        select file_no, case when not valid then 'not valid JSON: a document format needs the whole file to parse '
+                                                 || '(truncated export?)'
+                             else 'not valid JSON: ' || lenient end, left(content, 4096)
+        from (select *, case when valid and {lenient_suspect_sql('content')} then {lenient_reason_sql('content')} end
+                        as lenient
+              from (select *, json_valid(content) as valid from _text where not not_utf8))
+        where not valid or lenient is not null"""
     )
-    con.execute("create or replace temp table _doc as select file_no, content::json as j from _text where json_valid(content)")
+    con.execute("""create or replace temp table _doc as select file_no, content::json as j from _text
+                   where json_valid(content) and file_no not in (select file_no from _input_rejects)""")
     wrong = con.execute(
         f"""select f.path, case json_type(j) when 'OBJECT' then 'an object with keys ' || array_to_string(json_keys(j)[:6], ', ')
                                 else lower(json_type(j)) end
@@ -194,6 +202,7 @@ def _guard_ranges(con: duckdb.DuckDBPyConnection, columns: dict[str, list[str]])
         con.execute(f"insert into _out_of_range select file_no, run_id, {record}, reason "
                     f"from (select *, {reason} as reason from {table}) where reason is not null")
     _guard_arguments(con, "source_line" in columns["_stage_steps"])
+    _guard_names(con, "source_line" in columns["_stage_steps"])
     if not con.execute("select count(*) from _out_of_range").fetchall()[0][0]:
         return
     con.execute(
@@ -210,6 +219,8 @@ def _guard_ranges(con: duckdb.DuckDBPyConnection, columns: dict[str, list[str]])
                 if "source_line" in columns["_stage_steps"] else "select 1")
     con.execute("""delete from _stage_calls c where not exists (select 1 from _stage_steps s where s.file_no = c.file_no
                    and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model')""")
+    con.execute("delete from _stage_calls where step_idx is not null and (call_id is null or tool_name is null)")
+    con.execute("delete from _stage_tools where name is null")
 
 
 def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
@@ -233,6 +244,34 @@ def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
         select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
         from _canon k join _stage_steps s on k.doc = 's' || s._sid
         where k.problem is not null"""
+    )
+
+
+def _guard_names(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
+    """A call without an id or a tool name, or a catalogue entry without a name, rejects the record that holds it.
+
+    The store keys calls by id and tool by name: such a call could be neither paired nor named. A
+    format's staging should reject it with a reason of its own; this is the net under every format,
+    so one such record is never the whole file's failure. The record is the tool step's own where it
+    carries the call's arguments (as in ``_guard_arguments``), else the asking model step's; a nameless
+    catalogue entry rejects its run.
+    """
+    where = "coalesce(t.source_line, s.source_line)" if lines else "null"
+    own = ("left join (select file_no, run_id, call_id, min(source_line) as source_line from _stage_steps "
+           "where kind = 'tool' and args is not null group by all) t on t.file_no = c.file_no and t.run_id = c.run_id "
+           "and t.call_id = c.call_id" if lines and "args" in _columns(con, "_stage_steps")
+           else "left join (select null::integer as file_no, null::integer as source_line) t on false")
+    con.execute(
+        f"""insert into _out_of_range
+        select c.file_no, c.run_id, {where},
+               'tool call ' || (c.call_position + 1) || ' of step ' || c.step_idx
+               || case when c.call_id is null then ' has no call id' else ' (' || left(c.call_id, 80) || ') has no tool name' end
+        from _stage_calls c
+        join _stage_steps s on s.file_no = c.file_no and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model'
+        {own}
+        where c.call_id is null or c.tool_name is null
+        union all
+        select distinct file_no, run_id, null, 'a tool in the run''s catalogue has no name' from _stage_tools where name is null"""
     )
 
 

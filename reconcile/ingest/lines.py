@@ -35,7 +35,7 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
     """
     con.execute("create or replace temp table _files (file_no integer, path varchar, alias varchar, newline_at_end boolean)")
     con.executemany("insert into _files values (?, ?, ?, ?)",
-                    [[n, str(s.path), s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
+                    [[n, s.name, s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
     con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, read_error varchar)")
     fast = [s for s in sources if not s.raw_cr]
     if len(fast) == 1:  # one file: the table's row ids are its line numbers (insertion order is kept)

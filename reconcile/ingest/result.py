@@ -20,7 +20,7 @@ class FileCounts:
 class FileResult:
     path: str
     format: str
-    status: str  # loaded | replaced | unchanged | unreadable (notes[0] says why)
+    status: str  # loaded | replaced | unchanged | failed | unreadable (for the last two, notes[0] says why)
     lines: int
     loaded: int
     rejected: int
@@ -34,11 +34,19 @@ class PassedOver:
     reason: str
 
 
+NOT_LOADED = ("failed", "unreadable")
+
+
 @dataclass
 class IngestReport:
     files: list[FileResult] = field(default_factory=list)
     passed_over: list[PassedOver] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)  # files gone, or no longer of any format: their rows went too
+
+    @property
+    def not_loaded(self) -> list[FileResult]:
+        """The files that could not be loaded at all (failed or unreadable): the command must not pass for a success."""
+        return [f for f in self.files if f.status in NOT_LOADED]
 
     @property
     def totals(self) -> dict[str, int]:
@@ -47,6 +55,7 @@ class IngestReport:
         totals["files"] = len(self.files)
         totals["unchanged"] = sum(f.status == "unchanged" for f in self.files)
         totals["unreadable"] = sum(f.status == "unreadable" for f in self.files)
+        totals["failed"] = sum(f.status == "failed" for f in self.files)
         totals["passed_over"] = len(self.passed_over)
         totals["forgotten"] = len(self.forgotten)
         return totals

@@ -126,6 +126,49 @@ def structure_sql(fields: list[Field]) -> str:
     return string_literal(json.dumps(structure))
 
 
+# DuckDB's JSON parser (yyjson) accepts what RFC 8259 does not in exactly two ways (measured on DuckDB 2.0.1:
+# comments, single quotes, unquoted keys, leading zeros or "+", hex, raw control characters in strings and
+# trailing garbage are all refused by json_valid): a trailing comma before "}" or "]", and NaN, Inf or
+# Infinity in any case, "-" allowed, as a number. A line using either is not JSON to any other reader.
+_TRAILING_COMMA = r",[ \t\r\n]*([}\]])"
+_NOT_A_NUMBER = r"(?i)-?(?:nan|infinity|inf)"
+
+
+def lenient_suspect_sql(text: str) -> str:
+    """True where ``text`` may use one of DuckDB's lenient JSON extensions: a cheap scan, no parse.
+
+    False positives (``",]"`` or ``": info"`` inside a string) are cleared by :func:`lenient_reason_sql`;
+    the ``contains`` pre-test keeps the costlier pattern off lines with no "nan" or "inf" at all.
+    """
+    number = string_literal(r"(?i)(?:^|[:,\[])[ \t\r\n]*-?(?:nan|inf)")
+    return (f"case when regexp_matches({text}, {string_literal(_TRAILING_COMMA)}) then true "
+            f"when contains(lower({text}), 'nan') or contains(lower({text}), 'inf') then regexp_matches({text}, {number}) "
+            "else false end")
+
+
+def lenient_reason_sql(text: str) -> str:
+    """For ``text`` that ``json_valid`` accepts: NULL when it is strict (RFC 8259) JSON, else what is not.
+
+    What lies outside its strings holds a trailing comma or a NaN only where the document has one.
+    With the escaped backslashes and quotes taken out, every other ``"`` opens or closes a string, so
+    the odd pieces of a split on ``"`` are what lies outside (a split is ~2.5x a regexp_replace of the
+    strings). The one-item list binds that text once.
+    """
+    unescaped = f"replace(replace({text}, '\\\\', ''), '\\\"', '')"
+    outside = f"array_to_string(list_filter(string_split({unescaped}, '\"'), lambda piece, i: i % 2 = 1), '\"\"')"
+    comma, number = string_literal(_TRAILING_COMMA), string_literal(_NOT_A_NUMBER)
+    return (f"list_transform([{outside}], lambda b: case "
+            f"when regexp_matches(b, {comma}) then 'a trailing comma before \"' || regexp_extract(b, {comma}, 1) "
+            "|| '\" (strict JSON allows none)' "
+            f"when regexp_matches(b, {number}) "
+            f"then regexp_extract(b, {number}) || ' is not a JSON number (strict JSON has no NaN or Infinity)' end)[1]")
+
+
+# What a blank line may hold: any mix of Unicode white space (a form feed, a vertical tab, a no-break
+# space …), not only JSON's four. A line of nothing else carries no record: it is skipped, not rejected.
+BLANK_LINE = "[\\t\\n\\x{0b}\\x{0c}\\r \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]*"
+
+
 _LINE_CHECKS = """
 case
     when read_error is not null then read_error
@@ -133,6 +176,7 @@ case
         case when line_no = last_line and not newline_at_end
              then 'truncated last line: no newline and not valid JSON (the writer stopped mid-line)'
              else 'not valid JSON' end
+    when lenient is not null then 'not valid JSON: ' || lenient
     when json_type(line) <> 'OBJECT' then 'expected a JSON object, got ' || lower(json_type(line))
     {extra}
     else {fields}
@@ -265,19 +309,22 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
     extra = f"or coalesce({extra_suspect}, true)" if extra_suspect else ("or true" if extra_when else "")
     con.execute(
         f"""create or replace temp table _typed as
-        select file_no, line_no, line, read_error, blank, t, hash(t) as h, j,
+        select file_no, line_no, line, read_error, blank, t, hash(t) as h, j, lenient,
                {_typed('type') if 'type' in position else 'null'} as line_type,
                {_typed('kind') if 'kind' in position else 'null'} as step_kind,
                -- a CASE, not an OR: the value tests read the line again and must see only lines that parsed
                case when blank then false when read_error is not null or t is null or j is null then true
+                    when lenient is not null then true
                     else coalesce({_value_suspect_sql(fields)}, true) {extra} end as suspect
         from (select *{_items_columns(fields)}
-              -- json_type only where the typed parse succeeded: the line is JSON, and it need not be guarded
-              from (select *, case when j is not null then json_type(line, {_type_paths(fields)}) end as t
+              -- json_type only where the typed parse succeeded: the line is JSON, and it need not be guarded.
+              -- Strict JSON is judged there too: a cheap scan, and the exact test only on the lines it flags.
+              from (select *, case when j is not null then json_type(line, {_type_paths(fields)}) end as t,
+                           case when j is not null and {lenient_suspect_sql('line')}
+                                then {lenient_reason_sql('line')} end as lenient
                     from (select *, case when blank then null
                                          else try(json_transform(line, {structure_sql(fields)})) end as j
-                          from (select *, case when line is null then true when length(line) > 64 then false
-                                               else trim(line, chr(32) || chr(9) || chr(13)) = '' end as blank
+                          from (select *, line is null or regexp_full_match(line, {string_literal(BLANK_LINE)}) as blank
                                 from _lines))))"""
     )
     con.execute("drop table _lines")  # _typed holds every line now; one copy of a large file is enough
@@ -293,17 +340,21 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
     con.execute(
         f"""create or replace temp table _examined as
         with chosen as (
-            select x.file_no, x.line_no, x.line, x.read_error from _typed x
+            select x.file_no, x.line_no, x.line, x.read_error, x.lenient, x.j is null as unparsed from _typed x
             left join _type_verdicts v on v.h = x.h and v.line_type is not distinct from x.line_type
                  and v.step_kind is not distinct from x.step_kind
             where not x.blank and (x.suspect or not coalesce(v.types_ok, false))
         )
         select file_no, line_no, {checks} as reason
         from (select *, list_transform(f, lambda v: json_type(v)) as t
-              from (select c.*, fl.newline_at_end,
+              from (select c.* exclude (lenient, unparsed), fl.newline_at_end,
                            (select max(y.line_no) from _typed y where y.file_no = c.file_no) as last_line,
                            case when json_valid(c.line) and json_type(c.line) = 'OBJECT'
-                                then json_extract(c.line, {paths_sql(fields)}) end as f
+                                then json_extract(c.line, {paths_sql(fields)}) end as f,
+                           -- a line the typed parse refused was not judged strictly: judge it here
+                           case when c.lenient is not null then c.lenient
+                                when c.unparsed and json_valid(c.line) and {lenient_suspect_sql('c.line')}
+                                then {lenient_reason_sql('c.line')} end as lenient
                     from chosen c join _files fl using (file_no)))"""
     )
     con.execute(

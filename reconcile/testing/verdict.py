@@ -147,7 +147,7 @@ def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
         # two ingests, each of one format, so that every harness's journals load as one batch
         loaded = [*ingest(con, [d.journals for d in driven]).files, *(ingest(con, [bill]).files if bill else [])]
         for f in loaded:
-            if f.rejected or f.status == "unreadable":
+            if f.rejected or f.status in ("failed", "unreadable"):  # a file that did not load at all too
                 for report in reports:
                     if Path(f.path).is_relative_to(report.workdir):
                         report.problems.append(f"{Path(f.path).name}: {f.rejected} line(s) rejected by ingest: "

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import bases
 from bases import jsonl, mutated
+from reconcile.ingest.files import stored_name
 
 Accounting = tuple[str, int, int, int, int]  # status, lines, loaded, rejected, skipped
 
@@ -116,6 +117,12 @@ case("odd-names", "odd characters in file names", "native",
 NFC, NFD = unicodedata.normalize("NFC", "café.jsonl"), unicodedata.normalize("NFD", "café.jsonl")
 case("unicode-normalisation", "odd characters in file names", "native",
      files={NFC: native_bytes("nfc"), NFD: native_bytes("nfd")}, expect={NFC: LOADED_NATIVE, NFD: LOADED_NATIVE})
+# A name that is not UTF-8 is bytes the store and a terminal cannot take as they are: kept with \xff escapes.
+BYTE_NAMES = {os.fsdecode(b"bad\xff\xfe name.jsonl"): "on-bytes", "cr\rname.jsonl": "on-cr", "--help.jsonl": "on-ddash",
+              "trailing space .jsonl": "on-trail", "star*?[x].jsonl": "on-globs"}
+case("odd-bytes-in-names", "odd characters in file names", "native",
+     files={name: native_bytes(uid) for name, uid in BYTE_NAMES.items()},
+     expect={stored_name(name): LOADED_NATIVE for name in BYTE_NAMES})
 
 # ---------------------------------------------------------------- line endings and separators
 _base = native_bytes("le-crlf")
@@ -539,12 +546,12 @@ for name, old, new in JSON_ODDITIES:
     case(f"json-{name}", "JSON that is not quite JSON", "native",
          files={f"{name}.jsonl": raw_line_edit(native_bytes(f"json-{name}"), 2, old, new)},
          expect={f"{name}.jsonl": ("loaded", 7, 6, 1, 0)}, rejects={f"{name}.jsonl": [(2, "not valid JSON")]})
-# DuckDB's parser reads NaN and Infinity: the range test then rejects the value, naming it.
+# DuckDB's parser reads NaN and Infinity; strict JSON has neither, so the line is not JSON (issue 27).
 for name, literal in (("nan", b"NaN"), ("infinity", b"Infinity")):
     case(f"json-{name}", "JSON that is not quite JSON", "native",
          files={f"{name}.jsonl": raw_line_edit(native_bytes(f"json-{name}"), 2, b'"ms":900,', b'"ms":' + literal + b",")},
          expect={f"{name}.jsonl": ("loaded", 7, 6, 1, 0)},
-         rejects={f"{name}.jsonl": [(2, f'field "ms" is {literal.decode()}; expected a number from 0 to 10^12')]})
+         rejects={f"{name}.jsonl": [(2, f"not valid JSON: {literal.decode()} is not a JSON number")]})
 case("json-duplicate-keys", "JSON that is not quite JSON", "native",
      files={"dupkeys.jsonl": raw_line_edit(native_bytes("json-dupkey"), 2, b'"kind":"model"', b'"kind":"model","kind":"model"')},
      expect={"dupkeys.jsonl": LOADED_NATIVE})
@@ -645,3 +652,165 @@ def write(case: Case, root: Path) -> Path:
     if case.build:
         case.build(folder)
     return folder
+
+
+# ---------------------------------------------------------------- issue 27: strict JSON, blank means any white space
+# DuckDB's JSON parser accepts two things RFC 8259 does not: a trailing comma before } or ], and NaN / Inf /
+# Infinity (any case, "-" allowed). Each is a reject naming its line; the same characters inside a string load.
+STRICT_JSON = [  # (name, line, old, new, reason fragment)
+    ("object-comma", 7, None, None, 'a trailing comma before "}"'),
+    ("array-comma", 2, b'"x = 1"}}]', b'"x = 1"}},]', 'a trailing comma before "]"'),
+    ("spaced-comma", 2, b'"lines":[1,2.0]', b'"lines":[1,2.0 ,\t\r ]', 'a trailing comma before "]"'),
+    ("nested-nan", 2, b'"lines":[1,2.0]', b'"lines":[1,nan]', "nan is not a JSON number"),
+    ("minus-infinity", 2, b'"lines":[1,2.0]', b'"lines":{"a":-Infinity}', "-Infinity is not a JSON number"),
+    ("spaced-inf", 3, b'"ms":10,', b'"extra": \tINF ,"ms":10,', "INF is not a JSON number"),
+]
+for name, line, old, new, reason in STRICT_JSON:
+    _data = native_bytes(f"strict-{name}")
+    if old is None:  # the last line (run_end) ends in a comma before its closing brace
+        _lines = _data.split(b"\n")
+        _lines[6] = _lines[6][:-1] + b',}'
+        _data = b"\n".join(_lines)
+    else:
+        _data = raw_line_edit(_data, line, old, new)
+    case(f"strict-json-{name}", "JSON that is not quite JSON", "native",
+         files={f"{name}.jsonl": _data}, expect={f"{name}.jsonl": ("loaded", 7, 6, 1, 0)},
+         rejects={f"{name}.jsonl": [(line, f"not valid JSON: {reason}")]})
+case("strict-json-lookalikes-in-strings", "JSON that is not quite JSON", ("native", "claude_code"),
+     files={"lookalike.jsonl": native_bytes("strict-look", setter(2, "result_preview", 'a,] b,} : NaN, [inf, -Infinity,]')),
+            "cc-look.jsonl": _cc("cc-look", _cc_content(3, "info: nan, infinite,}"))},
+     expect={"lookalike.jsonl": LOADED_NATIVE, "cc-look.jsonl": ("loaded", 4, 4, 0, 0)})
+_cc_comma = jsonl(bases.claude_code("strict-cc")).split(b"\n")
+_cc_comma[1] = _cc_comma[1][:-1] + b",}"
+case("strict-json-claude-code", "JSON that is not quite JSON", "claude_code",
+     files={"strict-cc.jsonl": b"\n".join(_cc_comma)}, expect={"strict-cc.jsonl": ("loaded", 4, 3, 1, 0)},
+     rejects={"strict-cc.jsonl": [(2, 'not valid JSON: a trailing comma before "}"')]})
+# A line of nothing but white space, of any kind (form feed, vertical tab, CR, no-break space, ideographic
+# space), carries no record: skipped as blank, never rejected.
+_ws = native_bytes("ws-any").split(b"\n")
+WHITE = [b"\x0c", b"\x0b", b" \t\x0c\x0b ", "\u00a0\u3000\u2028".encode(), b"\t" * 100]
+case("blank-any-white-space", "line endings", "native",
+     files={"white.jsonl": b"\n".join(_ws[:2] + WHITE + _ws[2:])},
+     expect={"white.jsonl": ("loaded", 12, 7, 0, 5)}, notes={"white.jsonl": "5 blank line(s)"})
+
+
+# ================================================================ issue 27 part 3: CSV exports and optional fields
+# Provider CSV exports are read line by line (reconcile.formats.provider): a row is numbered from the
+# header (row 1 is line 2) and its reason names the line; one bad row is rejected while the others load.
+_CSV_HEADERS = {
+    "openai_usage": "start_time,end_time,model,input_tokens,input_cached_tokens,output_tokens,num_model_requests",
+    "openai_costs": "start_time,end_time,line_item,project_id,amount_value,amount_currency",
+    "anthropic_usage": "starting_at,ending_at,model,workspace_id,uncached_input_tokens,cache_read_input_tokens,output_tokens",
+    "anthropic_costs": "starting_at,ending_at,model,workspace_id,description,cost_type,amount,currency",
+}
+_CSV_ROWS = {  # two good rows each; the cost rows hold a comma and doubled quotes inside quoted fields
+    "openai_usage": ["1764370800,1764374400,gpt-4o,100,10,5,1", "1764374400,1764378000,gpt-4o,200,10,5,1"],
+    "openai_costs": ['1764370800,1764374400,"gpt-4o, input",proj,0.25,usd',
+                     '1764374400,1764378000,"gpt-4o, ""output""",proj,0.5,usd'],
+    "anthropic_usage": ["2026-11-28T22:00:00Z,2026-11-28T23:00:00Z,claude-sonnet-4-5,wk-csv,100,10,5",
+                        "2026-11-28T23:00:00Z,2026-11-29T00:00:00Z,claude-sonnet-4-5,wk-csv,100,10,5"],
+    "anthropic_costs": ['2026-11-28T22:00:00Z,2026-11-28T23:00:00Z,claude-sonnet-4-5,wk-csv,"Input, tokens",tokens,123.45,USD',
+                        '2026-11-28T23:00:00Z,2026-11-29T00:00:00Z,claude-sonnet-4-5,wk-csv,"say ""hi""",tokens,1.5,USD'],
+}
+
+
+_CSV_DIMENSION = {"openai_usage": 2, "openai_costs": 3, "anthropic_usage": 3, "anthropic_costs": 3}  # a column left empty
+
+
+def _quote_all(row: str, blank: int | None = None) -> str:
+    """The row with every field quoted (as spreadsheets write it), field ``blank`` an empty quoted field."""
+    import csv
+    import io
+
+    fields = next(csv.reader([row]))
+    if blank is not None:
+        fields[blank] = ""
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="").writerow(fields)
+    return out.getvalue()
+
+
+def _csv(kind: str, *lines: str, end: str = "\n") -> bytes:
+    return (end.join([_CSV_HEADERS[kind], *lines]) + end).encode()
+
+
+for _kind, (_good, _second) in _CSV_ROWS.items():
+    _width, _end_column = len(_CSV_HEADERS[_kind].split(",")), _CSV_HEADERS[_kind].split(",")[1]
+    case(f"csv-{_kind}", "provider CSV shapes", _kind,
+         files={"short.csv": _csv(_kind, _good, _second.rsplit(",", 2)[0]),
+                "open-quote.csv": _csv(_kind, _good, _second.replace(",", ',"', 1)),
+                "open-quote-then-good.csv": _csv(_kind, _good, '"' + _second, _second.replace("T23", "T21")
+                                                  .replace("1764374400,1764378000", "1764367200,1764370800")),
+                "header-only.csv": _csv(_kind),
+                "extra-fields.csv": _csv(_kind, _good, _second + ",x,y"),
+                "crlf.csv": _csv(_kind, _good, _second, end="\r\n"),
+                "bom.csv": b"\xef\xbb\xbf" + _csv(_kind, _good, _second),
+                "quoted-all.csv": _csv(_kind, _quote_all(_good)),
+                "empty-quoted.csv": _csv(_kind, _good, _quote_all(_second, blank=_CSV_DIMENSION[_kind])),
+                "blank-lines.csv": _csv(_kind, "", _good, "  ", _second),
+                "duplicate-header.csv": (_CSV_HEADERS[_kind] + "," + _end_column + "\n" + _good + ",1\n").encode(),
+                "bad-utf8.csv": _csv(_kind, _good) + _second.encode().replace(b",", b",\xff", 1) + b"\n"},
+         expect={"short.csv": ("loaded", 2, 1, 1, 0), "open-quote.csv": ("loaded", 2, 1, 1, 0),
+                 "open-quote-then-good.csv": ("loaded", 3, 2, 1, 0), "header-only.csv": ("loaded", 0, 0, 0, 0),
+                 "extra-fields.csv": ("loaded", 2, 1, 1, 0), "crlf.csv": ("loaded", 2, 2, 0, 0),
+                 "bom.csv": ("loaded", 2, 2, 0, 0), "quoted-all.csv": ("loaded", 1, 1, 0, 0),
+                 "empty-quoted.csv": ("loaded", 2, 2, 0, 0), "blank-lines.csv": ("loaded", 4, 2, 0, 2),
+                 "duplicate-header.csv": ("loaded", 1, 0, 1, 0), "bad-utf8.csv": ("loaded", 2, 1, 1, 0)},
+         rejects={"short.csv": [(2, f"row 2 (line 3) has {_width - 2} field(s); the header has {_width}: the row is cut")],
+                  "open-quote.csv": [(2, "row 2 (line 3) is not a CSV row: a quoted field is left open")],
+                  "open-quote-then-good.csv": [(2, "a quoted field is left open")],
+                  "extra-fields.csv": [(2, f"row 2 (line 3) has {_width + 2} fields; the header has {_width}")],
+                  "duplicate-header.csv": [(1, f'names column "{_end_column}" twice')],
+                  "bad-utf8.csv": [(2, "row 2 (line 3): not valid UTF-8")]})
+case("json-export-not-utf8", "provider CSV shapes", "anthropic_usage",
+     files={"latin1.json": json.dumps(bases.anthropic_usage_json("wk-latin1")).encode().replace(b"wk-latin1", b"wk-\xe9")},
+     expect={"latin1.json": ("loaded", 1, 0, 1, 0)}, rejects={"latin1.json": [(1, "not valid UTF-8")]})
+
+# A native run with every optional field left out: no model, task class, provider, limits, tools or
+# ledger (so no harness money), one model call whose model nobody recorded; and a run with no steps.
+case("optional-fields-left-out", "optional fields left out", "native",
+     files={"bare.jsonl": jsonl([
+                {"v": 1, "type": "run_start", "run_id": "opt-bare", "ts": bases.TS.format(1), "agent": "opt"},
+                {"v": 1, "type": "step", "run_id": "opt-bare", "idx": 0, "kind": "model", "ts": bases.TS.format(2),
+                 "usage": {"input_uncached": 100, "output": 5}},
+                {"v": 1, "type": "run_end", "run_id": "opt-bare", "ts": bases.TS.format(3), "stop_reason": "model_finished"}]),
+            "no-steps.jsonl": jsonl([{"v": 1, "type": "run_start", "run_id": "opt-nosteps", "ts": bases.TS.format(1),
+                                     "agent": "opt"}])},
+     expect={"bare.jsonl": ("loaded", 3, 3, 0, 0), "no-steps.jsonl": ("loaded", 1, 1, 0, 0)})
+
+
+# ---------------------------------------------------------------- issue 27 part 2/5: Claude Code blocks that broke the load
+def _cc_block(n, change):
+    return lambda L: change(L[n]["message"]["content"][0])
+
+
+CC_BROKEN = {  # name: (change, line, reason fragment)
+    "no-id": (_cc_block(1, lambda b: b.pop("id")), 2, 'tool_use block 1 has no "id"'),
+    "id-number": (_cc_block(1, lambda b: b.__setitem__("id", 5)), 2, 'tool_use block 1 has "id" 5; expected a string'),
+    "no-name": (_cc_block(1, lambda b: b.pop("name")), 2, 'tool_use block 1 has no "name"'),
+    "name-null": (_cc_block(1, lambda b: b.__setitem__("name", None)), 2, 'tool_use block 1 has no "name"'),
+    "no-tool-use-id": (_cc_block(2, lambda b: b.pop("tool_use_id")), 3, 'tool_result block 1 has no "tool_use_id"'),
+    "tool-use-id-object": (_cc_block(2, lambda b: b.__setitem__("tool_use_id", {"a": 1})), 3,
+                           'tool_result block 1 has "tool_use_id" {"a":1}; expected a string'),
+}
+case("claude-code-broken-blocks", "Claude Code content shapes", "claude_code",
+     files={f"ccb-{name}.jsonl": _cc(f"ccb-{name}", change) for name, (change, _, _) in CC_BROKEN.items()}
+     | {"ccb-junk-items.jsonl": _cc("ccb-junk-items", lambda L: L[1]["message"]["content"].extend(
+            [5, "text", None, [1], {"type": 7, "id": None}, {"type": None}]))},
+     expect={f"ccb-{name}.jsonl": ("loaded", 4, 3, 1, 0) for name in CC_BROKEN} | {"ccb-junk-items.jsonl": ("loaded", 4, 4, 0, 0)},
+     rejects={f"ccb-{name}.jsonl": [(line, reason)] for name, (_, line, reason) in CC_BROKEN.items()})
+case("claude-code-wide-input", "huge lines", "claude_code",
+     files={"ccb-wide.jsonl": _cc("ccb-wide", _cc_block(1, lambda b: b.__setitem__("input", {"items": list(range(50_000))})))},
+     expect={"ccb-wide.jsonl": ("loaded", 4, 4, 0, 0)})
+
+# ================================================================ issue 27 part 6: documents DuckDB reads only leniently
+_lf_text = json.dumps(bases.langfuse("doc-lenient-ok"))
+case("strict-json-documents", "JSON that is not quite JSON", ("langfuse", "swe_agent"),
+     files={"comma.trace.json": (json.dumps(bases.langfuse("doc-comma"))[:-1] + ",}").encode(),
+            "nan.trace.json": json.dumps(bases.langfuse("doc-nan")).replace('"total": 120', '"total": NaN', 1).encode(),
+            "comma.traj": (json.dumps(bases.swe_agent("doc-comma-swe"))[:-1] + ", }").encode(),
+            "ok.trace.json": _lf_text.encode()},
+     expect={"comma.trace.json": ("loaded", 1, 0, 1, 0), "nan.trace.json": ("loaded", 1, 0, 1, 0),
+             "comma.traj": ("loaded", 1, 0, 1, 0), "ok.trace.json": ("loaded", 4, 4, 0, 0)},
+     rejects={"comma.trace.json": [(1, 'a trailing comma before "}"')], "nan.trace.json": [(1, "NaN is not a JSON")],
+              "comma.traj": [(1, 'a trailing comma before "}"')]})

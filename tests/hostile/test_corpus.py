@@ -107,6 +107,50 @@ def test_no_command_fails_as_a_bug_on_the_corpus_store(loaded, args, capsys):
     assert "internal error" not in captured.err
 
 
+# Every read command, as text and as each export it offers, with the groupings that change its SQL.
+# The store holds every shape the corpus has, the runs with their optional fields left out among them.
+_EXPORTS = ([], ["--json"], ["--csv"])
+READ_COMMANDS = [
+    *[[*command, *export] for export in _EXPORTS for command in (
+        ["runs"], ["runs", "--tree"], ["runs", "--sort", "cost"], ["show", "opt-bare"], ["show", "opt-nosteps"],
+        ["show", "opt-bare", "--step", "0"], ["sql", "select * from run_view order by run_id limit 60"], ["cost"], ["cost", "--by", "run"],
+        ["cost", "--by", "agent"], ["cost", "project"], ["usage"], ["budgets"], ["check"], ["replay"],
+        ["replay", "--runs"], ["reprice", "--as-of", "2025-01-01"], ["config"], ["prices", "list"])],
+    *[["cost", "--by", by] for by in ("day", "week", "month", "model", "task_class", "tree")],
+    ["cost", "--cost-source", "ours", "--by", "run"], ["cost", "--cost-source", "harness", "--by", "run"],
+    ["cost", "project", "--fit"],
+    *[["usage", "--by", by] for by in ("hour", "day", "week", "month", "model", "api_key", "workspace", "project")],
+    *[["budgets", "--by", by] for by in ("agent", "task_class", "model")], ["budgets", "--unit", "tree"],
+    ["budgets", "--emit", "toml"], ["replay", "--by", "model"], ["replay", "--detector", "all"], ["summary"],
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=[" ".join(a) for a in READ_COMMANDS])
+def test_every_read_command_runs_on_the_corpus_store(loaded, args, capsys):
+    _, db, _, _ = loaded
+    code = main([*args, "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.FINDINGS, ExitCode.BAD_INPUT), captured.err
+    assert "internal error" not in captured.err.lower() and "Traceback" not in captured.err, captured.err
+    if code != ExitCode.BAD_INPUT:  # a read that worked printed something, and never a Python None for unknown
+        assert captured.out.strip()
+        assert "None" not in captured.out.replace("\"None\"", ""), captured.out[:2000]
+
+
+def test_a_model_call_nobody_named_is_unpriced_and_named_so(loaded, capsys):
+    """The run with its optional fields left out: its cost is unknown, never $0, and the warning names why."""
+    _, db, _, _ = loaded
+    assert main(["cost", "--by", "run", "--json", "--db", str(db)]) == ExitCode.OK
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    bare = next(g for g in report["groups"] if g["key"] == "opt-bare")
+    assert bare["cost_micros"] is None and not bare["cost_complete"]
+    assert bare["unpriced_models"] == ["(model not recorded)"]
+    assert main(["cost", "--by", "run", "--db", str(db)]) == ExitCode.OK
+    assert "no price for (model not recorded)" in " ".join(capsys.readouterr().out.split())
+
+
 def test_reports_render_over_the_corpus_store(loaded, tmp_path, capsys):
     _, db, _, _ = loaded
     for kind in ("finance", "morning"):

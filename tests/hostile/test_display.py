@@ -27,7 +27,8 @@ AGENT = "[b]a[/b]:x:"
 TOOL = "[/INST]:tada:"
 SPEC = "@spec render([map()], opts)"
 ERROR = "[bold]boom[/bold] :x: [/]"
-ESCAPES = "red\x1b[31mX\x1b[0m bell\x07 back\rover \u202eevil"
+ESCAPES = "red\x1b[31mX\x1b[0m bell\x07 back\rover \u202eevil zero\u200bwidth\ufeff \u2066iso\u2069 tag\U000e0041"
+RAW = ("\x1b", "\x07", "\r", "\u202e", "\u200b", "\ufeff", "\u2066", "\u2069", "\U000e0041")
 PRINTABLE = [RUN, AGENT, TOOL, SPEC, ERROR]
 
 
@@ -59,9 +60,9 @@ def _run(capsys, *args) -> str:
 
 @pytest.mark.parametrize("args,expected", [
     (["show", RUN], [RUN, AGENT, ERROR]),
-    (["show", RUN, "--step", "1"], [RUN, TOOL, ERROR, SPEC, literal(ESCAPES)]),
+    (["show", RUN, "--step", "1"], [RUN, TOOL, ERROR, SPEC, *literal(ESCAPES).split()]),
     (["sql", "select s.run_id, s.agent, s.tool_name, s.error, st.result_preview from step_view s "
-             "join steps st using (run_id, idx) where s.idx = 1"], [RUN, AGENT, TOOL, ERROR, literal(ESCAPES)]),
+             "join steps st using (run_id, idx) where s.idx = 1"], [RUN, AGENT, TOOL, ERROR, *literal(ESCAPES).split()]),
     (["check"], [RUN, TOOL]),
     (["summary"], [AGENT]),
 ])
@@ -69,12 +70,15 @@ def test_hostile_strings_print_literally(hostile_db, capsys, args, expected):
     out = _run(capsys, *args, "--db", str(hostile_db))
     for text in expected:
         assert text in out, (text, out)
-    for raw in ("\x1b", "\x07", "\r", "\u202e"):
+    for raw in RAW:
         assert raw not in out
 
 
 def test_escapes_are_shown_visibly():
-    assert literal(ESCAPES) == "red\\x1b[31mX\\x1b[0m bell\\x07 back\\x0dover \\u202eevil"
+    assert literal(ESCAPES) == ("red\\x1b[31mX\\x1b[0m bell\\x07 back\\x0dover \\u202eevil zero\\u200bwidth\\ufeff "
+                                "\\u2066iso\\u2069 tag\\U000e0041")
+    assert literal("\u061c\u200e\u200f soft\xadhyphen line\u2028sep private\ue000") == \
+        "\\u061c\\u200e\\u200f soft\\xadhyphen line\\u2028sep private\\ue000"
     assert literal("tab\tand\nnewline stay") == "tab\tand\nnewline stay"
 
 
@@ -92,3 +96,22 @@ def test_a_huge_value_is_shortened_in_a_table_and_whole_in_json(hostile_db, caps
     assert "END" not in shown and "(4,998,003 more characters; --json shows them all)" in shown
     whole = _run(capsys, "sql", query, "--json", "--db", str(hostile_db))
     assert whole.count("x") == 5_000_000 and "END" in whole
+
+
+def test_every_invisible_or_directional_character_is_escaped():
+    """Controls but tab and newline, format characters (Cf), surrogates, private use, line and paragraph
+    separators: all escaped, per this Python's Unicode tables; nothing else assigned is."""
+    import unicodedata
+
+    from reconcile.display import _HIDDEN
+
+    hidden = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+    for code in range(0x110000):
+        char = chr(code)
+        category = unicodedata.category(char)
+        escaped = bool(_HIDDEN.fullmatch(char))
+        if category in hidden and char not in "\t\n":
+            assert escaped and literal(char) == (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                                                 else f"\\U{code:08x}"), hex(code)
+        elif category != "Cn":  # a character this Python's tables do not know yet may be a newer Cf
+            assert not escaped, (hex(code), category)

@@ -26,7 +26,7 @@ import bases  # noqa: E402
 from journals import StepClock, write_simple_run  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.cli import main  # noqa: E402
-from reconcile.errors import BadInput, ExitCode, UnknownFormat  # noqa: E402
+from reconcile.errors import ExitCode  # noqa: E402
 from reconcile.ingest import ingest  # noqa: E402
 
 RUNS = ("r1", "r2", "r3", "r4")
@@ -86,8 +86,10 @@ def test_a_forced_wrong_format_records_nothing_and_a_later_ingest_loads(tmp_path
         err = capsys.readouterr().err
         assert code == ExitCode.BAD_INPUT, (forced, err)
         assert "internal error" not in err and "a.jsonl" in err
-        with store.connect(db) as con:
-            assert con.execute("select count(*) from ingested_files").fetchall() == [(0,)], forced
+        with store.connect(db) as con:  # recorded as failed, with why; nothing of it loaded
+            assert con.execute("select status, loaded, reason like '%format%' from ingested_files").fetchall() \
+                == [("failed", 0, True)], forced
+            assert con.execute("select count(*) from runs").fetchall() == [(0,)], forced
     with store.connect(db) as con:
         report = ingest(con, [folder])
         assert [(f.status, f.loaded) for f in report.files] == [("loaded", 7)]
@@ -99,8 +101,8 @@ def test_a_format_changed_by_force_then_detection_reloads(tmp_path):
     folder.mkdir()
     (folder / "trace.json").write_text(json.dumps(bases.langfuse("lf-force")))
     with store.connect(tmp_path / "s.duckdb") as con:
-        with pytest.raises((BadInput, UnknownFormat)):
-            ingest(con, [folder / "trace.json"], format="swe_agent")
+        forced = ingest(con, [folder / "trace.json"], format="swe_agent")
+        assert [(f.status, f.loaded) for f in forced.files] == [("failed", 0)]
         report = ingest(con, [folder])
         assert [(f.format, f.status, f.loaded) for f in report.files] == [("langfuse", "loaded", 4)]
         assert snapshot(con) == fresh(folder, tmp_path)
