@@ -77,8 +77,8 @@ _TOKENS = """
     sum(s.harness_cost_micros)::bigint as harness_cost_micros,
     sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
     -- a call whose model nobody recorded is unpriced too: it is named, never a NULL in the list
-    list(distinct coalesce(s.price_model, '(model not recorded)') order by 1) filter (where s.unpriced)
-        as unpriced_models
+    list(distinct coalesce(s.price_model, '(model not recorded)')
+         order by coalesce(s.price_model, '(model not recorded)')) filter (where s.unpriced) as unpriced_models
 """
 
 _COST = """
