@@ -65,6 +65,12 @@ class OpenTelemetry(TranscriptFormat):
             return isinstance(first.get("resourceSpans"), list)
         return not values and '"resourceSpans"' in text[:2000]
 
+    def sql_values(self) -> dict[str, str]:
+        from ..ingest.validate import lenient_reason_sql, lenient_suspect_sql
+
+        # what makes JSON that DuckDB parses not strict JSON (a trailing comma, NaN), or NULL: one rule for all
+        return {"lenience": f"case when {lenient_suspect_sql('t')} then {lenient_reason_sql('t')} end"}
+
     def stage(self, con) -> None:
         super().stage(con)
         from ..errors import BadInput

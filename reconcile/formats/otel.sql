@@ -3,12 +3,15 @@
 create or replace temp macro otel_attr(a, k) as
     coalesce(a[k] ->> 'stringValue', a[k] ->> 'intValue', a[k] ->> 'doubleValue', a[k] ->> 'boolValue');
 
+-- Strict JSON: what DuckDB parses only leniently (a trailing comma, NaN) is no JSON to any other reader.
+create or replace temp macro strict_json(t) as json_valid(t) and {{ lenience }} is null;
+
 create or replace temp table _ot_requests as
-select file_no, 1 as line_no, content::json as j, true as valid from _text where json_valid(content)
+select file_no, 1 as line_no, content::json as j, true as valid from _text where strict_json(content)
 union all
-select file_no, line_no, case when json_valid(line) then line::json end, json_valid(line)
+select file_no, line_no, case when strict_json(line) then line::json end, strict_json(line)
 from (select file_no, unnest(lines) as line, generate_subscripts(lines, 1) as line_no
-      from (select file_no, string_split(content, chr(10)) as lines from _text where not json_valid(content)))
+      from (select file_no, string_split(content, chr(10)) as lines from _text where not strict_json(content)))
 where trim(line) <> '';
 
 alter table _ot_requests add column spans boolean;

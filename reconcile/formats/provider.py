@@ -33,6 +33,7 @@ from ..ingest.accounting import account_records
 from ..ingest.lines import BOM_SQL, _load_lines_exactly
 from ..ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
 from ..ingest.result import FileCounts
+from ..ingest.validate import lenient_reason_sql, lenient_suspect_sql
 from ..sql_text import string_literal
 from .base import Format
 
@@ -153,6 +154,10 @@ def _read_records(con: duckdb.DuckDBPyConnection, source, start: str, end: str) 
                 "(download it again, or convert it: iconv -t UTF-8)")
     if not con.execute("select json_valid(content) from _doc").fetchall()[0][0]:
         return "not valid JSON: the export needs the whole file to parse (a truncated download?)"
+    lenient = con.execute(f"select case when {lenient_suspect_sql('content')} then {lenient_reason_sql('content')} end "
+                          "from _doc").fetchall()[0][0]
+    if lenient:  # DuckDB parses it; no other JSON reader would
+        return f"not valid JSON: {lenient}"
     con.execute("create or replace temp table _doc as select content::json as j from _doc")
     con.execute(
         f"""create or replace temp table _pr as

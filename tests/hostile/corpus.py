@@ -805,6 +805,11 @@ case("claude-code-wide-input", "huge lines", "claude_code",
 
 # ================================================================ issue 27 part 6: documents DuckDB reads only leniently
 _lf_text = json.dumps(bases.langfuse("doc-lenient-ok"))
+case("strict-json-otel-and-exports", "JSON that is not quite JSON", ("otel", "anthropic_usage"),
+     files={"comma-otel.json": (json.dumps(bases.otel("doc-comma-ot"))[:-1] + ",}").encode(),
+            "comma-usage.json": (json.dumps(bases.anthropic_usage_json("wk-comma"))[:-1] + " ,}").encode()},
+     expect={"comma-otel.json": ("loaded", 1, 0, 1, 0), "comma-usage.json": ("loaded", 1, 0, 1, 0)},
+     rejects={"comma-otel.json": [(1, "not valid JSON")], "comma-usage.json": [(1, 'a trailing comma before "}"')]})
 case("strict-json-documents", "JSON that is not quite JSON", ("langfuse", "swe_agent"),
      files={"comma.trace.json": (json.dumps(bases.langfuse("doc-comma"))[:-1] + ",}").encode(),
             "nan.trace.json": json.dumps(bases.langfuse("doc-nan")).replace('"total": 120', '"total": NaN', 1).encode(),
