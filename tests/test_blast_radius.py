@@ -234,3 +234,17 @@ def test_morning_names_the_files_it_could_not_load_and_exits_2(tmp_path, capsys)
     assert "b.jsonl.gz: the gzip stream ends early" in captured.err
     html = (out / "morning.html").read_text()  # the reports are written, and say what they leave out
     assert "Files that could not be loaded: 1" in html and "b.jsonl.gz" in html and "ends early" in html
+
+
+def test_a_staging_step_out_of_memory_names_the_memory_limit(tmp_path, monkeypatch):
+    """An out-of-memory error inside a format's staging SQL is the memory limit's, not a broken format's."""
+    (tmp_path / "big.json").write_bytes(json.dumps(bases.langfuse("oom-lf")).encode())
+
+    def staging_out_of_memory(con):
+        raise duckdb.OutOfMemoryException("failed to allocate data of size 256.0 MiB (1.6 GiB/1.8 GiB used)")
+
+    monkeypatch.setattr(FORMATS["langfuse"], "stage", staging_out_of_memory)
+    with store.connect(tmp_path / "s.duckdb") as con:
+        report = ingest(con, [tmp_path / "big.json"])
+    assert [f.status for f in report.files] == ["failed"]
+    assert "RECONCILE_MEMORY_LIMIT" in report.files[0].notes[0] and "staging SQL" not in report.files[0].notes[0]
