@@ -51,7 +51,7 @@ def begin(con: duckdb.DuckDBPyConnection, what: str) -> Mark:
     try:
         con.execute("checkpoint")
     except duckdb.Error as exc:
-        if _refused_by_disk(exc):
+        if refused_by_disk(exc):
             raise StoreError(f"Writing the store failed before {what} started ({first_line(exc)}): nothing was "
                              f"changed. {ADVICE}") from exc
         # else another transaction is open (a notebook's): the log is not ours to judge
@@ -63,7 +63,7 @@ def save(con: duckdb.DuckDBPyConnection, what: str, before: Mark) -> None:
     try:
         con.execute("checkpoint")
     except duckdb.Error as exc:
-        if not _refused_by_disk(exc):
+        if not refused_by_disk(exc):
             return  # another open transaction: the commit is safe in the log, copied at the next checkpoint
         undo(con, before)
         raise StoreError(f"Writing the store failed while saving {what}: {first_line(exc)}. Nothing from {what} was "
@@ -81,7 +81,7 @@ def undo(con: duckdb.DuckDBPyConnection, before: Mark) -> None:
         os.truncate(path, size)
 
 
-def _refused_by_disk(exc: duckdb.Error) -> bool:
+def refused_by_disk(exc: duckdb.Error) -> bool:
     """The file system refused a write (full, read-only, I/O error), or DuckDB gave the database up after one."""
     if isinstance(exc, (duckdb.IOException, duckdb.FatalException)):
         return True

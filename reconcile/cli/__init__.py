@@ -85,7 +85,8 @@ def _machine_failure(exc: Exception) -> str | None:
     Library code turns the ones it expects into named errors; this is the net under the rest, so a
     full disk is never reported as a bug in reconcile.
     """
-    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)):
+    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)) or (
+            isinstance(exc, duckdb.Error) and durability.refused_by_disk(exc)):  # a commit the disk refused
         return (f"the store could not be read or written: {durability.first_line(exc)}. Free disk space or memory, "
                 "then run the command again.")
     if isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS:

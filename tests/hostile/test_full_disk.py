@@ -132,3 +132,14 @@ def test_export_onto_a_full_disk_exits_2_and_leaves_the_dataset_as_it_was(small_
     (small_disk / "filler").unlink()
     assert _run("export", "--db", db, "--to", dataset).returncode == 0
     assert _files(dataset) != before
+
+
+def test_every_other_write_the_disk_refuses_is_exit_2_not_a_bug(small_disk, tmp_path):
+    """A file system that refuses every write (remounted read-only: an I/O error DuckDB cannot write around)."""
+    db = small_disk / "s.duckdb"
+    assert _run("ingest", _small_night(tmp_path), "--db", db).returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    for command in (["ingest", SAMPLE_NIGHT / "provider"],):  # (check and reprice only read)
+        result = _run(*command, "--db", db)
+        assert result.returncode == ExitCode.BAD_INPUT, (command, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (command, result.stderr)
