@@ -27,6 +27,7 @@ import polars as pl
 from . import store
 from .budgets import budget_report
 from .costs import cost_report
+from .inspect import find_run
 
 
 class Reconcile:
@@ -56,8 +57,10 @@ class Reconcile:
         return self.sql("select * from run_view order by started_at, run_id")
 
     def steps(self, run_id: str | None = None) -> pl.DataFrame:
+        """Every step, or one run's (its id or an unambiguous prefix; an unknown id raises ``RunNotFound``, as the CLI)."""
         if run_id is None:
             return self.sql("select * from step_view")
+        run_id = find_run(self.con, run_id)["run_id"]
         return self.sql("select * from step_view where run_id = ? order by idx", [run_id])
 
     def findings(self, latest: bool = True) -> pl.DataFrame:

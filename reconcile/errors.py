@@ -6,6 +6,8 @@ so the mapping lives in one place.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -52,3 +54,12 @@ class InternalError(ReconcileError):
     """Something reconcile should have handled did not work: a bug to report."""
 
     exit_code = ExitCode.INTERNAL
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """`` Did you mean 'swe_agent'?`` for the closest choice (underscores and dashes aside), else ``""``."""
+    options = list(choices)
+    plain = {option.replace("_", "").replace("-", "").lower(): option for option in options}
+    wanted = value.replace("_", "").replace("-", "").lower()
+    close = [plain[m] for m in difflib.get_close_matches(wanted, plain, n=1, cutoff=0.75)]
+    return f" Did you mean {close[0]!r}?" if close else ""

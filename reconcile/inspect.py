@@ -13,6 +13,16 @@ from .store import records
 _ALLOWED_STATEMENTS = {"SELECT", "EXPLAIN"}
 
 
+def _one_tree(con: duckdb.DuckDBPyConnection, prefix: str) -> dict[str, Any] | None:
+    """The session every run starting with ``prefix`` belongs to (its id, or its id then "/"), if it is one."""
+    roots = con.execute("select distinct split_part(run_id, '/', 1) from run_view where starts_with(run_id, ?) "
+                        "limit 2", [prefix]).fetchall()
+    if len(roots) != 1:
+        return None
+    session = records(con, "select * from run_view where run_id = ?", [roots[0][0]])
+    return session[0] if session else None
+
+
 def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     """The run_view row whose id is ``run_id``, or starts with it when that is unambiguous."""
     exact = records(con, "select * from run_view where run_id = ?", [run_id])
@@ -23,6 +33,9 @@ def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     )
     if len(matches) == 1:
         return matches[0]
+    session = _one_tree(con, run_id)
+    if session is not None:  # a session's prefix is the session, not "ambiguous" with its own subagents
+        return session
     if not matches:
         raise RunNotFound(f"No run with id {run_id!r}. List ids with: reconcile sql \"select run_id from run_view\"")
     shown = ", ".join(m["run_id"] for m in matches[:5])

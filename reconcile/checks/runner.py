@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from ..errors import BadInput, InternalError
+from ..errors import BadInput, InternalError, did_you_mean
 from ..facts import FACTS
 from ..store import frozen_views
 from .loader import Check, CheckDefinitionError
@@ -112,7 +112,8 @@ def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:
     known = {c.name: c for c in checks}
     missing = [name for name in only if name not in known]
     if missing:
-        raise BadInput(f"--only {missing[0]}: no such check. Checks: {', '.join(known)}")
+        raise BadInput(f"--only {missing[0]}: no such check.{did_you_mean(missing[0], known)} "
+                       f"Checks: {', '.join(known)}")
     return [known[name] for name in only]
 
 

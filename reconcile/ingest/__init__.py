@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from .. import durability
-from ..errors import BadInput, InternalError, UnknownFormat
+from ..errors import BadInput, InternalError, UnknownFormat, did_you_mean
 from ..pricing import resolve as resolve_prices
 from .bookkeeping import forget_file, recorded, stamps, unchanged_by_stamp
 from .discovery import discover, vanished
@@ -150,7 +150,8 @@ def _forced_format(name: str | None):
     if name is None:
         return None
     if name not in FORMATS:
-        raise BadInput(f"--format {name!r} is not a known format. Known formats: {', '.join(FORMATS)}.")
+        raise BadInput(f"--format {name!r} is not a known format.{did_you_mean(name, FORMATS)} "
+                       f"Known formats: {', '.join(FORMATS)}.")
     return FORMATS[name]
 
 
