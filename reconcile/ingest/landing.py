@@ -24,14 +24,12 @@ from __future__ import annotations
 import duckdb
 
 from ..canonical import canonicalize_column, idempotency_key_sql
-from ..errors import BadInput, InternalError
+from ..errors import InternalError
 from .accounting import account_records, record_outcomes
-from .files import stored_name
+from .inputs import describe_files, read_input
 from .result import FileCounts
-from .lines import BOM_SQL
 from .ownership import settle_ownership
 from .ranges import create_staging_macros, guard_sql
-from .validate import check_lines, lenient_reason_sql, lenient_suspect_sql
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -63,8 +61,8 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
     before = _temp_tables(con) - {"_lines", "_files"}  # those two are this load's input
     views_before = _temp_views(con)
     try:
-        _describe_files(con, sources, lines=fmt.input == "lines")
-        _read_input(con, fmt)
+        describe_files(con, sources, lines=fmt.input == "lines")
+        read_input(con, fmt)
         create_staging_macros(con)
         try:
             fmt.stage(con)
@@ -96,64 +94,6 @@ def _temp_views(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
-
-
-def _describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -> None:
-    """``_files``: each file's number, path, alias and the parts of its path formats name runs by.
-
-    For a line format ``_files`` already exists (``lines.load_lines_many``), with newline_at_end.
-    """
-    con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
-                "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
-    con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [[number, s.name, s.alias, *map(stored_name, (s.path.name, s.path.stem, s.path.parent.name,
-                      s.path.parent.parent.name)), s.newline_at_end] for number, s in enumerate(sources, 1)])
-    con.execute("""create or replace temp table _files as
-                   select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name
-                   from _file_names""")
-
-
-def _read_input(con: duckdb.DuckDBPyConnection, fmt) -> None:
-    if fmt.input == "lines":  # the lines are already in _lines (read before the transaction)
-        check_lines(con, fmt.fields, fmt.extra_line_checks, fmt.extra_line_suspect)
-        return
-    aliases = [row[0] for row in con.execute("select alias from _files order by file_no").fetchall()]
-    con.execute(  # the aliases, never the user's names: a name is data, not a pattern (files.Aliases)
-        f"""create or replace temp table _text as
-        select f.file_no, case when starts_with(t.content, {BOM_SQL}) then substr(t.content, 2) else t.content end as content,
-               t.content is null as not_utf8
-        from (select filename, try(decode(content)) as content from read_blob(?)) t join _files f on f.alias = t.filename""",
-        [aliases],
-    )
-    con.execute(
-        """create or replace temp table _input_rejects as
-        select file_no, 'not valid UTF-8 text: a document format needs the whole file to be UTF-8' as reason,
-               null::varchar as raw from _text where not_utf8"""
-    )
-    if fmt.input == "text":
-        con.execute("delete from _text where not_utf8")
-        return
-    # a document DuckDB reads only leniently (a trailing comma, NaN) is not JSON either (see validate.lenient_*)
-    con.execute(
-        f"""insert into _input_rejects
-        select file_no, case when not valid then 'not valid JSON: a document format needs the whole file to parse '
-                                                 || '(truncated export?)'
-                             else 'not valid JSON: ' || lenient end, left(content, 4096)
-        from (select *, case when valid and {lenient_suspect_sql('content')} then {lenient_reason_sql('content')} end
-                        as lenient
-              from (select *, json_valid(content) as valid from _text where not not_utf8))
-        where not valid or lenient is not null"""
-    )
-    con.execute("""create or replace temp table _doc as select file_no, content::json as j from _text
-                   where json_valid(content) and file_no not in (select file_no from _input_rejects)""")
-    wrong = con.execute(
-        f"""select f.path, case json_type(j) when 'OBJECT' then 'an object with keys ' || array_to_string(json_keys(j)[:6], ', ')
-                                else lower(json_type(j)) end
-            from _doc join _files f using (file_no) where not coalesce({fmt.shape_sql}, false) order by file_no limit 1"""
-    ).fetchall()
-    if wrong:
-        raise BadInput(f"{wrong[0][0]}: expected {fmt.expected}, found {wrong[0][1]}. "
-                       "Check --format, or leave it out to detect it.")
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
