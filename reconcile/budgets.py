@@ -104,6 +104,7 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
         configured = (int(configured) if configured is not None and name != "wall_seconds" else configured)
         group["metrics"][name] = {"p50": q[0], "p95": q[1], "p99": q[2],
                                   "censored": (evidence or {}).get("censored", 0),
+                                  "succeeded_runs": (evidence or {}).get("succeeded", 0),
                                   "cut_by_ceiling": (evidence or {}).get("cut_by_ceiling", 0)}
         group["configured"][name] = configured
         if name in ceilings.OPTIONAL and configured is None:
@@ -148,12 +149,7 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
     said_of = {g["key"]: consequence(replayed[g["key"]]) for g in groups if replayed and g["key"] in replayed}
 
     def note(g, k, mark):
-        said = []
-        if g["recommendation"][k]["at_least"]:
-            said.append("at least: observe a night before trusting it")
-        if k == "steps":
-            said.append("charged model calls; a wrap-up turn comes on top")
-        return f"  {mark} " + "; ".join(said) if said else ""
+        return f"  {mark} " + "; ".join(evidence_notes(g, k))
 
     if style == "toml":
         blocks = []
@@ -175,6 +171,33 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
                          for g in groups)
         return f"# {header}\nBUDGETS = {{\n" + body + "\n}\n"
     raise BadInput(f"--emit {style!r}: choose toml, yaml or python")
+
+
+def evidence_notes(group: dict[str, Any], metric: str) -> list[str]:
+    """What an emitted value rests on: its sample (succeeded runs), the runs cut while progressing, and the
+    flags that bear on it — so ``max_steps = 2`` from one run never reads like a measured ceiling."""
+    measured = group["metrics"][metric]
+    sample = measured.get("succeeded_runs", group["succeeded"])
+    said = [f"from {sample} succeeded run{'' if sample == 1 else 's'}"]
+    if measured["censored"]:
+        said.append(f"{measured['censored']} cut while progressing")
+    if group["recommendation"][metric]["at_least"]:
+        said.append("at least: observe a night before trusting it")
+    for flag in group["flags"]:
+        name = flag["flag"]
+        if name == "small_sample":
+            said.append(f"small_sample (under {SMALL_SAMPLE}: the p99 is uncertain)")
+        elif name == "too_tight" and CEILINGS[metric] in flag.get("ceilings", []):
+            said.append("too_tight")
+        elif name == "no_budget" and metric == "steps":
+            said.append("no_budget (the configured max_steps is above twice the p99)")
+        elif name == "answered_then_kept_going":
+            said.append(f"answered_then_kept_going ({len(flag['runs'])} run(s))")
+    if metric == "steps":
+        said.append("charged model calls; a wrap-up turn comes on top")
+    if metric == "cost_micros":
+        said.insert(0, f"= {usd(int(group['recommended'][metric]), places=4)}")  # micro-dollars: say the dollars
+    return said
 
 
 def consequence(group: dict[str, Any]) -> str:
@@ -213,24 +236,32 @@ def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=N
         from shares order by key, day, status""", {"since": since, "until": until})
 
 
-def latency_and_size(con: duckdb.DuckDBPyConnection, config=None) -> dict[str, list[dict[str, Any]]]:
+def latency_and_size(con: duckdb.DuckDBPyConnection, config=None, since=None,
+                     until=None) -> dict[str, list[dict[str, Any]]]:
     """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
 
-    The share above the bound counts only the results whose run has a bound (its own, configured,
+    Over the steps of the runs started in ``[since, until)``, as every other section of ``budgets``
+    (a run without a start time is in no window, only in the unbounded one). The share above the bound counts only the results whose run has a bound (its own, configured,
     or its harness's documented one); with none known it is NULL, not 0.
     """
     from .checks.settings import create_run_settings
     from .config import Config
 
     create_run_settings(con, config or Config())
-    latency = records(con, """
+    params: dict | None = {"since": since, "until": until}
+    window = """run_id in (select r.run_id from runs r where ($since is null or r.started_at >= $since)
+                                                  and ($until is null or r.started_at < $until))"""
+    if since is None and until is None:
+        window, params = "run_id is not null", None  # every step, runs without a start time included
+    latency = records(con, f"""
         select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
                quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
-        from step_view where ms is not null group by all order by 1, 2""")
-    sizes = records(con, """
+        from step_view where ms is not null and {window} group by all order by 1, 2""", params)
+    sizes = records(con, f"""
         select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
                count(*) filter (where s.result_tokens > b.result_bound_tokens)
                    / nullif(count(*) filter (where b.result_bound_tokens is not null), 0) as share_above_bound
-        from steps s join run_settings b using (run_id) where s.kind = 'tool' and s.result_tokens is not null
-        group by 1 order by 1""")
+        from steps s join run_settings b using (run_id)
+        where s.kind = 'tool' and s.result_tokens is not null and s.{window}
+        group by 1 order by 1""", params)
     return {"latency": latency, "result_size": sizes}

@@ -137,12 +137,13 @@ def evidence(con: duckdb.DuckDBPyConnection, metrics: list[str]) -> dict[tuple[s
                    (count(*) - 1) * 0.99 as position,
                    quantile_cont(value, [0.5, 0.95, 0.99]) filter (where succeeded) as naive,
                    quantile_cont(value, 0.99) as observed_p99,
-                   count(*) filter (where censored and cut_by = metric) as cut_by_ceiling
+                   count(*) filter (where censored and cut_by = metric) as cut_by_ceiling,
+                   count(*) filter (where succeeded) as succeeded
             from sample group by all
         ),
         uncensored as (select key, metric, value, row_number() over (partition by key, metric order by value) - 1 as rank
                        from sample where succeeded)
-        select z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99,
+        select z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.succeeded,
                -- the cut runs placed above every succeeded run: the p99 still falls among succeeded ones
                case when z.k > 0 and z.k <= z.n - 1 - ceil(z.position) then
                    max(u.value) filter (where u.rank = floor(z.position))
@@ -150,11 +151,11 @@ def evidence(con: duckdb.DuckDBPyConnection, metrics: list[str]) -> dict[tuple[s
                      * (max(u.value) filter (where u.rank = ceil(z.position)) - max(u.value) filter (where u.rank = floor(z.position)))
                end as robust_p99
         from sizes z left join uncensored u using (key, metric)
-        group by z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.n, z.position"""
+        group by z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.succeeded, z.n, z.position"""
     ).fetchall()
     return {(key, metric): {"naive": naive, "censored": k, "cut_by_ceiling": cut, "observed_p99": observed,
-                            "robust_p99": robust}
-            for key, metric, naive, k, cut, observed, robust in rows}
+                            "robust_p99": robust, "succeeded": succeeded}
+            for key, metric, naive, k, cut, observed, succeeded, robust in rows}
 
 
 def recommend(metric: str, found: dict[str, Any] | None, configured: float | None, too_tight: bool) -> dict[str, Any] | None:

@@ -31,8 +31,12 @@ plt.rcParams.update({"text.parse_math": False, "svg.fonttype": "path", "svg.hash
 PALETTE = ["#2f6f9f", "#e08a2c", "#5a9e4b", "#b8474b", "#7b61a8", "#8c8c8c"]
 
 
-def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: str, unit: str = "$") -> str:
-    """Grouped horizontal bars, one group per label, one bar per series; an unknown value is written "unknown"."""
+def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: str, unit: str = "$",
+              xlabel: str | None = None) -> str:
+    """Grouped horizontal bars, one group per label, one bar per series; an unknown value is written "unknown".
+
+    The axis says what the bars measure (``xlabel``; US dollars by default when ``unit`` is "$").
+    """
     labels = [label(redact(text)) for text in labels]
     series = {label(redact(name), 30): values for name, values in series.items()}
     title = label(redact(title), 90)
@@ -53,6 +57,7 @@ def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: s
     ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
     ax.xaxis.set_major_formatter(_money_ticks if unit == "$" else (lambda value, _: f"{value:,.0f}"))
     ax.set_xlim(left=0)
+    ax.set_xlabel(label(redact(xlabel or ("US dollars" if unit == "$" else "")), 60), loc="left", color="#555555")
     if count > 1:  # below the bars, so it never covers one
         ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0, -0.12 if len(labels) > 2 else -0.25),
                   ncol=min(count, 4))
@@ -67,7 +72,7 @@ def _money_ticks(value: float, _position) -> str:
 
 
 def share_chart(labels: list[str], series: dict[str, list[float]], title: str,
-                colours: dict[str, str] | None = None) -> str:
+                colours: dict[str, str] | None = None, xlabel: str = "share") -> str:
     """One stacked bar per label (a night), its segments the series' shares (0..1) in order; legend below."""
     labels = [label(redact(text)) for text in labels]
     title = label(redact(title), 90)
@@ -82,6 +87,7 @@ def share_chart(labels: list[str], series: dict[str, list[float]], title: str,
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
     ax.xaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    ax.set_xlabel(label(redact(xlabel), 60), loc="left", color="#555555")
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0, -0.18 if len(labels) > 2 else -0.35),
               ncol=min(len(series), 4))

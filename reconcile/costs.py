@@ -24,6 +24,7 @@ from typing import Any
 
 import duckdb
 
+from .coverage import Coverage
 from .errors import BadInput
 from .money import cost_per_completed_task
 from .store import frozen_views, records
@@ -72,7 +73,7 @@ _TOKENS = """
     coalesce(sum(s.output_tokens), 0)::bigint as output_tokens,
     sum(s.cost_micros)::bigint as priced_micros,
     sum(s.uncached_cost_micros)::bigint as uncached_cost_micros,
-    coalesce(sum(s.catalogue_tokens), 0)::bigint as catalogue_tax_tokens,
+    sum(s.catalogue_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
     sum(s.catalogue_tax_micros)::bigint as catalogue_tax_micros,
     sum(s.harness_cost_micros)::bigint as harness_cost_micros,
     sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
@@ -183,7 +184,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     row = {"key": key, **(tokens or {}), **(cost or {})}
     row["key"] = key
     for name in ("runs", "succeeded", "model_calls", "input_uncached", "cache_read", "cache_write_5m",
-                 "cache_write_1h", "output_tokens", "catalogue_tax_tokens", "unpriced_steps", "unpriced_tokens",
+                 "cache_write_1h", "output_tokens", "unpriced_steps", "unpriced_tokens",
                  "calls_without_usage", "calls_with_unknown_buckets", "runs_without_cost", "harness_sourced_runs"):
         row[name] = row.get(name) or 0
     all_input = row["input_uncached"] + row["cache_read"] + row["cache_write_5m"] + row["cache_write_1h"]
@@ -204,6 +205,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
                                   if priced and row.get("catalogue_tax_micros") is not None else None)
     row["unpriced_models"] = row.get("unpriced_models") or []
+    row["catalogue_recorded"] = row.get("catalogue_tax_tokens") is not None  # False: no run here records its catalogue
     return row
 
 
@@ -213,3 +215,16 @@ def price_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return records(con, """select m.source, m.source_version, count(*) as models,
                                   (select max(effective_from) from prices p where p.source = m.source) as newest_price_change
                            from model_prices m where m.source is not null group by all order by 1""")
+
+
+def run_count_lines(report: dict[str, Any], by: str, found: Coverage) -> list[str]:
+    """Why the runs counted here differ from ``reconcile runs``' count, in a line each (none when they agree)."""
+    total, listed = report["total"]["runs"], sum(group["runs"] for group in report["groups"])
+    lines = []
+    if listed > total:
+        lines.append(f"{total:,} runs in all; a run is counted under each {by} it used ({listed:,} in the rows)")
+    if found.folded:
+        lines.append(f"{found.folded:,} of them are Claude Code sub-agent runs, which reconcile runs folds into "
+                     "their sessions")
+    undated = found.undated_line()
+    return [*lines, *([undated] if undated else [])]

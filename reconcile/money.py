@@ -30,20 +30,29 @@ def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", plac
     """``$1.23`` from micro-dollars (``places=4`` for a per-call figure: ``$0.0123``); ``unknown`` for None.
 
     ``-$…`` below zero, ``+$…`` above when ``signed``. Rounded (half up, exactly, in Decimal) before
-    the sign is chosen, so no ``-$0.00`` is ever printed: an amount too small for the places reads
-    ``<$0.01`` (``-<$0.01`` below zero), and only a true zero reads ``$0.00``.
+    the sign is chosen, so no ``-$0.00`` is ever printed: an amount too small for the places is shown
+    to its first significant digit (``$0.004``, ``-$0.0001``), and only a true zero reads ``$0.00``.
     """
     if micros is None:
         return unknown
     dollars = (Decimal(int(micros)) / 1_000_000).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    if not dollars and micros:  # a real amount too small for the places: say so, never "$0.00" for it
-        return f"{'-' if micros < 0 else '+' if signed else ''}<${Decimal(1).scaleb(-places)}"
+    while not dollars and micros and places < 6:  # a real amount too small for the places: never "$0.00" for it
+        places += 1
+        dollars = (Decimal(int(micros)) / 1_000_000).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     sign = "-" if dollars < 0 else "+" if signed and dollars > 0 else ""
     return f"{sign}${abs(dollars):,.{places}f}"
 
 
 def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) -> str:
     """A cost figure with what it leaves out: "unknown (…)", "$x + unpriced (…)", or "$x"."""
+    missing = left_out(row)
+    if row.get(key) is None:
+        return "unknown" + (f" ({', '.join(missing)})" if missing else "")
+    return usd(row[key], places=places) + (f" + unpriced ({', '.join(missing)})" if missing else "")
+
+
+def left_out(row: dict[str, Any]) -> list[str]:
+    """What a cost figure leaves out: "40,000 tokens unpriced", "3 calls without usage", … (empty: nothing)."""
     missing = []
     if row.get("unpriced_tokens"):
         missing.append(f"{row['unpriced_tokens']:,} tokens unpriced")
@@ -53,6 +62,4 @@ def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) ->
         missing.append(f"{row['calls_with_unknown_buckets']:,} calls with a token bucket unknown")
     if row.get("runs_without_cost"):
         missing.append(f"{row['runs_without_cost']:,} runs without a recorded cost")
-    if row.get(key) is None:
-        return "unknown" + (f" ({', '.join(missing)})" if missing else "")
-    return usd(row[key], places=places) + (f" + unpriced ({', '.join(missing)})" if missing else "")
+    return missing

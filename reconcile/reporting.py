@@ -9,6 +9,7 @@ its API keys are masked.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,17 +18,17 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import store
 from .budgets import budget_report, stop_reason_rates
-from .checks import CheckReport, load_checks, run_checks, write_junit
+from .checks import CheckReport, Scope, load_checks, run_checks, write_junit
 from .errors import BadInput, NoRuns
-from .glance import bill_vs_journals, glance
-from .costs import SOURCE_TEXT, cost_report, costliest_runs
+from .glance import bill_vs_journals, glance, latest_night, night_buckets
+from .costs import GROUPS, SOURCE_TEXT, WINDOW, cost_report, costliest_runs
 from .display import literal
 from .ingest import IngestReport, ingest
-from .money import described, usd
+from .money import described, left_out, usd
 from .outputs import check_file_target, check_folder_target, make_folder, write_output
 from .redact import redact
 from .replay import from_budgets, replay
@@ -51,8 +52,14 @@ def _environment() -> jinja2.Environment:
     env.filters["cost4"] = lambda row: described(row, places=4)
     env.filters["change"] = _change
     env.globals["status_colours"] = STATUS_COLOURS
-    env.filters["pct"] = lambda share: "—" if share is None else f"{share:.1%}"
-    env.filters["num"] = lambda value: "—" if value is None else f"{value:,.0f}" if isinstance(value, (int, float)) else value
+    # a figure nobody knows reads "unknown" in every cell ("—" is for what does not apply: no night before)
+    env.filters["pct"] = lambda share, unknown="unknown": unknown if share is None else f"{share:.1%}"
+    env.filters["num"] = lambda value, unknown="unknown": (unknown if value is None else f"{value:,.0f}"
+                                                           if isinstance(value, (int, float)) else value)
+    env.filters["left_out"] = lambda row: ", ".join(left_out(row))  # what a tile's figure leaves out, under it
+    # a date, an amount or an id inside running text: never broken at its hyphen (2026-11-<br>28)
+    env.filters["nw"] = lambda value: Markup('<span class="nw">%s</span>') % _shown(value)
+    env.filters["words"] = _words
     env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
     return env
 
@@ -63,6 +70,16 @@ def _shown(value: Any) -> Any:
         return value
     shown = redact(value)
     return literal(shown) if isinstance(shown, str) else shown
+
+
+def _words(value: Any) -> Markup:
+    """Running text that wraps between words only: a token with a hyphen or a slash (a model name, a date, a path)
+    is kept whole (the browser would break claude-haiku-4-5 at a hyphen)."""
+    text = str(escape(_shown(value)))
+    return Markup(_JOINED.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', text))
+
+
+_JOINED = re.compile(r"\S*[-/]\S*")
 
 
 def _change(value: int | None, kind: str = "runs") -> str:
@@ -83,6 +100,16 @@ def render(template: str, context: dict[str, Any]) -> str:
     return _environment().get_template(template).render(**context)
 
 
+def _catalogued(con: duckdb.DuckDBPyConnection, by: str, since, until) -> dict[str | None, int]:
+    """Per group (None: all of them), how many of its runs record their tool catalogue."""
+    key = GROUPS[by][0]
+    rows = con.execute(f"""select {key} as key, count(distinct r.run_id) filter (where f.catalogue)
+                           from step_view s join runs r using (run_id) join run_facts f using (run_id)
+                           where {WINDOW} group by grouping sets ((1), ())""",
+                       {"since": since, "until": until}).fetchall()
+    return {k: n for k, n in rows}
+
+
 def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(con.execute("select count(*) from usage_buckets").fetchall()[0][0])
 
@@ -98,18 +125,26 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
     since, until = window.since, window.until
     by = {name: cost_report(con, name, since, until, source) for name in (period, "model", "agent", "task_class")}
     total = by[period]["total"]
-    charts = {
+    charts = {  # each titled with what it shows, its axis with the unit
         "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
-                                {"spend": _dollars(by[period]["groups"], "cost_micros")}, f"Spend per {period}"),
+                                {"spend": _dollars(by[period]["groups"], "cost_micros")},
+                                f"Spend per {period} ({window.zone}): the runs started that {period}",
+                                xlabel="spend, US dollars"),
         "by_model": bar_chart([g["key"] for g in by["model"]["groups"]],
-                              {"cost": _dollars(by["model"]["groups"], "cost_micros"),
-                               "without cache": _dollars(by["model"]["groups"], "uncached_cost_micros")},
-                              "By model: cost, and what it would be without the cache"),
+                              {"spend": _dollars(by["model"]["groups"], "cost_micros"),
+                               "the same calls without the cache": _dollars(by["model"]["groups"], "uncached_cost_micros")},
+                              "By model: spend, and what the same calls would cost without the cache",
+                              xlabel="US dollars, our prices"),
         "by_agent": bar_chart([g["key"] for g in by["agent"]["groups"]],
                               {"spend": _dollars(by["agent"]["groups"], "cost_micros"),
-                               "catalogue tax": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
-                              "By agent: spend and catalogue tax"),
+                               "of it, catalogue tax": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
+                              "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
+                              xlabel="US dollars"),
     }
+    for name in by:  # the catalogue tax of a group none of whose runs records a tool catalogue is not recorded, not $0
+        catalogued = _catalogued(con, name, since, until)
+        for g in [*by[name]["groups"], by[name]["total"]]:
+            g["catalogue_recorded"] = bool(catalogued.get(g["key"] if g is not by[name]["total"] else None))
     costliest = costliest_runs(con, since, until, source)
     usage = usage_report(con, "day", window) if _has_usage(con) else None
     period_span = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
@@ -130,17 +165,20 @@ WARN_ROWS = 4
 
 
 def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None, zone: str = "UTC",
-                    source: str = "auto") -> dict[str, Any]:
+                    source: str = "auto", night: str | None = None, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The morning report of ``night`` (default: the latest in the store); ``checks`` should judge that night's runs."""
     from .charts import share_chart
 
     use_zone(con, zone)
+    night = night or latest_night(con)
     failing = [r for r in checks.results if r.failures]
     partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
     erred = {f.run_id for f in checks.findings if f.run_id and f.severity == "error"}
     warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
     runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
-                                                                   v.steps, v.total_tokens, v.cost_micros, v.wall_seconds,
+                                                                   v.steps, v.tool_results, v.events, v.total_tokens,
+                                                                   v.cost_micros, v.wall_seconds,
                                                                    c.unpriced_tokens, c.calls_without_usage,
                                                                    c.calls_with_unknown_buckets
                                                             from run_view v join run_costs c using (run_id)
@@ -149,29 +187,76 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
     for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
         steps.setdefault(row["run_id"], []).append(row)
-    rates = stop_reason_rates(con, "agent", period="night")  # night with night, as the glance compares them
+    # night with night, as the glance compares them; nothing after the report's night
+    rates = stop_reason_rates(con, "agent", until=night_bounds(night, zone)[1] if night else None, period="night")
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
     rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
     for r in latest:
         rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
-    usage = usage_report(con, "model") if _has_usage(con) else None
     budgets = budget_report(con, "agent", source=source)
-    seen = glance(con, checks, source)
+    seen = glance(con, checks, source, night, zone)
+    usage = usage_report(con, "model", seen["buckets"]) if seen["buckets"] else None  # the night's buckets only
     shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
     chart = share_chart([n["night"] for n in seen["nights"]],
                         {s: [n[s] / n["runs"] for n in seen["nights"]] for s in shown},
-                        f"Stop reasons over the last {len(seen['nights'])} night(s) (share of runs)",
-                        STATUS_COLOURS) if seen["nights"] else None
+                        f"How each night's runs ended: status, share of the night's runs "
+                        f"(the last {len(seen['nights'])} night{'s' if len(seen['nights']) != 1 else ''})",
+                        STATUS_COLOURS, xlabel="share of the night's runs") if seen["nights"] else None
     return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "rate_rows": list(rate_rows.values()),
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
-            "budgets": budgets, "replayed": _replayed(con, budgets, days[-1] if days else None, config, zone, source),
-            "usage": usage, "glance": seen, "rates_chart": chart,
+            "budgets": budgets, "replayed": _replayed(con, budgets, night, config, zone, source),
+            "usage": usage, "glance": seen, "rates_chart": chart, "earlier": earlier,
+            "store_runs": con.execute("select count(*) from runs").fetchall()[0][0],
             "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source,
             "not_loaded": records(con, "select path, status, reason from ingested_files where status <> 'loaded' "
                                        "order by path")}
+
+
+def judge_night(con: duckdb.DuckDBPyConnection, checks_to_run: list, config=None, zone: str = "UTC",
+                scope: Scope | None = None, record: bool = False) -> tuple[str | None, CheckReport, dict[str, Any] | None]:
+    """The night a morning report is about, its checks, and what the checks find on earlier runs.
+
+    Without ``--since/--until`` the checks judge the latest night's runs only (noon to noon in ``zone``): a store of
+    many months would otherwise put March's findings in November's report. ``earlier`` counts the findings on runs
+    started before the judged runs, and names the command that lists them.
+    """
+    use_zone(con, zone)
+    given = scope if scope is not None and scope.active else None
+    night = latest_night(con, given.since, given.until) if given else latest_night(con)
+    if given is None and night:
+        buckets = night_buckets(con, night, zone)  # a provider bucket's finding falls in the night its bucket overlaps
+        scope = Scope(*night_bounds(night, zone), at_since=buckets.since if buckets else None)
+    scope = scope or Scope()
+    checks = run_checks(con, checks_to_run, scope, config=config, record=record)
+    return night, checks, _earlier(con, checks_to_run, config, scope, checks)
+
+
+def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope: Scope,
+             shown: CheckReport) -> dict[str, Any] | None:
+    """Findings on the runs started before ``scope`` (a second pass of the checks, made only when there are such runs).
+
+    The command named lists them as ``reconcile check`` places them: a provider bucket's finding by the bucket's start,
+    so a daily bucket that began before the night is listed there too; ``shared`` counts those (``shown`` has them).
+    """
+    since = scope.since
+    if since is None:
+        return None
+    runs, undated = con.execute("select count(*) filter (where started_at < $since), count(*) filter (where started_at "
+                                "is null) from runs", {"since": since}).fetchall()[0]
+    if not runs and not undated:
+        return None
+    report = run_checks(con, checks_to_run, Scope(until=since), config=config, record=False) if runs else None
+    on_the_night = {(f.check, f.step, f.detail) for f in shown.findings if f.run_id is None}
+    listed = report.findings if report else []
+    findings = [f for f in listed if f.run_id is not None or (f.check, f.step, f.detail) not in on_the_night]
+    errors = {r.name for r in report.results if r.outcome == "error"} if report else set()
+    return {"runs": runs, "undated": undated, "findings": len(findings), "shared": len(listed) - len(findings),
+            "errors": sum(1 for f in findings if f.check in errors),
+            "runs_with_findings": len({f.run_id for f in findings if f.run_id}),
+            "command": "reconcile check --until " + since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: str | None, config, zone: str,
@@ -205,12 +290,14 @@ def write_finance(con: duckdb.DuckDBPyConnection, out: Path, window: Window | No
     return write_output(out, render("finance.html.j2", context))
 
 
-def write_morning(con: duckdb.DuckDBPyConnection, out: Path, checks: CheckReport | None = None, config=None,
-                  checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto", scope=None) -> Path:
+def write_morning(con: duckdb.DuckDBPyConnection, out: Path, judged: tuple | None = None, config=None,
+                  checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto",
+                  scope: Scope | None = None) -> Path:
+    """The morning report of the latest night (or of the runs in ``scope``); ``judged``: :func:`judge_night`'s answer."""
     check_file_target(out)
     with store.frozen_views(con):
-        checks = checks or run_checks(con, load_checks(checks_dir), scope, config=config, record=False)
-        context = morning_context(con, checks, config, zone, source)
+        night, checks, earlier = judged or judge_night(con, load_checks(checks_dir), config, zone, scope)
+        context = morning_context(con, checks, config, zone, source, night, earlier)
     return write_output(out, render("morning.html.j2", context))
 
 
@@ -219,11 +306,14 @@ class MorningResult:
     ingested: IngestReport
     checks: CheckReport
     files: dict[str, Path]
+    night: str | None = None
+    earlier: dict[str, Any] | None = None  # findings on runs before the night: see judge_night
 
 
 def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
             checks_dir: list[Path] | None = None, source: str = "auto", zone: str = "UTC") -> MorningResult:
-    """Ingest everything under ``folder`` (and the usage exports), run every check, write the reports.
+    """Ingest everything under ``folder`` (and the usage exports), run every check over the latest night's runs,
+    write the reports.
 
     A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
     """
@@ -237,11 +327,12 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
         with store.frozen_views(con):  # the checks and both reports read the night priced once
-            checks = run_checks(con, checks_to_run, config=config)
+            judged = judge_night(con, checks_to_run, config, zone, record=True)  # the latest night's runs
+            checks = judged[1]
             make_folder(out)
             files = {"finance": write_finance(con, out / "finance.html", Window(zone=zone), source=source),
-                     "morning": write_morning(con, out / "morning.html", checks, config, zone=zone, source=source),
+                     "morning": write_morning(con, out / "morning.html", judged, config, zone=zone, source=source),
                      "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
         write_junit(checks, files["junit"], "--out")
-    return MorningResult(ingested, checks, files)
+    return MorningResult(ingested, checks, files, judged[0], judged[2])

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from .costs import CHOSEN, SOURCES
+from .coverage import Coverage
 from .errors import BadInput
 from .sheets import Column, Sheet
 from .status import STATUSES
@@ -31,7 +32,7 @@ COLUMNS = [
     Column("wall_seconds", "wall s", "seconds"), Column("steps", "steps", "count"),
     Column("total_tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
     Column("cost_complete", "cost complete", "bool"), Column("subagents", "subagents", "count"),
-    Column("task_class", "task class"), Column("model", "model"),
+    Column("task_class", "task class", wide=True), Column("model", "model"),
 ]
 
 
@@ -93,9 +94,15 @@ def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, stat
     return Sheet(columns, rows, title=title, zone=window.zone)
 
 
-def runs_summary(rows: list[dict[str, Any]]) -> str:
-    """One line under the table: how many runs, by status, and the known spend."""
+def runs_summary(rows: list[dict[str, Any]], found: Coverage | None = None) -> list[str]:
+    """The lines under the table: how many runs by status, what was folded, and the runs no window holds."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"] or "(none)"] = counts.get(row["status"] or "(none)", 0) + 1
-    return f"{len(rows)} run(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda i: -i[1]))
+    line = f"{len(rows)} run(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda i: -i[1]))
+    folded = sum(row.get("subagents") or 0 for row in rows)
+    if folded:
+        line += (f"; {folded:,} sub-agent run(s) folded into them ({len(rows) + folded:,} runs in all; "
+                 "--no-fold-subagents lists each)")
+    undated = found.undated_line() if found else None
+    return [line, *([undated] if undated else [])]

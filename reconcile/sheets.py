@@ -21,6 +21,9 @@ from .money import usd
 from .outputs import write_output
 
 MONEY_KINDS = {"money": 2, "money4": 4, "signed_money": 2}
+# A row may say what its missing values mean, {key: words}, where the column's "unknown" would mislead:
+# a tool result has no model cost (blank), a format that records no catalogue has a tax "not recorded".
+MISSING_AS = "_missing_as"
 NUMERIC_KINDS = {"count", "share", "number", "decimal", "seconds", *MONEY_KINDS}
 
 
@@ -31,7 +34,22 @@ class Column:
     key: str
     header: str
     kind: str = "text"  # text, count, bool, decimal, money, money4, signed_money, share, number, seconds, time
-    unknown: str = ""  # what a missing value reads as, e.g. "unknown" for a cost nobody could know
+    unknown: str | None = None  # what a missing value reads as; by default "unknown" for money, else blank
+    wide: bool = False  # shown in a terminal table only with --wide (CSV, JSON and Parquet always carry it)
+    kind_of: str | None = None  # a column of mixed measures: the row key that names each cell's kind
+    table_only: bool = False  # words for people (the exports carry the same facts as figures in other columns)
+    export_only: bool = False  # a raw figure for CSV and JSON: in a table only with --wide, and not named as left out
+
+    def kind_in(self, row: dict[str, Any]) -> str:
+        """This column's kind in ``row`` (its own, unless ``kind_of`` names a row key that says otherwise)."""
+        return (row.get(self.kind_of) or self.kind) if self.kind_of else self.kind
+
+    @property
+    def missing(self) -> str:
+        """What a person reads where the value is None: money nobody could know is "unknown", never blank."""
+        if self.unknown is not None:
+            return self.unknown
+        return "unknown" if self.kind in MONEY_KINDS else ""
 
     @property
     def export_key(self) -> str:
@@ -45,11 +63,13 @@ class Sheet:
     title: str | None = None
     zone: str = "UTC"  # the zone moments are shown in (exports stay UTC)
     notes: list[str] = field(default_factory=list)
+    totals: list[dict[str, Any]] = field(default_factory=list)  # under the rows in a table; never in CSV or Parquet
 
     def cells(self) -> list[list[str]]:
-        """The rows as people read them."""
-        return [[c.unknown if row.get(c.key) is None else shown(row.get(c.key), c.kind, self.zone)
-                 for c in self.columns] for row in self.rows]
+        """The rows (and the totals under them) as people read them."""
+        return [[row.get(MISSING_AS, {}).get(c.key, c.missing) if row.get(c.key) is None
+                 else shown(row.get(c.key), c.kind_in(row), self.zone) for c in self.columns]
+                for row in [*self.rows, *self.totals]]
 
 
 def shown(value: Any, kind: str, zone: str = "UTC") -> str:
@@ -60,8 +80,8 @@ def shown(value: Any, kind: str, zone: str = "UTC") -> str:
         return usd(int(value), signed=kind == "signed_money", places=MONEY_KINDS[kind])
     if kind == "bool":
         return "yes" if value else "no"
-    if kind == "count":
-        return f"{value:,}"
+    if kind == "count":  # a whole count; a quantile of counts between two ranks keeps a tenth ("8.8")
+        return f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
     if kind == "share":
         return f"{value:.1%}"
     if kind in ("number", "seconds"):
@@ -94,10 +114,77 @@ def to_csv(sheet: Sheet) -> str:
     """The sheet as CSV with a header of export keys; lines end in ``\\n`` (not CRLF)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([c.export_key for c in sheet.columns])
+    columns = export_columns(sheet)
+    writer.writerow([c.export_key for c in columns])
     for row in sheet.rows:
-        writer.writerow([_csv_cell(exported(row.get(c.key), c.kind)) for c in sheet.columns])
+        writer.writerow([_csv_cell(exported(row.get(c.key), c.kind_in(row))) for c in columns])
     return out.getvalue()
+
+
+def every_key(columns: list[Column], rows: list[dict[str, Any]]) -> list[Column]:
+    """``columns`` and, for every other key the rows hold, a ``wide`` column: so CSV carries what JSON does.
+
+    The kind is read from the name and the values: ``*_micros`` money, whole numbers counts, other
+    numbers numbers, True/False yes/no, anything else text.
+    """
+    have = {c.key for c in columns} | {c.export_key for c in columns}
+    extra: dict[str, Column] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key in have or key in extra or key.startswith("_") or value is None and not key.endswith("_micros"):
+                continue
+            kind = ("money" if key.endswith("_micros") else "bool" if isinstance(value, bool)
+                    else "count" if isinstance(value, int) else "number" if isinstance(value, float) else "text")
+            column = Column(key, key.removesuffix("_micros").replace("_", " "), kind, wide=True, export_only=True)
+            if column.export_key not in have:
+                extra[key] = column
+                have.add(column.export_key)
+    return [*columns, *extra.values()]
+
+
+def in_dollars(value: Any) -> Any:
+    """A report for ``--json``: every ``*_micros`` figure as exact dollars under ``*_usd``, as CSV has it.
+
+    Only figures move (a number or None); a ``*_micros`` key holding a list or an object is left as it is.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, str) and key.endswith("_micros") and (item is None or isinstance(item, (int, float))
+                                                                      and not isinstance(item, bool)):
+                target = f"{key.removesuffix('_micros')}_usd"
+                if target in value:
+                    continue  # the report says it in dollars already ("billed_usd")
+                dollars = exported(item, "money")
+                out[target] = None if dollars is None else float(dollars)
+            else:
+                out[key] = in_dollars(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [in_dollars(item) for item in value]
+    return value
+
+
+def export_columns(sheet: Sheet) -> list[Column]:
+    """The columns CSV, JSON and Parquet carry: all but the words a table adds for people."""
+    return [c for c in sheet.columns if not c.table_only]
+
+
+def json_rows(sheet: Sheet) -> list[dict[str, Any]]:
+    """The rows as ``--json`` carries them: the CSV's keys and units (money exact dollars under ``*_usd``).
+
+    Money is a JSON number written with the same digits as the CSV (``9.273578``: a reader that parses
+    numbers as decimals gets the exact amount); a list stays a list; moments are UTC ISO 8601.
+    """
+    columns = export_columns(sheet)
+    return [{c.export_key: _json_cell(row.get(c.key), c.kind_in(row)) for c in columns} for row in sheet.rows]
+
+
+def _json_cell(value: Any, kind: str) -> Any:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    value = exported(value, kind)
+    return float(value) if isinstance(value, Decimal) and kind in MONEY_KINDS else value
 
 
 def _csv_cell(value: Any) -> Any:
@@ -112,10 +199,14 @@ def write_parquet(sheet: Sheet, path: Path) -> Path:
     import pyarrow.parquet as pq
 
     arrays, fields = [], []
-    for column in sheet.columns:
+    for column in export_columns(sheet):
         values = [row.get(column.key) for row in sheet.rows]
         kind = column.kind
-        if kind in MONEY_KINDS:
+        if column.kind_of:  # mixed measures (steps, seconds, dollars): each in its own unit, as a float
+            typ, values = pa.float64(), [None if row.get(column.key) is None
+                                         else float(exported(row.get(column.key), column.kind_in(row)))
+                                         for row in sheet.rows]
+        elif kind in MONEY_KINDS:
             typ, values = pa.decimal128(20, 6), [exported(v, kind) for v in values]
         elif kind == "count":
             typ = pa.int64()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from .errors import BadInput, NoRuns, StoreError
+from .errors import BadInput, StoreError
 from .migrations import MIGRATIONS, applied_migrations, apply_migrations
 from .views import create_views, views_fingerprint
 
@@ -229,19 +229,4 @@ def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def require_runs(con: duckdb.DuckDBPyConnection, where: str, since=None, until=None) -> int:
-    """The number of runs (in the window); none is an error: an empty store must never pass for a clean one."""
-    total = con.execute("select count(*) from runs").fetchall()[0][0]
-    if not total:
-        raise NoRuns(f"{where} holds no runs: there is nothing to check or report. Load the night's journals "
-                     "or transcripts first: reconcile ingest PATH (reconcile ingest lists what it passed over).")
-    within = con.execute("select count(*) from runs where ($since is null or started_at >= $since) "
-                         "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0][0]
-    if not within:
-        span = con.execute("select min(started_at), max(started_at) from runs").fetchall()[0]
-        raise NoRuns(f"no run of {where} started in the window --since {since or '…'} --until {until or '…'}; "
-                     f"its {total} run(s) started between {span[0]} and {span[1]}. Widen the window.")
-    return within
-
-
-__all__ = ["connect", "db_path", "records", "require_runs", "default_db_path", "applied_migrations", "DEFAULT_DB"]
+__all__ = ["connect", "db_path", "records", "default_db_path", "applied_migrations", "DEFAULT_DB"]

@@ -37,13 +37,18 @@ def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                   min(ingested_at) as first_ingest, max(ingested_at) as last_ingest
            from ingested_files"""
     )[0]
-    span = con.execute("select min(started_at), max(coalesce(ended_at, started_at)) from runs").fetchall()[0]
+    span = con.execute("select min(started_at), max(coalesce(ended_at, started_at)), "
+                       "count(*) filter (where started_at is null), "
+                       "count(*) - count(distinct case when source_format = 'claude_code' and parent_run_id "
+                       "is not null then parent_run_id else run_id end) from runs").fetchall()[0]
     rejects = records(con,
         "select path, line, reason from rejects order by path, line limit 10"
     )
     return {"by_agent": by_agent, "statuses": STATUSES, "files": files, "first_run": span[0],
             "last_run": span[1], "rejects": rejects,
-            "total_runs": sum(row["runs"] for row in by_agent)}
+            "total_runs": sum(row["runs"] for row in by_agent), "undated_runs": span[2],
+            # `reconcile runs` folds these into their sessions by default: say so, or its count looks wrong
+            "folded_subagents": span[3]}
 
 
 def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:

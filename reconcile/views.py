@@ -121,8 +121,9 @@ select
     r.status as run_status,
     coalesce(s.provider, r.provider) as price_provider,
     {UNCACHED_COST} as uncached_cost_micros,   -- what it would cost with no cache: all input at the input price
-    case when s.kind = 'model' then {_CATALOGUE} end as catalogue_tokens,
-    {CATALOGUE_TAX} as catalogue_tax_micros,    -- what the tool schemas cost on this call
+    -- a format that records no catalogue size: its tax is not recorded (NULL), never $0
+    case when s.kind = 'model' and r.catalogue_tokens is not null then {_CATALOGUE} end as catalogue_tokens,
+    case when r.catalogue_tokens is not null then {CATALOGUE_TAX} end as catalogue_tax_micros,  -- the tool schemas' cost on this call
     mp.matched_model as priced_as,
     mp.lookup_model as priced_from,            -- the normalised id the price was found under, if not the model as written
     mp.source as price_source,

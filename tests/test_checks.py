@@ -149,7 +149,7 @@ def test_a_user_check_runs_beside_the_builtin_ones(tmp_path, cli, db_path):
     con.close()
     data = cli("check", "--checks-dir", folder, "--json", "--db", tmp_path / "fixture.duckdb").json()
     assert len(data["checks"]) == len(REQUIRED) + 1
-    assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "run_id": run, "step": None,
+    assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "outcome": "warn", "run_id": run, "step": None,
                                  "detail": "agent is fixture"} for run in ("crashed_between_steps", "failed_loudly", "predicted")]
     clash = tmp_path / "clash"
     write_check(clash, "tool_calls_paired")
@@ -192,7 +192,8 @@ def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):
     assert len(triage["checks"]) == len(REQUIRED)
     nothing = cli("check", "--since", "2026-12-01", "--json", "--db", night_db)  # an empty window is no pass
     assert nothing.code == ExitCode.BAD_INPUT and nothing.out == ""
-    assert "no run of" in nothing.err and "started between 2026-11-28" in nothing.err and "Widen the window" in nothing.err
+    message = " ".join(nothing.err.split())
+    assert "no runs since 2026-12-01" in message and "the store spans 2026-11-28" in message and "(300 run(s))" in message
     assert cli("check", "--until", "2026-11-27", "--json", "--db", night_db).code == ExitCode.BAD_INPUT
     assert cli("check", "--until", "2026-11-28", "--json", "--db", night_db).json()["findings"]
     assert cli("check", "--since", "yesterday", "--db", night_db).code == ExitCode.BAD_INPUT

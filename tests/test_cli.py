@@ -54,7 +54,9 @@ def test_strict_exits_2_when_a_line_was_rejected(cli, tmp_path, db_path):
         handle.write("oops\n")
     result = cli("ingest", path, "--db", db_path, "--strict")
     assert result.code == ExitCode.BAD_INPUT
-    assert "a.jsonl:8: not valid JSON" in result.out
+    assert "1 line(s) rejected" in result.out and "select path, line, reason from rejects" in result.out  # a count, a hint
+    again = cli("ingest", path, "--db", tmp_path / "other.duckdb", "--strict", "-v")
+    assert again.code == ExitCode.BAD_INPUT and "a.jsonl:8: not valid JSON" in again.out  # -v: each rejected line
 
 
 def test_show_prints_the_header_and_steps(cli, tmp_path, db_path):

@@ -31,9 +31,11 @@ def test_every_command_prints_through_the_table_code(cli, night_db, command):
 
 
 def test_money_is_dollars_and_cents_and_never_minus_zero():
-    assert [usd(m) for m in (0, 1_234_567, 4_999, -4_999, -5_000, 12)] == [
-        "$0.00", "$1.23", "<$0.01", "-<$0.01", "-$0.01", "<$0.01"]
-    assert usd(-71, signed=True) == "-<$0.01" and usd(0, signed=True) == "$0.00" and usd(10_000, signed=True) == "+$0.01"
+    # an amount under a cent reads to its first significant digit: never $0.00, never "-<$0.01"
+    assert [usd(m) for m in (0, 1_234_567, 4_999, -4_999, -5_000, 12, 1, 450)] == [
+        "$0.00", "$1.23", "$0.005", "-$0.005", "-$0.01", "$0.00001", "$0.000001", "$0.0005"]
+    assert usd(-71, signed=True) == "-$0.0001" and usd(0, signed=True) == "$0.00" and usd(10_000, signed=True) == "+$0.01"
+    assert usd(71, signed=True) == "+$0.0001" and usd(123_456, places=4) == "$0.1235" and usd(40, places=4) == "$0.00004"
     assert usd(14_837, places=4) == "$0.0148" and usd(None) == "unknown"
 
 
@@ -61,7 +63,7 @@ def test_summary_keeps_long_agent_names_and_shows_cost(cli, db_path, tmp_path):
     assert name in out and "│ cost" not in out.splitlines()[0]
     header = next(line for line in out.splitlines() if "agent" in line and "cost" in line)
     row = next(line for line in out.splitlines() if name in line)
-    assert "$0.0" in row or "<$0.01" in row  # 1,000 + 100 tokens of Sonnet: about a cent
+    assert "$0.0" in row  # 1,000 + 100 tokens of Sonnet: about a cent
     assert header.index("cost") > header.index("tokens")
 
 

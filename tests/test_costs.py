@@ -8,6 +8,11 @@ from decimal import Decimal
 from conftest import ROOT
 from reconcile.errors import ExitCode
 
+def micros(dollars):
+    """A --json amount (exact dollars, as --csv has it) back in micro-dollars, to compare with sums and ratios."""
+    return None if dollars is None else round(dollars * 1_000_000)
+
+
 # The issue's table, but for one cell: the source divided the already-rounded $0.0433 by 0.72 and
 # printed $0.0601; the exact value, printed here, is $0.0602 (see docs/costs.md).
 EXPECTED_PROJECTION = """\
@@ -67,11 +72,11 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
     assert set(groups) == {"claude-haiku-4-5", "claude-sonnet-4-5", "gpt-5-mini", "acme-distill-7b"}
     # auto: no price list has acme-distill-7b, so its run takes the harness's own record, and says so
     acme = groups["acme-distill-7b"]
-    assert acme["harness_sourced_runs"] == 1 and acme["cost_micros"] == acme["harness_sourced_micros"] > 0
-    assert acme["priced_micros"] is None and acme["cost_source"] == "auto"
-    assert report["total"]["cost_micros"] == sum(g["cost_micros"] for g in report["groups"])
+    assert acme["harness_sourced_runs"] == 1 and micros(acme["cost_usd"]) == micros(acme["harness_sourced_usd"]) > 0
+    assert acme["priced_usd"] is None and acme["cost_source"] == "auto"
+    assert micros(report["total"]["cost_usd"]) == sum(micros(g["cost_usd"]) for g in report["groups"])
     sonnet = groups["claude-sonnet-4-5"]
-    assert sonnet["savings_micros"] == sonnet["uncached_cost_micros"] - sonnet["cost_micros"] > 0
+    assert micros(sonnet["savings_usd"]) == micros(sonnet["uncached_cost_usd"]) - micros(sonnet["cost_usd"]) > 0
     assert 0 < sonnet["cache_hit_rate"] < 1 and 0 < sonnet["catalogue_tax_share"] < 1
     assert report["prices"][0]["source"] == "genai-prices"
     waste = report["spend_on_failed_stalled_budget_stopped"]
@@ -79,9 +84,9 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
     tasks = report["cost_per_completed_task"]
     coder = next(t for t in tasks if t["agent"] == "coder" and t["task_class"] == "fix_bug")
     # a group's spend / its succeeded runs (failed runs are paid for too; they complete nothing)
-    assert coder["cost_per_completed_task_micros"] == round(coder["cost_micros"] / coder["succeeded"])
+    assert micros(coder["cost_per_completed_task_usd"]) == round(micros(coder["cost_usd"]) / coder["succeeded"])
     inhouse = next(t for t in tasks if t["model"] == "acme-distill-7b")
-    assert inhouse["harness_sourced_runs"] == 1 and inhouse["cost_per_completed_task_micros"] == acme["cost_micros"]
+    assert inhouse["harness_sourced_runs"] == 1 and micros(inhouse["cost_per_completed_task_usd"]) == micros(acme["cost_usd"])
     warned = cli("cost", "--db", night_db).out
     assert "warning: no price for acme-distill-7b" in warned and "reconcile prices add FILE" in warned
 
@@ -89,25 +94,25 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
 def test_unknown_money_is_never_zero(cli, night_db):
     ours = cli("cost", "--by", "model", "--cost-source", "ours", "--json", "--db", night_db).json()
     acme = next(g for g in ours["groups"] if g["key"] == "acme-distill-7b")
-    assert acme["cost_micros"] is None and acme["unpriced_steps"] == 9 and acme["unpriced_tokens"] > 0
-    assert ours["total"]["cost_micros"] > 0 and not ours["total"]["cost_complete"]
+    assert micros(acme["cost_usd"]) is None and acme["unpriced_steps"] == 9 and acme["unpriced_tokens"] > 0
+    assert micros(ours["total"]["cost_usd"]) > 0 and not ours["total"]["cost_complete"]
     text = cli("cost", "--by", "model", "--cost-source", "ours", "--db", night_db).out
     row = next(line for line in text.splitlines() if "acme-distill-7b" in line and "│" in line)
     assert "unknown" in row and "$0.00 " not in row and "tokens" in row  # what is left out is said beside it
     total = next(line for line in text.splitlines() if line.startswith("│ total"))
     assert "unpriced" in total
     tasks = {t["model"]: t for t in ours["cost_per_completed_task"]}
-    assert tasks["acme-distill-7b"]["cost_micros"] is None and tasks["acme-distill-7b"]["cost_per_completed_task_micros"] is None
+    assert micros(tasks["acme-distill-7b"]["cost_usd"]) is None and micros(tasks["acme-distill-7b"]["cost_per_completed_task_usd"]) is None
 
 
 def test_real_swe_agent_runs_take_the_harness_s_own_cost(cli, db_path):
     cli("ingest", ROOT / "tests" / "fixtures" / "realdata" / "swe-agent", "--db", db_path)
     auto = {g["key"]: g for g in cli("cost", "--by", "run", "--json", "--db", db_path).json()["groups"]}
-    recorded = sorted(round(g["cost_micros"] / 1e6, 2) for g in auto.values()
-                      if g["harness_sourced_runs"] and g["cost_micros"])
+    recorded = sorted(round(g["cost_usd"], 2) for g in auto.values()
+                      if g["harness_sourced_runs"] and g["cost_usd"])
     assert recorded == [0.02, 0.54, 1.27]  # info.model_stats.instance_cost, as SWE-agent recorded it
     ours = {g["key"]: g for g in cli("cost", "--by", "run", "--cost-source", "ours", "--json", "--db", db_path).json()["groups"]}
-    assert all(g["cost_micros"] is None and g["calls_without_usage"] for g in ours.values())  # no usage: unknown
+    assert all(micros(g["cost_usd"]) is None and g["calls_without_usage"] for g in ours.values())  # no usage: unknown
     text = cli("cost", "--by", "run", "--cost-source", "ours", "--db", db_path).out
     assert "$0.00" not in text and "unknown" in text and "calls without" in text
 
@@ -117,7 +122,7 @@ def test_cost_by_every_grouping_and_window(cli, night_db):
         assert cli("cost", "--by", by, "--json", "--db", night_db).json()["groups"], by
     assert cli("cost", "--by", "moon", "--db", night_db).code == ExitCode.BAD_INPUT
     empty = cli("cost", "--since", "2027-01-01", "--json", "--db", night_db).json()
-    assert empty["groups"] == [] and empty["total"]["cost_micros"] == 0
+    assert empty["groups"] == [] and micros(empty["total"]["cost_usd"]) == 0
 
 
 def test_cost_by_model_on_real_claude_code_sessions(cli, db_path):
@@ -125,7 +130,7 @@ def test_cost_by_model_on_real_claude_code_sessions(cli, db_path):
     report = cli("cost", "--by", "model", "--json", "--db", db_path).json()
     models = {g["key"] for g in report["groups"]}
     assert {"claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"} <= models
-    assert report["total"]["cost_micros"] > 16_000_000  # ccusage: $16.29 for these sessions
+    assert micros(report["total"]["cost_usd"]) > 16_000_000  # ccusage: $16.29 for these sessions
 
 
 def test_a_price_override_prices_the_unknown_model(cli, night_db, tmp_path):
@@ -135,7 +140,7 @@ def test_a_price_override_prices_the_unknown_model(cli, night_db, tmp_path):
     copy.write_bytes(night_db.read_bytes())
     assert cli("prices", "add", rates, "--db", copy).code == ExitCode.OK
     groups = {g["key"]: g for g in cli("cost", "--json", "--db", copy).json()["groups"]}
-    assert groups["acme-distill-7b"]["unpriced_steps"] == 0 and groups["acme-distill-7b"]["cost_micros"] > 0
+    assert groups["acme-distill-7b"]["unpriced_steps"] == 0 and micros(groups["acme-distill-7b"]["cost_usd"]) > 0
     assert cli("check", "--only", "models_priced", "--json", "--db", copy).json()["findings"] == []
 
 

@@ -16,6 +16,11 @@ from reconcile.ingest import ingest
 from reconcile.journal import Journal
 from reconcile.when import use_zone
 
+def micros(dollars):
+    """A --json amount (exact dollars, as --csv has it) back in micro-dollars, to compare with sums and ratios."""
+    return None if dollars is None else round(dollars * 1_000_000)
+
+
 USAGE = {"input_uncached": 1000, "output": 100}  # claude-haiku-4-5: 1,500 µ$ a call
 
 
@@ -56,11 +61,11 @@ def test_runs_cost_and_budgets_report_per_tree(trees, cli):
     db = trees
     rows = {r["run_id"]: r for r in cli("runs", "--tree", "--json", "--db", db).json()}
     assert set(rows) == {"root", "root2", "alone"}
-    assert (rows["root"]["steps"], rows["root"]["subagents"], rows["root"]["cost_micros"]) == (8, 3, 8 * 1500)
+    assert (rows["root"]["steps"], rows["root"]["subagents"], micros(rows["root"]["cost_usd"])) == (8, 3, 8 * 1500)
     assert (rows["root2"]["steps"], rows["root2"]["subagents"]) == (5, 1)
     assert rows["root"]["agent"] == "planner"  # the tree's row is its root's
     groups = {g["key"]: g for g in cli("cost", "--by", "tree", "--json", "--db", db).json()["groups"]}
-    assert {k: (g["model_calls"], g["cost_micros"]) for k, g in groups.items()} == {
+    assert {k: (g["model_calls"], micros(g["cost_usd"])) for k, g in groups.items()} == {
         "root": (8, 12_000), "root2": (5, 7_500), "alone": (2, 3_000)}
     report = cli("budgets", "--unit", "tree", "--json", "--db", db).json()
     assert report["unit"] == "tree"

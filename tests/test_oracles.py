@@ -354,10 +354,25 @@ def reconcile_json(night_db, tmp_path_factory):
             finally:
                 os.chdir(here)
             assert code == 0, f"reconcile {' '.join(args)} exited {code}"
-            cache[args] = json.loads(out.getvalue())
+            cache[args] = with_micros(json.loads(out.getvalue()))
         return cache[args]
 
     return run
+
+
+def with_micros(value):
+    """--json money is exact dollars (``cost_usd``, as --csv has it); the oracles add up micro-dollars: beside
+    each ``*_usd`` figure, its ``*_micros`` (exact: the dollars have six places)."""
+    if isinstance(value, dict):
+        out = {key: with_micros(item) for key, item in value.items()}
+        for key, item in value.items():
+            if key.endswith("_usd") and f"{key[:-4]}_micros" not in value and (
+                    item is None or isinstance(item, (int, float)) and not isinstance(item, bool)):
+                out[f"{key[:-4]}_micros"] = None if item is None else round(item * 1_000_000)
+        return out
+    if isinstance(value, list):
+        return [with_micros(item) for item in value]
+    return value
 
 
 @pytest.fixture(scope="module")

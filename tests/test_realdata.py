@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT
 from reconcile import store
 from reconcile.checks import load_checks, run_checks
+from reconcile.coverage import require_runs
 from reconcile.errors import ExitCode, NoRuns
 from reconcile.ingest import ingest
 
@@ -62,7 +63,7 @@ def test_the_runs_each_corpus_yields(corpora, folder):
     if not runs:  # nothing reconcile reads yet: checking it is an error, never a pass
         assert expected["why_no_runs"]
         with pytest.raises(NoRuns):
-            store.require_runs(con, folder)
+            require_runs(con, None, folder)
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

@@ -115,8 +115,44 @@ def test_notebook_api(night):
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SPOTTER = ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions" / "projects"
-# (width, media, first-screen height): a laptop screen, and an A4 page at 96 dpi as the browser prints it
-VIEWS = [(1400, "screen", 900), (794, "print", 1123)]
+# (width, media, first-screen height): a laptop screen, a phone, and an A4 page at 96 dpi as the browser prints it
+VIEWS = [(1400, "screen", 900), (400, "screen", 900), (794, "print", 1123)]
+DOC_SHOTS = ROOT / "docs" / "img"  # the screenshots docs/reports.md shows: rewritten with RECONCILE_DOC_SCREENSHOTS=1
+
+# Measured in the page: the cells whose text runs over more than one line (a word, id, date or amount broken; running
+# text, .prose, may wrap between words but never inside one), and where each tile row's tiles sit.
+LAYOUT = """() => {
+  const lines = (range) => {  // boxes that overlap vertically share a line (a colour dot beside its status word)
+    let count = 0, bottom = -Infinity;
+    const boxes = [...range.getClientRects()].filter(r => r.width > 0 && r.height > 0).sort((a, b) => a.top - b.top);
+    for (const box of boxes) {
+      if (box.top >= bottom - 1) { count += 1; bottom = box.bottom; } else { bottom = Math.max(bottom, box.bottom); }
+    }
+    return count;
+  };
+  const text = (el) => el.textContent.trim().replace(/\\s+/g, " ").slice(0, 60);
+  const split = [];
+  for (const cell of document.querySelectorAll("th, td, .tile b, caption")) {
+    const range = document.createRange();
+    if (!cell.classList.contains("prose")) {
+      range.selectNodeContents(cell);
+      if (lines(range) > 1) split.push(text(cell));
+      continue;
+    }
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.textContent.matchAll(/\\S+/g)) {
+        range.setStart(node, word.index); range.setEnd(node, word.index + word[0].length);
+        if (lines(range) > 1) split.push(word[0]);
+      }
+    }
+  }
+  const rows = [...document.querySelectorAll(".tiles")].map(row => [...row.children].map(tile => {
+    const box = tile.getBoundingClientRect();
+    return {top: Math.round(box.top), left: box.left, right: box.right};
+  }));
+  return {split, rows, width: document.documentElement.clientWidth};
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -160,11 +196,14 @@ def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_cod
                 stem = ARTIFACTS / f"{corpus}-{name}-{width}{'-print' if media == 'print' else ''}"
                 page.screenshot(path=f"{stem}.png")
                 page.screenshot(path=f"{stem}-full.png", full_page=True)
+                if corpus == "sample-night" and media == "screen" and os.environ.get("RECONCILE_DOC_SCREENSHOTS"):
+                    page.screenshot(path=DOC_SHOTS / f"{name}-{width}.png")  # the first screen only
                 assert requests == [path.as_uri()]  # nothing but the file itself
                 assert errors == [] and dialogs == []  # no console error, and the hostile payloads ran nothing
                 first = page.locator("#glance" if name == "morning" else "#bill").bounding_box()
                 tiles = page.locator(".tiles").first.bounding_box()
-                assert first and first["y"] + first["height"] <= screen, (name, width, first)  # the state, unscrolled
+                assert first and (width < 794 or first["y"] + first["height"] <= screen), (name, width, first)  # unscrolled
+                # on a phone the tiles alone fill the first screen: the table and chart beside them follow
                 assert tiles["y"] + tiles["height"] <= screen
                 page_width = page.evaluate("document.documentElement.scrollWidth")
                 assert page_width <= width, (name, width, page_width)  # nothing runs off the side
@@ -179,7 +218,15 @@ def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_cod
                     assert corpus == "claude-code" or folded.count() >= 3  # long step tables fold
                     # the night's 22 failing checks and 20 runs with errors, each run's steps shown (folded past 12):
                     # the page grows with the errors, and by little else (warnings fold)
-                    assert page.evaluate("document.documentElement.scrollHeight") < 13_000
+                    assert page.evaluate("document.documentElement.scrollHeight") < 13_000 * (2 if width < 794 else 1)
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # folded rows too
+                layout = page.evaluate(LAYOUT)
+                assert layout["split"] == [], (name, width, media, layout["split"][:10])  # no cell over two lines
+                for row in layout["rows"]:
+                    assert all(0 <= t["left"] and t["right"] <= layout["width"] for t in row), (name, width, row)
+                    if width == 1400:  # the tiles of a row sit in one row on a laptop screen
+                        assert len({t["top"] for t in row}) == 1, (name, width, row)
+                assert page.evaluate("document.documentElement.scrollWidth") <= width  # folded tables scroll inside too
                 context.close()
         browser.close()
 
@@ -191,8 +238,11 @@ def test_morning_report_opens_with_the_night_at_a_glance(night):
     glance = html[html.index('<section id="glance"'):html.index("</section>")]
     assert "the night of 2026-11-28" in html and "Nights run noon to noon, UTC" in html
     tiles = dict(re.findall(r'class="tile[^"]*">(?:<a href="#[^"]+">)?([^<]+)(?:</a>)?<b>([^<]+)</b>', glance))
-    assert tiles["Runs"] == "301" and tiles["Spend"].startswith("$") and tiles["Billed vs journals"].count("$") == 2
-    assert tiles["Coverage of the bill"].endswith("%") and int(tiles["Errors"]) > 0
+    assert tiles["Runs"] == "301" and tiles["Spend"].startswith("$") and tiles["Billed"].startswith("$")
+    assert tiles["Gap"].startswith(("+$", "-$")) and int(tiles["Errors"]) > 0
+    assert re.search(r"the journals explain \$[\d.]+ \([\d.]+%\)", glance)
+    money = re.search(r'<p class="note" id="money">(.*?)</p>', glance, re.S)[1]  # the three figures, in one line
+    assert all(f"<b>{word}</b>" in money for word in ("spend", "billed")) and "the journals explain" in money
     statuses = dict(re.findall(r"</span>(\w+)</td><td class=\"n\">(\d+)</td>", glance))
     assert sum(map(int, statuses.values())) == 301 and int(statuses["succeeded"]) > 200
     for anchor in ("findings-error", "findings-warn", "not-judged"):  # each count links to its list
@@ -214,7 +264,7 @@ def test_the_night_before_is_compared(cli, tmp_path):
     assert cli("morning", tmp_path / "runs", "--out", tmp_path / "out", "--db", tmp_path / "n.duckdb",
                "--exit-zero").code == 0
     html = (tmp_path / "out" / "morning.html").read_text()
-    assert "the night of 2026-11-28" in html and "compared with the night of 2026-11-27" in html
+    assert "the night of 2026-11-28" in html and 'compared with the night of <span class="nw">2026-11-27</span>' in html
     assert "Runs<b>5</b>+1 on the night before" in html
     assert re.search(r"failed</td><td class=\"n\">3</td><td class=\"n\">60.0%</td><td class=\"n\">1</td>"
                      r"<td class=\"n\">\+2</td>", html)

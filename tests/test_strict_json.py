@@ -81,7 +81,7 @@ def test_a_lenient_line_is_a_reject_naming_its_line(cli, tmp_path, db_path, line
     path = journal_file(tmp_path / "a.jsonl", runs=("a",))
     with open(path, "a") as handle:
         handle.write(line + "\n")
-    result = cli("ingest", path, "--db", db_path, "--strict")
+    result = cli("ingest", path, "--db", db_path, "--strict", "-v")  # -v: each rejected line, with why
     assert result.code == ExitCode.BAD_INPUT
     assert f"a.jsonl:8: not valid JSON: {reason}" in result.out
     rejects = cli("sql", "select line, reason from rejects", "--json", "--db", db_path).json()

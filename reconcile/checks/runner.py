@@ -100,6 +100,10 @@ class Scope:
     since: datetime | None = None
     until: datetime | None = None
     agent: str | None = None
+    # where a finding that names no run (a provider bucket, placed by its ``at``) falls, when not since/until:
+    # a night runs noon to noon, and the daily bucket its evening falls in starts at midnight
+    at_since: datetime | None = None
+    at_until: datetime | None = None
 
     @property
     def active(self) -> bool:
@@ -166,8 +170,8 @@ def _scope_table(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
              and ($agent is null or agent = $agent)""",
         {"since": scope.since, "until": scope.until, "agent": scope.agent},
     )
-    con.execute("set variable scope_since = ?", [scope.since])
-    con.execute("set variable scope_until = ?", [scope.until])
+    con.execute("set variable scope_since = ?", [scope.at_since or scope.since])
+    con.execute("set variable scope_until = ?", [scope.at_until or scope.until])
 
 
 # Facts configuration can supply for a run that does not record them: known as configuration resolves them.

@@ -14,11 +14,13 @@ from ..replay import from_budgets, replay
 from ..status import STATUSES
 from . import app
 from ..sheets import Column, Sheet
+from ..coverage import require_runs
 from ..when import use_zone, window
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
                       UntilOption, configured)
 from .render import console, output, table
+from ..sheets import json_rows
 
 
 def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
@@ -71,11 +73,12 @@ def budgets_command(
     """
     scope = window(since, until, tz)
     config, path = configured(config_file, db)
-    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # not pruned: latency and size percentiles read every run
+    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
         use_zone(con, scope.zone)
+        require_runs(con, scope, str(from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
         report = budget_report(con, by, scope.since, scope.until, cost_source, unit)
         rates = stop_reason_rates(con, by, scope.since, scope.until)
-        percentiles = latency_and_size(con, config)
+        percentiles = latency_and_size(con, config, scope.since, scope.until)  # every section: the same window
         replayed = None
         # a snippet to paste carries each recommendation's consequence on these runs (reconcile replay); the
         # tables leave it to `reconcile replay`, which says which runs and why (it costs as much again as budgets)
@@ -87,8 +90,9 @@ def budgets_command(
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
         console.print(emit(report, emit_style, replayed), markup=False, end="")
-    elif output(ceilings_sheet(report), json_out, csv_out, parquet,
-                json_data={**report, "stop_reason_rates": rates, **percentiles, "alerts": alerts}):
+    elif output(sheet := ceilings_sheet(report), json_out, csv_out, parquet,
+                json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates, **percentiles,
+                           "alerts": alerts}):
         _print(report, rates, percentiles, alerts, scope.zone)
         if report["groups"] and unit == "run":
             console.print("What these ceilings would have done to these runs — which runs they stop, the successes "
@@ -104,12 +108,23 @@ def _fmt(value, digits: int = 1) -> str:
 _UNITS = CEILINGS
 
 
+# A row per ceiling: its figures are in the ceiling's own unit, which the row names (steps and tokens
+# whole, seconds as seconds, money as dollars: "$9.27" in the table, 9.273578 in CSV and JSON).
+UNIT_OF = {"steps": ("steps", "count"), "tokens": ("tokens", "count"), "prompt_tokens": ("tokens", "count"),
+           "completion_tokens": ("tokens", "count"), "wall_seconds": ("seconds", "seconds"),
+           "cost_micros": ("usd", "money4")}  # a ceiling of cents: four places ("$0.0177", not "$0.02")
+SHOWN_CEILING = {**CEILINGS, "cost_micros": "max_cost_usd"}  # replay --set and --limits take max_cost_usd too
+
 CEILING_COLUMNS = [
-    Column("ceiling", "ceiling"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
-    Column("p50", "p50", "number"), Column("p95", "p95", "number"), Column("p99", "p99", "number"),
-    Column("censored", "cut while progressing", "count"), Column("configured", "configured", "number"),
-    Column("recommended", "recommended", "number"), Column("at_least", "at least (a lower bound)", "bool"),
+    Column("ceiling", "ceiling"), Column("unit", "unit", wide=True), Column("runs", "runs", "count"),
+    Column("succeeded_runs", "succeeded", "count"), Column("success_rate", "success", "share"),
+    Column("p50", "p50", "number", kind_of="kind"), Column("p95", "p95", "number", kind_of="kind"),
+    Column("p99", "p99", "number", kind_of="kind"),
+    Column("censored", "cut while progressing", "count"), Column("configured", "configured", "number", kind_of="kind"),
+    Column("recommended", "recommended", "number", kind_of="kind"),
+    Column("at_least", "at least (a lower bound)", "bool"),
     Column("would_stop", "succeeded runs it would stop", "count"), Column("would_stop_runs", "which"),
+    Column("flags", "flags"),
 ]
 
 
@@ -122,7 +137,13 @@ def ceilings_sheet(report: dict) -> Sheet:
             if recommendation is None and (metric["p99"] is None or name in OPTIONAL and g["configured"][name] is None):
                 continue  # nothing to say, or a ceiling (seed 000's prompt or completion) the harness does not keep
             stops = (recommendation or {}).get("would_stop", {"count": 0, "runs": []})
-            rows.append({"key": g["key"], "ceiling": column, "runs": g["runs"], "success_rate": g["success_rate"],
+            unit, kind = UNIT_OF[name]
+            flags = [f["flag"] for f in g["flags"] if f["flag"] in ("small_sample", "answered_then_kept_going")
+                     or f["flag"] == "no_budget" and name == "steps"
+                     or f["flag"] == "too_tight" and column in f.get("ceilings", [])]
+            rows.append({"key": g["key"], "ceiling": SHOWN_CEILING[name], "unit": unit, "kind": kind,
+                         "runs": g["runs"], "succeeded_runs": metric.get("succeeded_runs", g["succeeded"]),
+                         "success_rate": g["success_rate"], "flags": ", ".join(flags),
                          "p50": metric["p50"], "p95": metric["p95"], "p99": metric["p99"],
                          "censored": metric["censored"] or 0, "configured": g["configured"][name],
                          "recommended": recommendation["value"] if recommendation else None,
@@ -138,7 +159,7 @@ def _print(report, rates, percentiles, alerts, zone: str) -> None:
     for g in report["groups"]:
         for name, recommendation in g["recommendation"].items():
             if recommendation["at_least"]:
-                console.print(f"  {g['key']} {_UNITS[name]}: {recommendation['basis']}")
+                console.print(f"  {g['key']} {SHOWN_CEILING[name]}: {recommendation['basis']}")
         for flag in g["flags"]:
             console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}")
     latest = {}

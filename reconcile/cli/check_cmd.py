@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .. import store
+from ..coverage import require_runs
 from ..dataset import reading
 from ..checks import Scope, load_checks, run_checks, select_checks, write_junit
 from ..sheets import Column, Sheet
@@ -17,6 +17,7 @@ from . import app
 from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SetOption, SinceOption, TzOption,
                       UntilOption, configured)
+from ..sheets import json_rows
 from .render import console, output, table
 
 
@@ -53,12 +54,13 @@ def check_command(
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
     with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # checks read all the data: some judge a run against history
-        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
+        require_runs(con, times, str(from_parquet or path))
         report = run_checks(con, checks, scope, config=config, record=False)
     if junit:
         write_junit(report, junit)
     if json_out or csv_out or parquet:
-        output(findings_sheet(report), json_out, csv_out, parquet, json_data=report.to_json())
+        sheet = findings_sheet(report)  # JSON's findings are the CSV's rows, under the same names
+        output(sheet, json_out, csv_out, parquet, json_data={**report.to_json(), "findings": json_rows(sheet)})
     else:
         print_report(report)
     if report.has_errors and not exit_zero:

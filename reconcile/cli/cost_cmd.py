@@ -10,19 +10,20 @@ from typing import Annotated
 import typer
 
 from .. import pricing, store
-from ..costs import SOURCE_TEXT, cost_report
+from ..costs import SOURCE_TEXT, cost_report, run_count_lines
+from ..coverage import coverage
 from ..dataset import reading
 from ..errors import BadInput
 from ..money import described, usd
 from ..projection import Inputs, fit, projection_sheet, projection_table
 from ..reprice import reprice
-from ..sheets import Column, Sheet
+from ..sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
 from ..when import TIME_GROUPS, use_zone, window
 from . import app
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
-                      UntilOption, configured)
-from .render import console, output, sheet_table
+                      UntilOption, WideOption, configured)
+from .render import console, empty_window, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
 prices_app = typer.Typer(help="The prices costs are computed with.", no_args_is_help=True)
@@ -39,13 +40,14 @@ def _pct(share: float | None) -> str:
 
 
 COST_COLUMNS = [
-    Column("cost_micros", "cost", "money", unknown="unknown"), Column("left_out", "left out of the cost"),
-    Column("harness_sourced_micros", "of it, harness-reported", "money"),
-    Column("harness_sourced_runs", "harness runs", "count"), Column("priced_micros", "ours", "money"),
+    Column("cost_micros", "cost", "money", unknown="unknown"),
+    Column("left_out", "left out of the cost", table_only=True),  # CSV and JSON: unpriced_tokens, … as figures
+    Column("harness_sourced_micros", "of it, harness-reported", "money", wide=True),
+    Column("harness_sourced_runs", "harness runs", "count", wide=True), Column("priced_micros", "ours", "money", wide=True),
     Column("uncached_cost_micros", "uncached", "money"), Column("savings_micros", "saved by cache", "money"),
-    Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count"),
+    Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count", wide=True),
     Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
-    Column("harness_difference_micros", "harness − ours", "signed_money"),
+    Column("harness_difference_micros", "harness − ours", "signed_money", wide=True),
 ]
 TASK_COLUMNS = [
     Column("agent", "agent"), Column("task_class", "task class"), Column("model", "model"),
@@ -53,6 +55,12 @@ TASK_COLUMNS = [
     Column("cost_micros", "cost", "money", unknown="unknown"),
     Column("cost_per_completed_task_micros", "per completed task", "money", unknown="unknown"),
 ]
+
+
+def _not_recorded(group: dict) -> dict[str, str]:
+    """A group none of whose runs records its tool catalogue: its tax is "not recorded", not unknown or $0."""
+    keys = ("catalogue_tax_tokens", "catalogue_tax_micros", "catalogue_tax_share")
+    return {} if group.get("catalogue_recorded", True) else dict.fromkeys(keys, "not recorded")
 
 
 def _left_out(group: dict) -> str:
@@ -64,11 +72,24 @@ def _left_out(group: dict) -> str:
 
 
 def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
-    """The groups and their total as one sheet: a row a group, money in micro-dollars."""
-    rows = [{**g, "left_out": _left_out(g)} for g in [*report["groups"], report["total"]]]
+    """A row a group, money in micro-dollars; the total under them in the table, never a row of the CSV.
+
+    Every figure of a group is a column (the less-read ones ``wide``), so CSV carries what JSON does.
+    """
+    rows, total = [[{**g, "left_out": _left_out(g), MISSING_AS: _not_recorded(g)} for g in groups]
+                   for groups in (report["groups"], [report["total"]])]
     columns = [Column("key", by), Column("runs", "runs", "count"), Column("model_calls", "calls", "count"), *COST_COLUMNS]
     zone_note = f", days in {zone}" if by in TIME_GROUPS else ""
-    return Sheet(columns, rows, title=f"Cost (source: {SOURCE_TEXT[source]}{zone_note})", zone=zone)
+    return Sheet(every_key(columns, [*rows, *total]), rows, title=f"Cost (source: {SOURCE_TEXT[source]}{zone_note})",
+                 zone=zone, totals=total)
+
+
+def cost_json(report: dict, sheet: Sheet) -> dict:
+    """``cost --json``: the groups as the CSV has them (same keys, dollars), the total apart, every other section."""
+    total = Sheet(sheet.columns, sheet.totals)
+    tasks = Sheet(every_key(TASK_COLUMNS, report["cost_per_completed_task"]), report["cost_per_completed_task"])
+    return {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(total)[0],
+            "cost_per_completed_task": json_rows(tasks)}
 
 
 @cost_app.callback(invoke_without_command=True)
@@ -82,6 +103,7 @@ def cost_command(
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
+    wide: WideOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
@@ -91,7 +113,8 @@ def cost_command(
 ) -> None:
     """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
 
-    --csv and --parquet carry the groups' table (money in exact dollars); --json carries everything.
+    --csv and --parquet carry a row a group (money in exact dollars, no total row); --json the same rows under
+    the same names, the total apart ("total"), and every other section.
     Example: reconcile cost --by agent --since 7d
     """
     if ctx.invoked_subcommand is not None:
@@ -100,11 +123,17 @@ def cost_command(
     with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,
                  remote) as con:
         use_zone(con, scope.zone)
+        found = coverage(con, scope, str(from_parquet) if from_parquet else "the store")
         report = cost_report(con, by, scope.since, scope.until, cost_source)
-    if not output(cost_sheet(report, by, scope.zone, cost_source), json_out, csv_out, parquet, json_data=report):
+    sheet = cost_sheet(report, by, scope.zone, cost_source)
+    if not found.within:
+        return empty_window(found, sheet, json_out, csv_out, parquet, json_data=cost_json(report, sheet))
+    if not output(sheet, json_out, csv_out, parquet, json_data=cost_json(report, sheet), wide=wide):
         return None
+    for line in run_count_lines(report, by, found):
+        console.print(line)
     title = "Cost per completed task (spend / succeeded runs: cost per run ÷ success rate)"
-    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"], title=title)))
+    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"], title=title), wide))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")
@@ -343,8 +372,10 @@ def usage_command(
         use_zone(con, scope.zone)
         report = usage_report(con, by, scope)
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
-    sheet = Sheet([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]], zone=scope.zone,
+    columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
+    sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
                   title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
-    if output(sheet, json_out, csv_out, parquet, json_data=report) and report["phantom_runs"]:
+    data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
+    if output(sheet, json_out, csv_out, parquet, json_data=data) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 from pathlib import Path
@@ -36,9 +37,13 @@ def ingest_command(
                                                                        "(as reconcile export writes it).")] = None,
     master: MasterOption = None,
     remote: RemoteOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="A row per file loaded, its skipped lines by "
+                                                                   "reason, the files passed over, the rejected "
+                                                                   "lines (by default: one summary line).")] = False,
 ) -> None:
     """Load files into the store; unchanged files are skipped, changed ones replaced.
 
+    Prints one summary line (files, lines loaded, rejected, skipped by reason); -v for each file.
     With --engine spark the files are loaded on Spark's executors, sharded by folder, and the
     result is written as a dataset (--to DIR) for --from-parquet.
     Example: reconcile ingest sample_runs/ --db night.duckdb
@@ -51,11 +56,11 @@ def ingest_command(
         with _progress() as hook:
             report = ingest(con, paths, format=format, progress=hook, window=config.window)
         rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
-                              "order by path, line limit 20", [[f.path for f in report.files]]).fetchall()
+                              f"order by path, line limit {REJECTS_SHOWN}", [[f.path for f in report.files]]).fetchall()
     if json_out:
         print_json(report.to_json())
     else:
-        _print_report(report, rejects)
+        _print_report(report, rejects, AsGiven(paths), verbose)
     if report.not_loaded or (strict and report.totals["rejected"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 
@@ -83,47 +88,125 @@ def _spark_ingest(paths, engine, to, master, remote, config, json_out, strict) -
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 
-def _shown(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
+class AsGiven:
+    """File names as the user gave them: under ``sample_runs`` (typed), ``sample_runs/harness.py``.
+
+    The store keeps absolute paths; a person reads the paths they typed. A file under a folder or
+    glob named on the command line is shown from that name; any other (a file a takeover reloaded
+    from elsewhere) relative to the working folder when it is under it, else absolute — never as
+    ``../../..``.
+    """
+
+    def __init__(self, paths: list[str] | None = None):
+        self.roots: list[tuple[str, str]] = []  # (resolved, as typed), longest first
+        for text in paths or []:
+            candidates = sorted(glob.glob(os.path.expanduser(text), recursive=True)) if any(
+                ch in text for ch in "*?[") and not os.path.exists(os.path.expanduser(text)) else [text]
+            for typed in candidates:
+                try:
+                    resolved = str(Path(typed).expanduser().resolve())
+                except (OSError, RuntimeError, ValueError):
+                    continue
+                self.roots.append((resolved, typed))
+        self.roots.sort(key=lambda root: -len(root[0]))
+
+    def __call__(self, path: str) -> str:
+        for resolved, typed in self.roots:
+            if path == resolved:
+                return typed
+            if path.startswith(resolved.rstrip(os.sep) + os.sep):
+                return os.path.join(typed, path[len(resolved.rstrip(os.sep)) + 1:])
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:
+            return path
+        return path if relative.startswith("..") else relative
 
 
-def _print_report(report, rejects) -> None:
+def _counted(counts: dict[str, int]) -> str:
+    """ "in-flight record", or "808 not a step, 480 repeat of …" when there is more than one reason."""
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{count:,} {reason}" for reason, count in counts.items())
+
+
+def summary_line(report, verbose: bool = False) -> str:
+    """One line for a whole ingest: files, lines loaded, rejected and skipped (by reason), passed over, not loaded."""
+    t = report.totals
+    if t["files"] and t["unchanged"] == t["files"]:
+        parts = [f"{t['files']:,} file(s), all unchanged: nothing new to load"]
+    else:
+        parts = [f"{t['files']:,} file(s)" + (f" ({t['unchanged']:,} unchanged)" if t["unchanged"] else "")]
+        skipped = f" + {t['skipped']:,} skipped" + (f" ({_counted(report.skipped_by_reason)})" if t["skipped"] else "")
+        parts.append(f"lines {t['lines']:,} = {t['loaded']:,} loaded + {t['rejected']:,} rejected{skipped}")
+    if t["passed_over"]:
+        parts.append(f"{t['passed_over']:,} passed over ({_counted(report.passed_over_by_reason)})")
+    if t["forgotten"]:
+        parts.append(f"{t['forgotten']:,} forgotten (gone, or no longer of a format: their runs went with them)")
+    if report.not_loaded:
+        parts.append(f"{len(report.not_loaded):,} not loaded (below)")
+    line = "ingested " + "; ".join(parts)
+    if not verbose and (t["passed_over"] or t["skipped"] or t["forgotten"] or t["files"] > t["unchanged"]):
+        line += " (-v for each file)"
+    return line
+
+
+def rejected_note(report) -> str | None:
+    """The rejected lines of the files that loaded, and where to read them (None when there are none)."""
+    count = sum(f.rejected for f in report.files if f.status not in NOT_LOADED)
+    if not count:
+        return None
+    return (f"{count:,} line(s) rejected (the rest of their files loaded): see them with reconcile ingest -v, or "
+            "reconcile sql \"select path, line, reason from rejects\"")
+
+
+def _print_report(report, rejects, shown: AsGiven, verbose: bool) -> None:
+    if verbose:
+        _print_details(report, rejects, shown)
+    console.print(summary_line(report, verbose))
+    if not verbose and rejected_note(report):
+        console.print(rejected_note(report))
+    print_not_loaded(report, "could not be loaded (recorded in ingested_files with why); every other file was. "
+                     "Fix them and ingest again.", shown)
+
+
+def _print_details(report, rejects, shown: AsGiven) -> None:
+    """-v: a row per file loaded, its skipped lines by note, the files passed over or forgotten, the rejects."""
     columns = ["file", "format", "status", "lines", "loaded", "rejected", "skipped"]
-    rows = [[_shown(f.path), f.format, f.status, f.lines, f.loaded, f.rejected, f.skipped] for f in report.files]
+    changed = [f for f in report.files if f.status != "unchanged"]
+    rows = [[shown(f.path), f.format, f.status, f.lines, f.loaded, f.rejected, f.skipped] for f in changed]
     if rows:
         console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
-    for f in report.files:
+    unchanged = len(report.files) - len(changed)
+    if unchanged:
+        console.print(f"{unchanged:,} file(s) unchanged since they were loaded: left as they are")
+    for f in changed:
         if f.status in NOT_LOADED:
             continue
-        for note in f.notes[:2]:
-            console.print(f"  {_shown(f.path)}: skipped: {note}")
-        if len(f.notes) > 2:
-            console.print(f"  {_shown(f.path)}: … {len(f.notes) - 2} more kinds of skipped line (--json lists them)")
+        for note in f.notes:
+            console.print(f"  {shown(f.path)}: skipped: {note}")
     for p in report.passed_over:
-        console.print(f"passed over {_shown(p.path)}: {p.reason}")
+        console.print(f"passed over {shown(p.path)}: {p.reason}")
     for path in report.forgotten:
         why = "no longer of a format reconcile reads" if os.path.exists(path) else "no longer there"
-        console.print(f"forgotten {_shown(path)}: {why}, so its runs went with it")
+        console.print(f"forgotten {shown(path)}: {why}, so its runs went with it")
     for path, line, reason in rejects:
-        console.print(f"rejected {_shown(path)}:{line}: {reason}")
-    t = report.totals
-    lost = f", {t['failed'] + t['unreadable']} not loaded" if report.not_loaded else ""
-    console.print(f"{t['files']} file(s), {t['unchanged']} unchanged{lost}, {t['passed_over']} passed over; "
-                  f"lines {t['lines']} = loaded {t['loaded']} + rejected {t['rejected']} + skipped {t['skipped']}")
-    print_not_loaded(report, "could not be loaded (recorded in ingested_files with why); every other file was. "
-                     "Fix them and ingest again.")
+        console.print(f"rejected {shown(path)}:{line}: {reason}")
+    if len(rejects) == REJECTS_SHOWN:
+        console.print(f"(the first {REJECTS_SHOWN}; all of them: reconcile sql \"select * from rejects\")")
 
 
-def print_not_loaded(report, closing: str) -> None:
+REJECTS_SHOWN = 50
+
+
+def print_not_loaded(report, closing: str, shown: AsGiven | None = None) -> None:
     """On stderr: each file that could not be loaded at all, why, and ``closing`` after their count."""
     if not report.not_loaded:
         return
+    shown = shown or AsGiven()
     errors = LiteralConsole(stderr=True)
     for f in report.not_loaded:
-        errors.print(f"error: could not {'read' if f.status == 'unreadable' else 'load'} {_shown(f.path)}: {f.notes[0]}")
+        errors.print(f"error: could not {'read' if f.status == 'unreadable' else 'load'} {shown(f.path)}: {f.notes[0]}")
     errors.print(f"{len(report.not_loaded)} file(s) {closing}")
 
 

@@ -14,8 +14,8 @@ from ..summary import agents_sheet, render_summary, store_summary
 from . import app
 from ..money import usd
 from ..outputs import write_output
-from ..sheets import Column, Sheet, rows_parquet
-from .options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, configured
+from ..sheets import MISSING_AS, Column, Sheet, rows_parquet
+from .options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, WideOption, configured
 from .render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
 
 _HEADER_FIELDS = [
@@ -61,10 +61,9 @@ def show_command(
                   for label, value in header]
     uncharged = (run["steps"] or 0) - (run["charged_steps"] or 0)
     header.append(("steps / tool results", f"{_value(run['steps'])}{f' ({uncharged} not charged: wrap-up, refused)' if uncharged else ''}"
-                   f" / {_value(run['tool_results'])} (ledger: {_value(run['ledger_steps'])} / "
-                   f"{_value(run['ledger_tool_results'])})"))
-    header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])} "
-                   f"(ledger: {_value(run['ledger_input_tokens'])} / {_value(run['ledger_output_tokens'])})"))
+                   f" / {_value(run['tool_results'])}{_ledger(run, 'ledger_steps', 'ledger_tool_results')}"))
+    header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])}"
+                   f"{_ledger(run, 'ledger_input_tokens', 'ledger_output_tokens')}"))
     header.append(("cost", _run_cost(run)))
     limits = {k: run[k] for k in ("max_steps", "max_tokens", "max_prompt_tokens", "max_completion_tokens",
                                   "max_wall_seconds", "max_cost_micros", "max_repeats", "max_retries")
@@ -75,9 +74,13 @@ def show_command(
         header.append(("limits", ", ".join(f"{k}={usd(v) if k == 'max_cost_micros' else v}" for k, v in limits.items())
                        .replace("max_cost_micros=", "max_cost=")))
     rows = [{**s, "what": s["what"] if not s["agent_label"] else f"[{s['agent_label']}] {s['what']}",
-             "input_tokens": s["input_tokens"] if s["kind"] == "model" else None, "error": (s["error"] or "")[:80]}
+             "input_tokens": s["input_tokens"] if s["kind"] == "model" else None, "error": (s["error"] or "")[:80],
+             # a tool result costs nothing itself: its cost cell is blank, where a model call's unknown cost says so
+             MISSING_AS: {} if s["kind"] == "model" else {"cost_micros": ""}}
             for s in steps]
-    sheet = Sheet(STEP_COLUMNS, rows, title=f"run {run['run_id']}: {len(rows)} step(s)")
+    kinds = {kind: sum(1 for s in steps if s["kind"] == kind) for kind in dict.fromkeys(s["kind"] for s in steps)}
+    sheet = Sheet(STEP_COLUMNS, rows, title=f"run {run['run_id']}: {len(rows)} row(s) of steps"
+                  + (f" ({', '.join(f'{n:,} {k}' for k, n in kinds.items())})" if kinds else ""))
     if csv_out or parquet:
         output(sheet, csv_out=csv_out, parquet=parquet)
         return None
@@ -109,6 +112,13 @@ def _value(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return str(value)
+
+
+def _ledger(run: dict, *keys: str) -> str:
+    """`` (ledger: a / b)`` beside a run's own counts; "no ledger" when its harness kept none."""
+    if all(run.get(key) is None for key in keys):
+        return " (ledger: not recorded)"
+    return f" (ledger: {' / '.join(_value(run.get(key)) for key in keys)})"
 
 
 def _run_cost(run: dict) -> str:
@@ -158,6 +168,7 @@ def summary_command(
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
+    wide: WideOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -171,5 +182,5 @@ def summary_command(
         if json_out or csv_out or parquet:
             data = store_summary(con)
             return output(agents_sheet(data["by_agent"]), json_out, csv_out, parquet, json_data=data) and None
-        text = render_summary(con, rendered)
+        text = render_summary(con, lambda sheet: rendered(sheet, wide))
     console.print(text, markup=False, end="")

@@ -28,7 +28,9 @@ SetOption = Annotated[
 ]
 ChecksDirOption = Annotated[
     list[Path] | None, typer.Option("--checks-dir", help="A folder of your own .sql checks (repeatable).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table: the --csv columns under the "
+                                                         "same names and units (money in exact dollars, *_usd), "
+                                                         "totals apart from the rows.")]
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print CSV (money in exact dollars, times in UTC) instead of a table.")]
 ParquetOption = Annotated[Path | None, typer.Option("--parquet", metavar="FILE", show_default=False,
                                                    help="Write the table to this Parquet file instead of printing it.")]
@@ -58,10 +60,10 @@ CostSourceOption = Annotated[str, typer.Option(
     "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
                           "every call could be priced, else the harness's.")]
 
-DEFAULT_DB_PATH = None
-
-
 def configured(config_file: Path | None, db: Path | None, settings: list[str] | None = None) -> tuple[Config, Path]:
     """The configuration (with ``--set`` overrides) and the store path it leads to."""
     config = load_config(config_file, overrides=settings or [])
     return config, store.db_path(db, config)
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="Show every column (by default a table leaves out the less-read columns and those with "
+                   "nothing in them, and says which).")]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
+import re
 import sys
+import textwrap
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -17,9 +20,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..coverage import Coverage
 from ..display import literal
 from ..errors import BadInput
-from ..sheets import NUMERIC_KINDS, Sheet, to_csv, write_parquet
+from ..sheets import NUMERIC_KINDS, Column, Sheet, json_rows, to_csv, write_parquet
 
 
 class LiteralConsole(Console):
@@ -127,36 +131,94 @@ def _cell(value: Any) -> str:
 
 def table(columns: list[str], rows: list[tuple] | list[list], title: str | None = None,
           right: set[str] | None = None, header: bool = True) -> Table:
+    """A terminal table whose ids, dates and figures are never broken across lines.
+
+    Figures (``right``) are right-aligned; a column whose every cell is one word (a run id, a date,
+    a model name) keeps its whole width; only prose folds, and then only between words. A table too
+    wide for the terminal runs past its edge (``needed_width``) rather than cut a value.
+    """
     right = right or set()
     out = Table(title=Text(literal(title)) if title else None, title_justify="left", show_header=header,
                 header_style="bold")
     cells = [[literal(_shortened(_cell(v))) for v in row] for row in rows]
     needed = 1
-    for index, name in enumerate(columns):  # a figure is never broken across lines ("$1.56" / "18")
-        shown = [literal(name), *[row[index] for row in cells if index < len(row)]]
-        if name in right:  # figures keep their whole width; only text columns fold when the terminal is narrow
-            width = max(len(line) for cell in shown for line in cell.splitlines() or [""])
-            out.add_column(Text(literal(name)), justify="right", no_wrap=True)
+    for index, name in enumerate(columns):
+        values = [row[index] for row in cells if index < len(row)]
+        widest = max((len(line) for cell in values for line in cell.splitlines() or [""]), default=0)
+        if name in right or not any(_spaced(cell) for cell in values):
+            heading = max((len(word) for word in literal(name).split()), default=0)
+            width = max(widest, heading, 1)
+            # the column never wraps, its header included: break the header between words ourselves,
+            # in HEADER_LINES lines at most
+            while len(_header_lines(name, width)) > HEADER_LINES:
+                width += 1
+            header_text = "\n".join(_header_lines(name, width)) or literal(name)
+            out.add_column(Text(header_text), justify="right" if name in right else "left", no_wrap=True,
+                           min_width=width)
         else:
-            width = min(max((len(word) for cell in shown for word in cell.split()), default=1), TEXT_MIN_WIDTH)
+            # as narrow as its longest word (as rich measures it), and never narrower than a readable line
+            width = max(min(widest, TEXT_MIN_WIDTH), *(len(word) for cell in [literal(name), *values]
+                                                       for word in cell.split()), 1)
             out.add_column(Text(literal(name)), justify="left", overflow="fold", min_width=width)
         needed += width + 3
-    out.needed_width = needed  # the narrowest the table can be with whole figures and readable words
+    out.needed_width = needed  # the narrowest the table can be with whole values and readable words
     for row in cells:  # Text, not str: a value is shown literally, never read as rich markup ("[a-z]")
         out.add_row(*[Text(cell) for cell in row])
     return out
 
 
-def sheet_table(sheet: Sheet) -> Table:
-    """A :class:`~reconcile.sheets.Sheet` as a terminal table: figures right-aligned and never wrapped."""
-    return table([c.header for c in sheet.columns], sheet.cells(), title=sheet.title,
-                 right={c.header for c in sheet.columns if c.kind in NUMERIC_KINDS})
+def _header_lines(name: str, width: int) -> list[str]:
+    return textwrap.wrap(literal(name), width, break_long_words=False, break_on_hyphens=False)
 
 
-def rendered(sheet: Sheet) -> str:
+def _spaced(cell: str) -> bool:
+    """True for prose (a cell with a space between words), which may fold between its words.
+
+    A moment ("2026-11-28 22:02:13", with or without its zone) is one value, never prose.
+    """
+    return any(ch.isspace() for ch in cell.strip()) and not _MOMENT.fullmatch(cell.strip())
+
+
+_MOMENT = re.compile(r"\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?( ?(Z|UTC|[+-]\d\d:?\d\d|[A-Z]{2,5}))?")
+
+
+def shown_columns(sheet: Sheet, wide: bool = False) -> tuple[list[Column], list[str]]:
+    """The columns a compact table shows, and the headers of those it leaves out.
+
+    Compact (the default) leaves out the columns marked ``wide`` and those with nothing to read in
+    any row (every cell blank or zero; "unknown" is something to read); ``wide`` shows every column.
+    """
+    if wide or not sheet.rows:
+        return list(sheet.columns), []
+    kept, hidden = [], []
+    cells = sheet.cells()
+    for index, column in enumerate(sheet.columns):
+        # nothing to read: every cell blank, or a zero count; an "unknown" cost is something to read
+        empty = all(row[index] == "" or (column.kind in NUMERIC_KINDS and source.get(column.key) == 0)
+                    for row, source in zip(cells, sheet.rows))
+        (hidden if column.wide or empty else kept).append(column)
+    return kept, [c.header for c in hidden]
+
+
+def sheet_table(sheet: Sheet, wide: bool = False) -> Table:
+    """A :class:`~reconcile.sheets.Sheet` as a terminal table: figures right-aligned and never wrapped.
+
+    Compact unless ``wide`` (:func:`shown_columns`); a note under the table names what it left out.
+    """
+    columns, hidden = shown_columns(sheet, wide)
+    keep = [sheet.columns.index(c) for c in columns]
+    rows = [[row[i] for i in keep] for row in sheet.cells()]
+    out = table([c.header for c in columns], rows, title=sheet.title,
+                right={c.header for c in columns if c.kind in NUMERIC_KINDS})
+    out.caption = Text(literal(f"not shown: {', '.join(hidden)} (--wide shows every column)")) if hidden else None
+    out.caption_justify = "left"
+    return out
+
+
+def rendered(sheet: Sheet, wide: bool = False) -> str:
     """The sheet's table as text, laid out as :data:`console` would print it."""
     capture = LiteralConsole(width=console.width, record=True, file=io.StringIO())
-    capture.print(sheet_table(sheet))
+    capture.print(sheet_table(sheet, wide))
     return capture.export_text()
 
 
@@ -167,28 +229,44 @@ def one_format(json_out: bool = False, csv_out: bool = False, parquet: Path | No
 
 
 def output(sheet: Sheet, json_out: bool = False, csv_out: bool = False, parquet: Path | None = None,
-           json_data: Any = None) -> bool:
+           json_data: Any = None, wide: bool = False) -> bool:
     """Print ``sheet`` as a table, or as JSON (``json_data`` when given), CSV on stdout, or a Parquet file.
 
     Returns True when it printed the table, so a command adds its other tables and notes only then.
     """
     one_format(json_out, csv_out, parquet)
     if json_out:
-        print_json(sheet.rows if json_data is None else json_data)
+        print_json(json_rows(sheet) if json_data is None else json_data)  # json_data holds the same rows
     elif csv_out:
         sys.stdout.write(to_csv(sheet))
     elif parquet is not None:
         written = write_parquet(sheet, parquet)
         LiteralConsole(stderr=True).print(f"wrote {len(sheet.rows)} row(s) to {written}")
     else:
-        console.print(sheet_table(sheet))
+        if not wide:  # the raw figures only the exports carry: not a column "left out" of a compact table
+            sheet = dataclasses.replace(sheet, columns=[c for c in sheet.columns if not c.export_only])
+        console.print(sheet_table(sheet, wide))
         for note in sheet.notes:
             console.print(note)
         return True
     return False
 
 
-# A text column narrower than this would break most words; the table runs past the terminal instead.
+def empty_window(found: Coverage, sheet: Sheet, json_out: bool = False, csv_out: bool = False,
+                 parquet: Path | None = None, json_data: Any = None) -> None:
+    """A listing command's answer for a window with no runs: the one line (exit 0), and, for --json, --csv
+    or --parquet, the empty result in the shape a full one has, on stdout (or in the file), the line on stderr."""
+    if json_out or csv_out or parquet is not None:
+        output(sheet, json_out, csv_out, parquet, json_data=json_data)
+        LiteralConsole(stderr=True).print(found.empty_line())
+    else:
+        console.print(found.empty_line())
+
+
+# A header over a narrow column of figures breaks between words into at most this many lines.
+HEADER_LINES = 2
+
+# A column of prose is folded between its words, but no narrower than this (a line too short to read).
 TEXT_MIN_WIDTH = 24
 
 # A table cell is for reading: a 20 MB tool result would take minutes to lay out and bury the table.

@@ -14,7 +14,7 @@ from ..replay.render import replay_sheet, text_lines
 from . import app
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
-                      configured)
+                      WideOption, configured)
 from .render import console, output
 from ..when import use_zone, window
 
@@ -47,6 +47,7 @@ def replay_command(
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
+    wide: WideOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
@@ -77,6 +78,6 @@ def replay_command(
     with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
         use_zone(con, scope.zone)
         report = replay(con, candidates or None, by, scope.since, scope.until, config, cost_source, runs=runs)
-    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=report):
+    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=report, wide=wide):
         for line in text_lines(report):
             console.print(line, markup=False, highlight=False)

@@ -7,15 +7,15 @@ from typing import Annotated
 
 import typer
 
-from .. import store
 from ..checks import Scope
+from ..coverage import require_runs
 from ..dataset import reading
 from ..when import resolve_zone, window
 from ..errors import ExitCode
 from ..reporting import morning, write_finance, write_morning
 from . import app
 from .check_cmd import print_report
-from .ingest_cmd import print_not_loaded
+from .ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
 from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
                       SinceOption, TzOption, UntilOption, configured)
 from .render import console
@@ -44,7 +44,7 @@ def finance_command(
     _, path = configured(config_file, db)
     scope = window(since, until, tz)
     with reading(path, from_parquet, scope.since, scope.until) as con:
-        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
+        require_runs(con, scope, str(from_parquet or path))
         written = write_finance(con, out, scope, cost_source, by)
     console.print(f"wrote {written}")
 
@@ -64,14 +64,16 @@ def morning_report_command(
 ) -> None:
     """Write the morning report: the night at a glance, findings with their runs' steps, what was not judged.
 
-    --since/--until choose the runs the checks report (as reconcile check does).
+    Without --since/--until it reports the latest night (noon to noon in --tz): that night's findings and
+    provider buckets, and a line counting the findings on earlier runs. --since/--until choose the runs the
+    checks report instead (as reconcile check does).
 
     Example: reconcile report morning --out morning.html
     """
     config, path = configured(config_file, db, setting)
     scope = window(since, until, tz)
     with reading(path, from_parquet) as con:  # not pruned: the glance compares with earlier nights
-        store.require_runs(con, str(from_parquet or path), scope.since, scope.until)
+        require_runs(con, scope, str(from_parquet or path))
         written = write_morning(con, out, config=config, checks_dir=checks_dir, zone=scope.zone,
                                 source=cost_source, scope=Scope(scope.since, scope.until))
     console.print(f"wrote {written}")
@@ -99,13 +101,18 @@ def morning_command(
     config, path = configured(config_file, db, setting)
     result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
                      zone=resolve_zone(tz))
-    totals = result.ingested.totals
-    console.print(f"ingested {totals['files']} file(s) ({totals['unchanged']} unchanged): {totals['loaded']} loaded, "
-                  f"{totals['rejected']} rejected")
+    console.print(summary_line(result.ingested, verbose=True))  # the night's files one by one: reconcile ingest -v
+    if rejected_note(result.ingested):
+        console.print(rejected_note(result.ingested))
     failing = [r for r in result.checks.results if r.outcome != "pass"]
     errors = sum(r.failures for r in failing if r.outcome == "error")
-    console.print(f"{len(result.checks.results)} checks over {result.checks.runs} runs, {len(failing)} failing, "
+    console.print(f"{len(result.checks.results)} checks over {result.checks.runs} runs"
+                  f"{f' (the night of {result.night})' if result.night else ''}, {len(failing)} failing, "
                   f"{errors} error finding(s)")
+    earlier = result.earlier
+    if earlier and earlier["findings"]:  # the night's report leaves them out; say they are there and how to see them
+        console.print(f"  and {earlier['findings']} finding(s) on {earlier['runs_with_findings']} earlier run(s): "
+                      f"{earlier['command']}")
     for check in failing:
         console.print(f"  {check.name} ({check.outcome}): {check.failures}")
     for check in result.checks.results:
@@ -115,7 +122,7 @@ def morning_command(
         console.print(f"{name}: {path_written}")
     if result.ingested.not_loaded:  # the reports are written, but the night in them lacks these files
         print_not_loaded(result.ingested, "of the night could not be loaded, so the reports leave them out; every "
-                         "other file was loaded. Fix them and run again.")
+                         "other file was loaded. Fix them and run again.", AsGiven([str(folder), *map(str, usage or [])]))
         raise typer.Exit(ExitCode.BAD_INPUT)
     if result.checks.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)

@@ -7,12 +7,13 @@ from typing import Annotated
 import typer
 
 from .. import store
+from ..coverage import coverage
 from ..runs import SORTS, list_runs, runs_summary
 from ..when import use_zone, window
 from . import app
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
-                      TzOption, UntilOption, configured)
-from .render import console, output
+                      TzOption, UntilOption, WideOption, configured)
+from .render import console, empty_window, output
 
 
 @app.command("runs")
@@ -36,6 +37,7 @@ def runs_command(
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
+    wide: WideOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
 ) -> None:
@@ -46,6 +48,10 @@ def runs_command(
     scope = window(since, until, tz)
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         use_zone(con, scope.zone)
+        found = coverage(con, scope)
         sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source, trees)
-    if output(sheet, json_out, csv_out, parquet):
-        console.print(runs_summary(sheet.rows))
+    if not found.within:
+        return empty_window(found, sheet, json_out, csv_out, parquet)
+    if output(sheet, json_out, csv_out, parquet, wide=wide):
+        for line in runs_summary(sheet.rows, found):
+            console.print(line)

@@ -263,7 +263,7 @@ def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, coun
                 [path, source.sha256, fmt.name, source.size, counts.lines, counts.loaded, counts.rejected,
                  counts.skipped, datetime.now(timezone.utc), source.mtime_ns])
     return FileResult(path, fmt.name, "replaced" if replaced else "loaded", counts.lines, counts.loaded,
-                      counts.rejected, counts.skipped, counts.notes)
+                      counts.rejected, counts.skipped, counts.notes, counts.skipped_by)
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:

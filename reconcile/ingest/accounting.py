@@ -35,14 +35,16 @@ def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:
     ).fetchall()
     counts = {number: FileCounts(lines, loaded, rejected, skipped) for number, lines, loaded, rejected, skipped in rows}
     notes = con.execute(
-        """select file_no, note || case when count(*) > 1 then ' (' || count(*) || ' lines)' else '' end
+        """select file_no, note, count(*)
            from _outcome where decision = 'skip' and note is not null
            group by file_no, note order by file_no, min(line_no)"""
     ).fetchall()
-    for number, note in notes:
-        counts[number].notes.append(note)
+    for number, note, count in notes:
+        counts[number].notes.append(note + (f" ({count} lines)" if count > 1 else ""))
+        counts[number].skipped_by[note] = count
     for number, blank in con.execute("select file_no, count(*) from _checked where blank group by file_no").fetchall():
         counts[number].notes.append(f"{blank} blank line(s)")
+        counts[number].skipped_by["blank line"] = blank
     return counts
 
 

@@ -14,6 +14,7 @@ class FileCounts:
     rejected: int = 0
     skipped: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped_by: dict[str, int] = field(default_factory=dict)  # the skipped lines by their note (a reason, in full)
 
 
 @dataclass
@@ -26,6 +27,12 @@ class FileResult:
     rejected: int
     skipped: int
     notes: list[str] = field(default_factory=list)
+    skipped_by: dict[str, int] = field(default_factory=dict)  # the skipped lines by their note
+
+
+def reason_of(note: str) -> str:
+    """A skip note without its detail: "not a step (event_msg/user_message)" is "not a step"."""
+    return note.split(" (", 1)[0].strip() or note
 
 
 @dataclass
@@ -60,6 +67,31 @@ class IngestReport:
         totals["forgotten"] = len(self.forgotten)
         return totals
 
+    @property
+    def skipped_by_reason(self) -> dict[str, int]:
+        """The skipped lines of every file by reason (a note without its detail), most first.
+
+        Lines a format skipped without a note are counted as "no reason recorded", so the counts add
+        up to ``totals["skipped"]``.
+        """
+        counts: dict[str, int] = {}
+        for f in self.files:
+            for note, count in f.skipped_by.items():
+                counts[reason_of(note)] = counts.get(reason_of(note), 0) + count
+            rest = f.skipped - sum(f.skipped_by.values())
+            if rest > 0:
+                counts["no reason recorded"] = counts.get("no reason recorded", 0) + rest
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def passed_over_by_reason(self) -> dict[str, int]:
+        """The passed-over files by reason ("not a recognised format", without what was found instead)."""
+        counts: dict[str, int] = {}
+        for p in self.passed_over:
+            reason = p.reason.split(":", 1)[0]
+            counts[reason] = counts.get(reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
     def to_json(self) -> dict:
         return {"files": [asdict(f) for f in self.files], "passed_over": [asdict(p) for p in self.passed_over],
-                "forgotten": self.forgotten, "totals": self.totals}
+                "forgotten": self.forgotten, "totals": self.totals, "skipped_by_reason": self.skipped_by_reason}

@@ -33,9 +33,11 @@ from typing import Any
 import duckdb
 
 from ..budgets import GROUPS, budget_report
+from ..coverage import require_runs
 from ..errors import BadInput
 from ..money import cost_per_completed_task
-from ..store import records, require_runs
+from ..store import records
+from ..when import Window
 from .candidates import Candidate, as_run, from_budgets, from_file, from_options
 from .fence import prepare, replay_candidate
 from .summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL, stop_reason
@@ -55,7 +57,7 @@ def replay(con: duckdb.DuckDBPyConnection, candidates: list[Candidate] | None = 
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
-    require_runs(con, "the store", since, until)
+    require_runs(con, Window(since, until))
     if not candidates:
         candidates = [from_budgets(budget_report(con, by, since, until, source))]
     prepare(con, config or Config(), window, params)

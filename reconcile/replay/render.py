@@ -39,11 +39,9 @@ def replay_sheet(report: dict[str, Any], runs: bool = False) -> Sheet:
         rows = [{**row, "candidate": c["name"]} for c in report["candidates"] for row in c.get("runs", [])]
         return Sheet(RUN_COLUMNS, rows, title="Each run under each candidate")
     detectors = any(c["detector"] for c in report["candidates"])
-    rows = []
-    for candidate in report["candidates"]:
-        for group in [*candidate["groups"], *([candidate["total"]] if len(candidate["groups"]) > 1 else [])]:
-            rows.append({**group, "candidate": candidate["name"]})
-    return Sheet(GROUP_COLUMNS + (DETECTOR_COLUMNS if detectors else []), rows,
+    rows = [{**group, "candidate": c["name"]} for c in report["candidates"] for group in c["groups"]]
+    totals = [{**c["total"], "candidate": c["name"]} for c in report["candidates"] if len(c["groups"]) > 1]
+    return Sheet(GROUP_COLUMNS + (DETECTOR_COLUMNS if detectors else []), rows, totals=totals,  # totals: table only
                  title=f"If these limits had been on (by {report['by']}; spend saved on runs that did not succeed, "
                        "lost on successes cut)")
 

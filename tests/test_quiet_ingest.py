@@ -1,0 +1,76 @@
+"""Quiet ingest: one summary line (skips by reason, paths as typed), details with -v, errors always shown."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+from conftest import ROOT
+from reconcile.errors import ExitCode
+
+CODEX = ROOT / "tests" / "fixtures" / "realdata" / "codex-cli"
+
+
+def copy_into(tmp_path, source, name):
+    target = tmp_path / name
+    shutil.copytree(source, target)
+    return target
+
+
+def test_a_codex_folder_is_one_line_with_skips_by_reason(cli, tmp_path, monkeypatch):
+    copy_into(tmp_path, CODEX, "codex")
+    (tmp_path / "codex" / "notes.txt").write_text("not a journal\n")
+    monkeypatch.chdir(tmp_path)
+    result = cli("ingest", "codex", "--db", "c.duckdb")
+    assert result.code == ExitCode.OK
+    lines = result.out.strip().splitlines()
+    assert len(lines) == 1, result.out  # not a line per skipped kind, per file, or per passed-over file
+    line = lines[0]
+    assert re.match(r"ingested \d+ file\(s\); lines [\d,]+ = [\d,]+ loaded \+ 0 rejected \+ [\d,]+ skipped \(", line)
+    assert "not a step" in line and "token_count without usage" in line  # by reason
+    assert "(event_msg/" not in line  # the reason, not each of its details
+    assert "passed over (not a recognised format)" in line and "-v for each file" in line
+    data = cli("ingest", "codex", "--db", "c2.duckdb", "--json").json()  # the machine output stays whole
+    assert sum(data["skipped_by_reason"].values()) == data["totals"]["skipped"] > 0
+    assert data["files"][0]["notes"] and data["passed_over"][0]["reason"].startswith("not a recognised format")
+
+
+def test_verbose_lists_each_file_with_paths_as_typed(cli, tmp_path, monkeypatch):
+    copy_into(tmp_path, CODEX, "codex")
+    (tmp_path / "codex" / "notes.txt").write_text("not a journal\n")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    out = cli("ingest", "../codex", "--db", "c.duckdb", "-v").out
+    assert "passed over ../codex/notes.txt: not a recognised format" in out
+    assert "../codex/VibeCodingTracker__tests__fixtures__sessions__codex.jsonl: skipped: not a step (event_msg/" in out
+    assert str(tmp_path) not in out  # as typed, not absolute
+    absolute = cli("ingest", str(tmp_path / "codex"), "--db", "d.duckdb", "-v").out
+    assert f"passed over {tmp_path / 'codex' / 'notes.txt'}:" in absolute  # typed absolute, shown absolute
+    assert "../" not in absolute
+
+
+def test_a_second_ingest_prints_no_table_of_unchanged_files(cli, tmp_path, monkeypatch):
+    copy_into(tmp_path, ROOT / "sample_runs" / "2026-11-28", "night")
+    monkeypatch.chdir(tmp_path)
+    cli("ingest", "night", "--db", "n.duckdb")
+    again = cli("ingest", "night", "--db", "n.duckdb")
+    assert again.out.strip() == "ingested 3 file(s), all unchanged: nothing new to load"
+    verbose = cli("ingest", "night", "--db", "n.duckdb", "-v").out
+    assert "unchanged" in verbose and "│" not in verbose  # a count, not a table of "unchanged 0 0 0" rows
+
+
+def test_rejects_and_failures_stay_visible_without_verbose(cli, tmp_path, monkeypatch):
+    night = copy_into(tmp_path, ROOT / "sample_runs" / "2026-11-28", "night")
+    with open(night / "triage.jsonl", "a") as journal:
+        journal.write('{"v":1,"type":"step","run_id":"cdac","idx":"not a number"}\n')
+    (tmp_path / "broken.jsonl").write_text('{"broken json\n')
+    monkeypatch.chdir(tmp_path)
+    result = cli("ingest", "night", "broken.jsonl", "--db", "n.duckdb")
+    assert result.code == ExitCode.BAD_INPUT
+    assert "1 not loaded" in result.out
+    assert "1 line(s) rejected" in result.out and 'reconcile sql "select path, line, reason from rejects"' in result.out
+    assert "error: could not load broken.jsonl:" in result.err  # the failed file, as typed, on stderr
+    verbose = cli("ingest", "night", "--db", "m.duckdb", "-v").out
+    assert f"rejected {os.path.join('night', 'triage.jsonl')}:" in verbose

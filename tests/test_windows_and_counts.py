@@ -1,0 +1,120 @@
+"""One behaviour for an empty window, and run counts that agree across commands or say why not (issue 28).
+
+The store: real Claude Code sessions with subagents (folded by ``runs``) and real SWE-agent
+trajectories, which record no start time (in no bounded window). The expected counts come from the
+raw files in plain Python: a run is a transcript file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from reconcile.cli import main
+from reconcile.errors import ExitCode
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "realdata"
+CLAUDE = FIXTURES / "spotter-real-sessions" / "projects"
+SWE = FIXTURES / "swe-agent"
+FUTURE = ["--since", "2099-01-01", "--tz", "UTC"]
+
+
+def _raw_counts() -> dict[str, object]:
+    """Runs, sessions and subagents from the files alone: a transcript file is a run."""
+    sessions = [p for p in CLAUDE.rglob("*.jsonl") if p.parent.name != "subagents"]
+    subagents = [p for p in CLAUDE.rglob("*.jsonl") if p.parent.name == "subagents"]
+    trajectories = sorted(p for p in SWE.glob("*.traj"))
+    for path in trajectories:  # a trajectory records steps and stats, never when it started
+        text = path.read_text()
+        assert not re.search(r'"(start|started|created)(_at|_time)?"\s*:', text), path
+    return {"sessions": len(sessions), "subagents": len(subagents), "undated": [p.stem for p in trajectories]}
+
+
+@pytest.fixture(scope="module")
+def mixed_db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("mixed") / "mixed.duckdb"
+    assert main(["ingest", str(CLAUDE), str(SWE), "--db", str(path)]) == 0
+    return path
+
+
+def test_runs_summary_and_cost_count_the_same_runs_or_say_why(cli, mixed_db):
+    raw = _raw_counts()
+    total = raw["sessions"] + raw["subagents"] + len(raw["undated"])
+    listed = raw["sessions"] + len(raw["undated"])
+
+    runs = cli("runs", "--db", mixed_db)
+    assert runs.code == 0
+    assert f"{listed} run(s): " in runs.out
+    assert f"{raw['subagents']} sub-agent run(s) folded into them ({total} runs in all" in runs.out
+    assert cli("runs", "--no-fold-subagents", "--db", mixed_db).out.count("\n") > runs.out.count("\n") - 3
+
+    summary = cli("summary", "--db", mixed_db).out.splitlines()[0]
+    assert summary.startswith(f"reconcile summary — {total} runs ({listed} as `reconcile runs` lists them, "
+                              f"{raw['subagents']} Claude Code sub-agent run(s) folded")
+    assert f"{len(raw['undated'])} without a start time" in summary
+
+    cost = cli("cost", "--json", "--db", mixed_db).json()
+    assert cost["total"]["runs"] == total
+    text = cli("cost", "--db", mixed_db).out
+    assert f"{raw['subagents']} of them are Claude Code sub-agent runs, which reconcile runs folds" in text
+
+
+def test_a_bounded_window_counts_and_names_the_runs_without_a_start_time(cli, mixed_db):
+    raw = _raw_counts()
+    result = cli("runs", "--since", "2000-01-01", "--tz", "UTC", "--db", mixed_db)
+    assert result.code == 0
+    assert f"{raw['sessions']} run(s): " in result.out
+    line = next(line for line in result.out.splitlines() if "no start time" in line)
+    assert line.startswith(f"{len(raw['undated'])} run(s) have no start time and are in no --since/--until window: ")
+    named = [stem for stem in raw["undated"] if stem in line]
+    assert len(named) == min(5, len(raw["undated"]))  # the first five by id, the rest counted
+    assert f"and {len(raw['undated']) - 5} more" in line
+    # all time: the same runs are listed, and no such line
+    assert "no start time" not in cli("runs", "--db", mixed_db).out
+
+
+@pytest.mark.parametrize("command", [["runs"], ["cost"], ["cost", "--by", "day"]])
+def test_a_listing_command_says_the_window_is_empty_and_exits_0(cli, mixed_db, command):
+    result = cli(*command, *FUTURE, "--db", mixed_db)
+    assert result.code == ExitCode.OK, result.err
+    assert result.out.strip() == _empty_line()
+    machine = cli(*command, *FUTURE, "--json", "--db", mixed_db)
+    assert machine.code == 0 and machine.err.strip() == _empty_line()
+    data = json.loads(machine.out)  # the shape a full answer has, empty
+    assert data == [] if command == ["runs"] else (data["groups"] == [] and data["total"]["runs"] == 0)
+    table = cli(*command, *FUTURE, "--csv", "--db", mixed_db)
+    assert table.code == 0 and len(table.out.splitlines()) == 1  # the header alone
+
+
+@pytest.mark.parametrize("command", [["check"], ["budgets"], ["replay", "--set", "max_steps=5"],
+                                     ["report", "finance", "--out", "f.html"], ["report", "morning", "--out", "m.html"]])
+def test_a_judging_command_stops_on_an_empty_window_with_the_same_line(cli, mixed_db, command):
+    result = cli(*command, *FUTURE, "--db", mixed_db)
+    assert result.code == ExitCode.BAD_INPUT, (result.out, result.err)
+    assert _empty_line() in " ".join(result.err.split())
+
+
+def test_an_empty_store_is_named_as_such(cli, tmp_path):
+    from reconcile import store
+    path = tmp_path / "empty.duckdb"
+    store.connect(path).close()
+    assert "holds no runs" in cli("check", "--db", path).err
+    listing = cli("runs", "--db", path)
+    assert listing.code == 0 and "holds no runs" in listing.out
+
+
+def _empty_line() -> str:
+    """The line, from the raw files: the span of the Claude Code sessions' first timestamps."""
+    starts, ends = [], []
+    for path in CLAUDE.rglob("*.jsonl"):
+        stamps = [json.loads(line).get("timestamp") for line in path.read_text().splitlines() if line.strip()]
+        stamps = [s for s in stamps if s]
+        starts.append(min(stamps))
+    first, last = min(starts), max(starts)
+    raw = _raw_counts()
+    total = raw["sessions"] + raw["subagents"] + len(raw["undated"])
+    return (f"no runs since 2099-01-01 00:00 (UTC); the store spans {first[:10]} {first[11:16]} .. "
+            f"{last[:10]} {last[11:16]} ({total} run(s), {len(raw['undated'])} without a start time).")
