@@ -157,6 +157,8 @@ def in_dollars(value: Any) -> Any:
                     continue  # the report says it in dollars already ("billed_usd")
                 dollars = exported(item, "money")
                 out[target] = None if dollars is None else float(dollars)
+            elif isinstance(key, str) and key.endswith("_usd") and isinstance(item, Decimal):
+                out[key] = float(item)  # dollars the store keeps as a decimal: a JSON number, as every *_usd is
             else:
                 out[key] = in_dollars(item)
         return out

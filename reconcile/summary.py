@@ -14,7 +14,7 @@ import jinja2
 
 from .costs import CHOSEN
 from .resources import reports_dir
-from .sheets import Column, Sheet
+from .sheets import Column, Sheet, every_key
 from .status import STATUSES
 from .store import records
 
@@ -57,7 +57,7 @@ def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:
                *[Column(s, s, "count") for s in STATUSES], Column("steps", "steps", "count"),
                Column("tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
                Column("runs_without_cost", "runs without a cost", "count")]
-    return Sheet(columns, by_agent)
+    return Sheet(every_key(columns, by_agent), by_agent)
 
 
 def render_summary(con: duckdb.DuckDBPyConnection, render_table: Callable[[Sheet], str]) -> str:

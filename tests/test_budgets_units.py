@@ -25,7 +25,7 @@ def one_run_db(tmp_path):
 
 
 def test_the_ceilings_table_shows_dollars_and_whole_steps(cli, night_db):
-    out = cli("budgets", "--db", night_db).out
+    out = cli("budgets", "--wide", "--db", night_db).out  # p50 and p95 are in the wide table
     rows = [line for line in out.splitlines() if "│ coder " in line]
     steps = next(line for line in rows if " max_steps " in line)
     cost = next(line for line in rows if " max_cost_usd " in line)
@@ -33,6 +33,9 @@ def test_the_ceilings_table_shows_dollars_and_whole_steps(cli, night_db):
     assert "$5.00" in cost and "5,000,000" not in cost  # the configured max_cost_micros 5,000,000 is $5.00
     assert cost.count("$") == 5  # p50, p95, p99, configured and recommended: all in dollars
     assert "max_cost_micros" not in out  # notes name the ceiling in dollars too
+    compact = cli("budgets", "--db", night_db).out
+    assert cost.count("$") - 2 == next(line for line in compact.splitlines()
+                                       if "│ coder " in line and " max_cost_usd " in line).count("$")
 
 
 def test_csv_and_json_carry_each_ceiling_in_its_unit(cli, night_db):

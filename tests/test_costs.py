@@ -150,9 +150,9 @@ def test_reprice_with_a_file_and_as_of_a_date(cli, night_db, tmp_path):
                        "anthropic,claude-haiku-4-5,,2,10,0.2,2.5,4\n")
     result = cli("reprice", "--prices", doubled, "--json", "--db", night_db).json()
     haiku = next(m for m in result["models"] if m["model"] == "claude-haiku-4-5")
-    assert abs(haiku["repriced_micros"] - 2 * haiku["cost_micros"]) <= haiku["steps"]  # per-step rounding only
+    assert abs(micros(haiku["repriced_usd"]) - 2 * micros(haiku["cost_usd"])) <= haiku["steps"]  # per-step rounding only
     sonnet = next(m for m in result["models"] if m["model"] == "claude-sonnet-4-5")
-    assert sonnet["repriced_micros"] is None and sonnet["unpriced_after"] == sonnet["steps"]  # not in the file
+    assert sonnet["repriced_usd"] is None and sonnet["unpriced_after"] == sonnet["steps"]  # not in the file
     as_of = cli("reprice", "--as-of", "2026-01-01", "--json", "--db", night_db).json()
     assert {m["model"] for m in as_of["models"]} >= {"claude-haiku-4-5", "gpt-5-mini"}
     assert cli("reprice", "--db", night_db).code == ExitCode.BAD_INPUT
@@ -164,5 +164,7 @@ def test_fit_projects_each_agent_from_its_own_runs(cli, night_db):
     agents = {a["agent"]: a for a in fitted}
     assert {"coder", "triage", "researcher"} <= set(agents)
     triage = agents["triage"]
-    assert triage["inputs"]["catalogue_tokens"] > 0 and 0 < Decimal(triage["inputs"]["success_rate"]) <= 1
+    assert triage["catalogue_tokens"] > 0 and 0 < Decimal(str(triage["success_rate"])) <= 1  # the CSV's row
+    csv_header = cli("cost", "project", "--fit", "--csv", "--db", night_db).out.splitlines()[0].split(",")
+    assert [k for k in triage if k != "rows"] == csv_header
     assert triage["rows"] and Decimal(triage["rows"][0]["cached_usd"]) > 0

@@ -1055,7 +1055,7 @@ def test_provider_bill(reconcile_json):
     same bill (if this fails alone, the oracle's price table is stale, not reconcile)."""
     report = reconcile_json("usage", "--by", "day", "--tz", "UTC")
     bills = provider_bills()
-    theirs = {(row["provider"], row["day"]): row["billed_micros"] for row in report["billed"]}
+    theirs = {(row["provider"], row["day"]): Decimal(str(row["billed_usd"])) * 1_000_000 for row in report["billed"]}
     assert sorted(theirs) == sorted(bills), "the (provider, day) pairs billed differ"
     problems = []
     for key, amount in sorted(bills.items()):

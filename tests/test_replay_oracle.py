@@ -22,11 +22,11 @@ loop checks.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import io
 import json
 import os
 from collections import Counter, defaultdict
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -283,10 +283,23 @@ def replay_json(night_db, tmp_path_factory):
             finally:
                 os.chdir(here)
             assert code == 0, f"reconcile replay {' '.join(args)} exited {code}"
-            cache[args] = {c["name"]: c for c in json.loads(out.getvalue())["candidates"]}
+            # --json writes money as exact dollars (*_usd); read them as decimals, compare in micro-dollars
+            data = as_micros(json.loads(out.getvalue(), parse_float=Decimal))
+            cache[args] = {c["name"]: c for c in data["candidates"]}
         return cache[args]
 
     return run
+
+
+def as_micros(value):
+    """Every ``*_usd`` figure of ``value`` also as integer micro-dollars under ``*_micros``."""
+    if isinstance(value, dict):
+        out = {k: as_micros(v) for k, v in value.items()}
+        for key, item in value.items():
+            if key.endswith("_usd") and (item is None or isinstance(item, (int, Decimal))):
+                out[key.removesuffix("_usd") + "_micros"] = None if item is None else int(Decimal(item) * 1_000_000)
+        return out
+    return [as_micros(v) for v in value] if isinstance(value, list) else value
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def test_wheel_installs_and_runs_with_shipped_resources(tmp_path):
     assert shipped.stdout.split() == ["native", "claude_code", "codex", "gemini_cli", "gemini_cli_jsonl", "langfuse",
                                       "inspect_ai", "mini_swe_agent", "swe_agent", "openhands", "otel"]
     session = ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions" / "extra-fixtures" / "short.jsonl"
-    cc = subprocess.run([reconcile, "ingest", session, "--db", "cc.duckdb"], cwd=tmp_path, capture_output=True, text=True)
+    cc = subprocess.run([reconcile, "ingest", "-v", session, "--db", "cc.duckdb"], cwd=tmp_path, capture_output=True, text=True)
     assert cc.returncode == 0 and "claude_code" in cc.stdout, cc.stderr
     # the dated price corrections ship as package data and are loaded from it
     fixes = subprocess.run([python, "-c", "from reconcile.price_files import corrections; print(len(corrections()[1]))"],

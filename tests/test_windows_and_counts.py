@@ -108,7 +108,7 @@ def test_an_empty_store_is_named_as_such(cli, tmp_path):
 
 def _empty_line() -> str:
     """The line, from the raw files: the span of the Claude Code sessions' first timestamps."""
-    starts, ends = [], []
+    starts = []
     for path in CLAUDE.rglob("*.jsonl"):
         stamps = [json.loads(line).get("timestamp") for line in path.read_text().splitlines() if line.strip()]
         stamps = [s for s in stamps if s]

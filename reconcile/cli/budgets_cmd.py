@@ -13,14 +13,13 @@ from ..errors import BadInput, ExitCode
 from ..replay import from_budgets, replay
 from ..status import STATUSES
 from . import app
-from ..sheets import Column, Sheet
+from ..sheets import Column, Sheet, json_rows
 from ..coverage import require_runs
 from ..when import use_zone, window
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
-                      UntilOption, configured)
+                      UntilOption, WideOption, configured)
 from .render import console, output, table
-from ..sheets import json_rows
 
 
 def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
@@ -59,6 +58,7 @@ def budgets_command(
     json_out: JsonOption = False,
     csv_out: CsvOption = False,
     parquet: ParquetOption = None,
+    wide: WideOption = False,
     config_file: ConfigOption = None,
     db: DbOption = None,
     from_parquet: FromParquetOption = None,
@@ -91,8 +91,8 @@ def budgets_command(
     if emit_style:
         console.print(emit(report, emit_style, replayed), markup=False, end="")
     elif output(sheet := ceilings_sheet(report), json_out, csv_out, parquet,
-                json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates, **percentiles,
-                           "alerts": alerts}):
+                json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates,
+                           **percentiles, "alerts": alerts}, wide=wide):
         _print(report, rates, percentiles, alerts, scope.zone)
         if report["groups"] and unit == "run":
             console.print("What these ceilings would have done to these runs — which runs they stop, the successes "
@@ -116,14 +116,14 @@ UNIT_OF = {"steps": ("steps", "count"), "tokens": ("tokens", "count"), "prompt_t
 SHOWN_CEILING = {**CEILINGS, "cost_micros": "max_cost_usd"}  # replay --set and --limits take max_cost_usd too
 
 CEILING_COLUMNS = [
-    Column("ceiling", "ceiling"), Column("unit", "unit", wide=True), Column("runs", "runs", "count"),
-    Column("succeeded_runs", "succeeded", "count"), Column("success_rate", "success", "share"),
-    Column("p50", "p50", "number", kind_of="kind"), Column("p95", "p95", "number", kind_of="kind"),
+    Column("ceiling", "ceiling"), Column("unit", "unit", wide=True), Column("runs", "runs", "count", wide=True),
+    Column("succeeded_runs", "succeeded", "count"), Column("success_rate", "success", "share", wide=True),
+    Column("p50", "p50", "number", kind_of="kind", wide=True), Column("p95", "p95", "number", kind_of="kind", wide=True),
     Column("p99", "p99", "number", kind_of="kind"),
     Column("censored", "cut while progressing", "count"), Column("configured", "configured", "number", kind_of="kind"),
     Column("recommended", "recommended", "number", kind_of="kind"),
     Column("at_least", "at least (a lower bound)", "bool"),
-    Column("would_stop", "succeeded runs it would stop", "count"), Column("would_stop_runs", "which"),
+    Column("would_stop", "succeeded runs it would stop", "count"), Column("would_stop_runs", "which", wide=True),
     Column("flags", "flags"),
 ]
 

@@ -215,8 +215,10 @@ def project_command(
         rows = [{"agent": a["agent"], "runs": a["runs"], **a["inputs"], "observed_mean_micros":
                  None if a["observed_mean_cost_usd"] is None else int(a["observed_mean_cost_usd"] * 1_000_000)}
                 for a in fitted]
-        if output(Sheet(FIT_COLUMNS, rows, title="Inputs fitted per agent from its runs (medians)"),
-                  json_out, csv_out, parquet, json_data=fitted):
+        sheet = Sheet(FIT_COLUMNS, rows, title="Inputs fitted per agent from its runs (medians)")
+        # --json: each agent's row as the CSV has it, and its projection by turns
+        projected = [{**row, "rows": agent["rows"]} for row, agent in zip(json_rows(sheet), fitted)]
+        if output(sheet, json_out, csv_out, parquet, json_data=projected):
             for agent in fitted:
                 console.print(sheet_table(projection_sheet(agent["rows"], Decimal(str(agent["inputs"]["success_rate"])),
                                                            title=f"{agent['agent']}: projected cost by turns")))
@@ -329,7 +331,8 @@ def reprice_command(
                Column("repriced_micros", "repriced", "money"), Column("difference_micros", "difference", "signed_money"),
                Column("repriced_as", "priced as")]
     rows = [{**m, "repriced_as": m["repriced_as"] or "(no price)"} for m in result["models"]]
-    output(Sheet(columns, rows), json_out, csv_out, parquet, json_data=result)
+    sheet = Sheet(every_key(columns, rows), rows)
+    output(sheet, json_out, csv_out, parquet, json_data={**in_dollars(result), "models": json_rows(sheet)})
     return None
 
 

@@ -14,7 +14,7 @@ from ..summary import agents_sheet, render_summary, store_summary
 from . import app
 from ..money import usd
 from ..outputs import write_output
-from ..sheets import MISSING_AS, Column, Sheet, rows_parquet
+from ..sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
 from .options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, WideOption, configured
 from .render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
 
@@ -47,13 +47,13 @@ def show_command(
         if step is not None:
             detail = step_detail(con, run["run_id"], step)
             if json_out:
-                return print_json(detail)
+                return print_json(in_dollars(detail))
             console.print(table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
                                 title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(con, run["run_id"])
     if json_out:
-        return print_json({"run": run, "steps": steps})
+        return print_json(in_dollars({"run": run, "steps": steps}))  # money in dollars, as --csv has it
     shown = {**run, "root_run_id": run["root_run_id"] if run.get("root_run_id") != run["run_id"] else None}
     header = [(label, _value(shown.get(key))) for label, key in _HEADER_FIELDS if shown.get(key) not in (None, [])]
     if run.get("status_inferred"):
@@ -181,6 +181,8 @@ def summary_command(
     with store.connect(configured(config_file, db)[1], read_only=True) as con:
         if json_out or csv_out or parquet:
             data = store_summary(con)
-            return output(agents_sheet(data["by_agent"]), json_out, csv_out, parquet, json_data=data) and None
+            sheet = agents_sheet(data["by_agent"])  # --json: the CSV's rows, and the rest in dollars too
+            return output(sheet, json_out, csv_out, parquet,
+                          json_data={**in_dollars(data), "by_agent": json_rows(sheet)}) and None
         text = render_summary(con, lambda sheet: rendered(sheet, wide))
     console.print(text, markup=False, end="")

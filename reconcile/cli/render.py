@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -197,7 +196,8 @@ def shown_columns(sheet: Sheet, wide: bool = False) -> tuple[list[Column], list[
         empty = all(row[index] == "" or (column.kind in NUMERIC_KINDS and source.get(column.key) == 0)
                     for row, source in zip(cells, sheet.rows))
         (hidden if column.wide or empty else kept).append(column)
-    return kept, [c.header for c in hidden]
+    # the raw figures only the exports carry are not columns "left out" of a compact table
+    return kept, [c.header for c in hidden if not c.export_only]
 
 
 def sheet_table(sheet: Sheet, wide: bool = False) -> Table:
@@ -243,8 +243,6 @@ def output(sheet: Sheet, json_out: bool = False, csv_out: bool = False, parquet:
         written = write_parquet(sheet, parquet)
         LiteralConsole(stderr=True).print(f"wrote {len(sheet.rows)} row(s) to {written}")
     else:
-        if not wide:  # the raw figures only the exports carry: not a column "left out" of a compact table
-            sheet = dataclasses.replace(sheet, columns=[c for c in sheet.columns if not c.export_only])
         console.print(sheet_table(sheet, wide))
         for note in sheet.notes:
             console.print(note)

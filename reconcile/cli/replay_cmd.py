@@ -15,6 +15,7 @@ from . import app
 from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
                       WideOption, configured)
+from ..sheets import in_dollars
 from .render import console, output
 from ..when import use_zone, window
 
@@ -78,6 +79,6 @@ def replay_command(
     with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
         use_zone(con, scope.zone)
         report = replay(con, candidates or None, by, scope.since, scope.until, config, cost_source, runs=runs)
-    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=report, wide=wide):
+    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=in_dollars(report), wide=wide):
         for line in text_lines(report):
             console.print(line, markup=False, highlight=False)

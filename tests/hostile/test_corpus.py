@@ -145,7 +145,7 @@ def test_a_model_call_nobody_named_is_unpriced_and_named_so(loaded, capsys):
 
     report = json.loads(capsys.readouterr().out)
     bare = next(g for g in report["groups"] if g["key"] == "opt-bare")
-    assert bare["cost_micros"] is None and not bare["cost_complete"]
+    assert bare["cost_usd"] is None and not bare["cost_complete"]
     assert bare["unpriced_models"] == ["(model not recorded)"]
     assert main(["cost", "--by", "run", "--db", str(db)]) == ExitCode.OK
     assert "no price for (model not recorded)" in " ".join(capsys.readouterr().out.split())
