@@ -20,7 +20,7 @@ import duckdb
 from .. import durability
 from ..errors import BadInput, InternalError, UnknownFormat, did_you_mean
 from ..pricing import resolve as resolve_prices
-from .bookkeeping import forget_file, recorded, stamps, unchanged_by_stamp
+from .bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
 from .discovery import discover, vanished
 from .failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
 from .files import Aliases, Source, inspect, on_disk, stored_name
@@ -166,14 +166,15 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     the failure is pinned on one file. Returns the results and the files to load again.
     """
     results, todo, reloads = [], [], []
-    for path, reload in group:
-        source = inspect(path)
+    sources = [(inspect(path), reload) for path, reload in group]
+    known = recorded_many(con, [source.name for source, _ in sources if not source.error])
+    for source, reload in sources:
         if source.error:
             result, again = record_failure(con, source, fmt.name, "unreadable", source.error)
             results.append(result)
             reloads += again
             continue
-        previous = recorded(con, source.name)
+        previous = known.get(source.name)
         if previous == (source.sha256, fmt.name) and not reload:
             results.append(FileResult(source.name, fmt.name, "unchanged", 0, 0, 0, 0))
             if source.mtime_ns is not None:  # same content, now a stamp to trust: next time it is not read
@@ -216,8 +217,7 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
                     reloads += forget_file(con, source.name)
             counts = fmt.load(con, sources, forced)
             reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
-            results = [_record(con, source, bool(previous and previous[0]), counts[number], fmt, forced)
-                       for number, (source, previous) in enumerate(todo, 1)]
+            results = _record(con, todo, counts, fmt, forced)
             con.execute("commit")
         except duckdb.Error as exc:
             _rollback(con)
@@ -246,24 +246,35 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         pass  # the failure already ended the transaction (or the database): nothing was committed
 
 
-def _record(con: duckdb.DuckDBPyConnection, source: Source, replaced: bool, counts, fmt, forced: bool) -> FileResult:
-    """Check one file's accounting and write its record (only now: a file's record means it loaded)."""
-    path = source.name
-    if forced and counts.lines and not counts.loaded:
-        first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
-        why = (f"line {first[0][0]}: {first[0][1]}" if first
-               else f"every line was skipped: {counts.notes[0]}" if counts.notes else "every line was skipped")
-        raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {counts.lines} "
-                            f"lines is one ({why}). Leave --format out to detect the format.")
-    if counts.loaded + counts.rejected + counts.skipped != counts.lines:
-        raise InternalError(f"{path}: accounting does not add up ({counts}); nothing was loaded")
-    con.execute("insert into ingested_files by name select ? as path, ? as sha256, ? as format, ? as size_bytes, "
-                "? as lines, ? as loaded, ? as rejected, ? as skipped, ? as ingested_at, ? as mtime_ns, "
+def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], counts, fmt,
+            forced: bool) -> list[FileResult]:
+    """Check each file's accounting and write the records, in one statement (only now: a record means it loaded)."""
+    results = []
+    for number, (source, previous) in enumerate(todo, 1):
+        path, count = source.name, counts[number]
+        if forced and count.lines and not count.loaded:
+            first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
+            why = (f"line {first[0][0]}: {first[0][1]}" if first
+                   else f"every line was skipped: {count.notes[0]}" if count.notes else "every line was skipped")
+            raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {count.lines} "
+                                f"lines is one ({why}). Leave --format out to detect the format.")
+        if count.loaded + count.rejected + count.skipped != count.lines:
+            raise InternalError(f"{path}: accounting does not add up ({count}); nothing was loaded")
+        results.append(FileResult(path, fmt.name, "replaced" if previous and previous[0] else "loaded", count.lines,
+                                  count.loaded, count.rejected, count.skipped, count.notes, count.skipped_by))
+    sources = [source for source, _ in todo]
+    # the lists are unnested side by side: one row a file
+    con.execute("insert into ingested_files by name select unnest($path) as path, unnest($sha256) as sha256, "
+                "$format as format, unnest($size)::bigint as size_bytes, unnest($lines)::bigint as lines, "
+                "unnest($loaded)::bigint as loaded, unnest($rejected)::bigint as rejected, "
+                "unnest($skipped)::bigint as skipped, $now as ingested_at, unnest($mtime)::bigint as mtime_ns, "
                 "'loaded' as status",
-                [path, source.sha256, fmt.name, source.size, counts.lines, counts.loaded, counts.rejected,
-                 counts.skipped, datetime.now(timezone.utc), source.mtime_ns])
-    return FileResult(path, fmt.name, "replaced" if replaced else "loaded", counts.lines, counts.loaded,
-                      counts.rejected, counts.skipped, counts.notes, counts.skipped_by)
+                {"path": [s.name for s in sources], "sha256": [s.sha256 for s in sources], "format": fmt.name,
+                 "size": [s.size for s in sources], "lines": [r.lines for r in results],
+                 "loaded": [r.loaded for r in results], "rejected": [r.rejected for r in results],
+                 "skipped": [r.skipped for r in results], "now": datetime.now(timezone.utc),
+                 "mtime": [s.mtime_ns for s in sources]})
+    return results
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:

@@ -33,9 +33,14 @@ def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
 
 def recorded(con: duckdb.DuckDBPyConnection, path: str) -> tuple[str, str] | None:
     """(sha256, format) of ``path`` as last ingested, or None; a file that failed has no SHA-256 to match: it is tried again."""
-    rows = con.execute("select case when status = 'loaded' then sha256 else '' end, format from ingested_files "
-                       "where path = ?", [path]).fetchall()
-    return rows[0] if rows else None
+    return recorded_many(con, [path]).get(path)
+
+
+def recorded_many(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """:func:`recorded` for many files in one query (a query a file cost ~1 ms of a small file's load)."""
+    rows = con.execute("select path, case when status = 'loaded' then sha256 else '' end, format from ingested_files "
+                       "where path in (select unnest($paths))", {"paths": paths}).fetchall()
+    return {path: (sha256, fmt) for path, sha256, fmt in rows}
 
 
 def stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int | None, str]]:
