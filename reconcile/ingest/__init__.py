@@ -30,7 +30,9 @@ from .result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
 
-BATCH_FILES = 400  # files of a batch-capable format loaded per statement set and transaction
+# A batch's statements cost about the same for 40 files as for 2,000 (0.8 s a batch of Claude Code
+# sessions), so small files go in large batches; the bytes bound a batch's memory (about 7x its bytes).
+BATCH_FILES = 2000  # files of a batch-capable format loaded per statement set and transaction
 BATCH_BYTES = 256 * 1024 * 1024
 
 
