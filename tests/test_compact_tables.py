@@ -80,3 +80,19 @@ def test_cost_shows_the_columns_read_first(cli, night_db):
     assert {"model", "runs", "calls", "cost", "uncached", "hit", "catalogue", "tax"} <= compact
     assert not {"harness", "ours", "tok"} & compact
     assert {"harness", "ours", "tok", "harness-reported"} <= wide
+
+
+def test_check_shows_a_check_s_first_findings_and_says_how_to_list_them_all(capsys):
+    from types import SimpleNamespace
+
+    from reconcile.cli.check_cmd import SHOWN_FINDINGS, print_report
+
+    findings = [SimpleNamespace(run_id=f"run-{i:03d}", step=i, detail=f"detail {i}") for i in range(SHOWN_FINDINGS + 7)]
+    result = SimpleNamespace(name="tool_calls_paired", failures=len(findings), outcome="error", severity="error",
+                             invariant="every call has a result", remedy="pair them", findings=findings, not_judged=0)
+    print_report(SimpleNamespace(results=[result], disabled=[], runs=40))
+    out = capsys.readouterr().out
+    shown = [f"run-{i:03d}" for i in range(len(findings)) if f"run-{i:03d}" in out]
+    assert shown == [f"run-{i:03d}" for i in range(SHOWN_FINDINGS)]  # the first ones, in order, and no more
+    assert "… and 7 more of this check's findings: reconcile check --only tool_calls_paired --csv" in out
+    assert f"{len(findings)} violation(s)" in out and "32 error finding(s)" in out  # the counts stay whole

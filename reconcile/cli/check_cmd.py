@@ -78,6 +78,11 @@ def findings_sheet(report) -> Sheet:
     return Sheet(FINDING_COLUMNS, rows, title="Findings")
 
 
+# A check's findings a terminal shows; a store of thousands of runs can have thousands, and a table that
+# long is read by no one (and took seconds to lay out). --csv, --json and --junit carry every finding.
+SHOWN_FINDINGS = 25
+
+
 def print_report(report) -> None:
     """Each failing check's findings, then one line per check that could not judge every run, then a summary."""
     for result in report.results:
@@ -85,8 +90,11 @@ def print_report(report) -> None:
             continue
         level = result.outcome if result.outcome != "pass" else f"{result.severity}, passes its thresholds"
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
-        rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings]
+        rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings[:SHOWN_FINDINGS]]
         console.print(table(["run", "step", "detail"], rows, title=title, right={"step"}))
+        if len(result.findings) > SHOWN_FINDINGS:
+            console.print(f"  … and {len(result.findings) - SHOWN_FINDINGS:,} more of this check's findings: "
+                          f"reconcile check --only {result.name} --csv (or --json) lists every one")
         console.print(f"  remedy: {result.remedy}")
     for result in report.results:
         if result.not_judged:
