@@ -49,7 +49,8 @@ def test_runs_summary_and_cost_count_the_same_runs_or_say_why(cli, mixed_db):
     assert runs.code == 0
     assert f"{listed} run(s): " in runs.out
     assert f"{raw['subagents']} sub-agent run(s) folded into them ({total} runs in all" in runs.out
-    assert cli("runs", "--no-fold-subagents", "--db", mixed_db).out.count("\n") > runs.out.count("\n") - 3
+    unfolded = cli("runs", "--no-fold-subagents", "--db", mixed_db).out
+    assert f"{total} run(s): " in unfolded and "folded" not in unfolded  # one row a run, every subagent its own
 
     summary = cli("summary", "--db", mixed_db).out.splitlines()[0]
     assert summary.startswith(f"reconcile summary — {total} runs ({listed} as `reconcile runs` lists them, "
@@ -118,3 +119,19 @@ def _empty_line() -> str:
     total = raw["sessions"] + raw["subagents"] + len(raw["undated"])
     return (f"no runs since 2099-01-01 00:00 (UTC); the store spans {first[:10]} {first[11:16]} .. "
             f"{last[:10]} {last[11:16]} ({total} run(s), {len(raw['undated'])} without a start time).")
+
+
+def test_catalogue_tax_of_a_format_that_records_no_catalogue_is_not_recorded(cli, mixed_db):
+    """A Claude Code transcript does not record the tool catalogue sent with a call, so its tax is not
+    recorded: null in JSON, "not recorded" in the table, never $0.00."""
+    sessions = set()
+    for path in CLAUDE.rglob("*.jsonl"):  # the raw files: no tool schemas anywhere, and each one's session id
+        text = path.read_text()
+        assert '"input_schema"' not in text and '"tools":' not in text, path
+        sessions |= {json.loads(line).get("sessionId") for line in text.splitlines() if line.strip()} - {None}
+    by_run = cli("cost", "--by", "run", "--json", "--db", mixed_db).json()["groups"]
+    claude = [g for g in by_run if any(session in g["key"] for session in sessions)]
+    assert claude  # the sessions' runs are there, and not one has a catalogue tax, not even $0
+    assert all(g["catalogue_tax_usd"] is None and g["catalogue_tax_tokens"] is None for g in claude)
+    row = next(line for line in cli("cost", "--db", mixed_db).out.splitlines() if line.startswith("│ total"))
+    assert "not recorded" in row and "$0.00" not in row
