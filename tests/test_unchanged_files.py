@@ -61,3 +61,38 @@ def test_a_changed_old_file_is_read(con, tmp_path):
     journal.write_text(journal.read_text().replace("aaaa", "cccc"))
     assert ingest(con, [journal]).files[0].status == "replaced"
     assert files.stamp(journal) is None  # just written: not trusted yet
+
+
+def test_unchanged_files_in_a_batch_are_not_read_either(con, tmp_path, monkeypatch):
+    """Files of a format that loads in batches follow the first file of their batch unopened when unchanged.
+
+    Only the first file of a batch used to be held to its stamp; the rest were read, hashed and
+    re-stamped one query each (2,000 unchanged sessions cost two seconds for nothing).
+    """
+    folder = tmp_path / "night"
+    folder.mkdir()
+    journals = [journal_file(folder / f"{name}.jsonl", runs=(name,)) for name in ("aaaa", "bbbb", "cccc", "dddd")]
+    for journal in journals:
+        _age(journal)
+    assert {f.status for f in ingest(con, [folder]).files} == {"loaded"}
+    new = journal_file(folder / "bbbb-2.jsonl", runs=("eeee",))  # sorts among the old ones
+    read = []
+    original = files.inspect
+    monkeypatch.setattr("reconcile.ingest.inspect", lambda path: read.append(path.name) or original(path))
+    again = ingest(con, [folder])
+    assert read == [new.name]
+    assert sorted((os.path.basename(f.path), f.status) for f in again.files) == sorted(
+        [(j.name, "unchanged") for j in journals] + [(new.name, "loaded")])
+
+
+def test_fresh_files_of_a_batch_are_stamped_together_once_old(con, tmp_path):
+    folder = tmp_path / "night"
+    folder.mkdir()
+    journals = [journal_file(folder / f"{name}.jsonl", runs=(name,)) for name in ("aaaa", "bbbb", "cccc")]
+    ingest(con, [folder])
+    assert con.execute("select count(mtime_ns) from ingested_files").fetchall() == [(0,)]
+    for journal in journals:
+        _age(journal)
+    assert {f.status for f in ingest(con, [folder]).files} == {"unchanged"}
+    assert sorted(con.execute("select mtime_ns from ingested_files").fetchall()) == sorted(
+        (j.stat().st_mtime_ns,) for j in journals)

@@ -93,13 +93,9 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     from ..formats import FORMATS
     from ..formats.detect import Unreadable, detect
 
-    path, explicit, reload = heapq.heappop(queue)
-    while queue and queue[0][0] == path:  # queued twice (found, and to reload): once is enough
-        reload = heapq.heappop(queue)[2] or reload
-    same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
-    if same:
-        report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
-        return [], None  # the same size and modification time as when it loaded: not even opened
+    path, explicit, reload = _pop(queue)
+    if _unchanged(known, path, reload, forced, report):
+        return [], None
     try:
         fmt, found = (forced, "") if forced else detect(Path(path))
     except Unreadable as exc:
@@ -119,16 +115,37 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     group = [(Path(path), reload)]
     size = _size(path)
     while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
-        following, _, again = queue[0]
+        following, follower_explicit, again = _pop(queue)
+        if _unchanged(known, following, again, forced, report):
+            continue  # a follower is held to its stamp as the first file is: an unchanged one is not opened
         try:
-            if forced is None and detect(Path(following))[0] is not fmt:
-                break
+            other = forced is None and detect(Path(following))[0] is not fmt
         except Unreadable:
-            break  # reported when its turn comes
-        heapq.heappop(queue)
+            other = True  # reported when its turn comes
+        if other:
+            heapq.heappush(queue, (following, follower_explicit, again))
+            break
         group.append((Path(following), again))
         size += _size(following)
     return group, fmt
+
+
+def _pop(queue: list) -> tuple[str, bool, bool]:
+    """The next queued file; queued twice (found, and to reload), it is taken once, to reload."""
+    path, explicit, reload = heapq.heappop(queue)
+    while queue and queue[0][0] == path:
+        _, again_explicit, again = heapq.heappop(queue)
+        explicit, reload = explicit or again_explicit, reload or again
+    return path, explicit, reload
+
+
+def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestReport) -> bool:
+    """True (and reported) when ``path`` has the size and modification time it had when it loaded: not even opened."""
+    same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
+    if not same:
+        return False
+    report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
+    return True
 
 
 def _failed(con: duckdb.DuckDBPyConnection, queue: list, report: IngestReport, path: str, status: str,
@@ -170,6 +187,7 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     results, todo, reloads = [], [], []
     sources = [(inspect(path), reload) for path, reload in group]
     known = recorded_many(con, [source.name for source, _ in sources if not source.error])
+    stamped = []  # same content, now a stamp to trust: next time the file is not read
     for source, reload in sources:
         if source.error:
             result, again = record_failure(con, source, fmt.name, "unreadable", source.error)
@@ -179,10 +197,14 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
         previous = known.get(source.name)
         if previous == (source.sha256, fmt.name) and not reload:
             results.append(FileResult(source.name, fmt.name, "unchanged", 0, 0, 0, 0))
-            if source.mtime_ns is not None:  # same content, now a stamp to trust: next time it is not read
-                con.execute("update ingested_files set mtime_ns = ? where path = ?", [source.mtime_ns, source.name])
+            if source.mtime_ns is not None:
+                stamped.append(source)
         else:
             todo.append((source, previous))
+    if stamped:  # one statement, not one a file
+        con.execute("update ingested_files f set mtime_ns = s.mtime from (select unnest($paths) as path, "
+                    "unnest($mtimes) as mtime) s where f.path = s.path",
+                    {"paths": [s.name for s in stamped], "mtimes": [s.mtime_ns for s in stamped]})
     if len(todo) > 1:
         try:
             loaded, again = _load_transaction(con, todo, fmt, forced)
