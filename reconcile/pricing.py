@@ -38,9 +38,15 @@ SHIPPED = (SNAPSHOT, CORRECTIONS)  # the prices that come with the install, as o
 
 
 def snapshot_version() -> str:
-    import genai_prices
+    """The installed genai-prices version, read from its metadata (importing the package costs 0.1 s)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return getattr(genai_prices, "__version__", "unknown")
+    try:
+        return version("genai-prices")
+    except PackageNotFoundError:
+        import genai_prices
+
+        return getattr(genai_prices, "__version__", "unknown")
 
 
 def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
@@ -54,19 +60,23 @@ def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
         return
     con.execute("begin")
     con.execute("delete from prices where source in (?, ?)", list(SHIPPED))
-    con.register("_snapshot_prices", _snapshot_table(version))
-    con.execute("insert into prices select * from _snapshot_prices")
-    con.unregister("_snapshot_prices")
+    columns = _snapshot_columns(version)
+    con.execute("insert into prices select " + ", ".join(f"unnest(${n})::{t}" for n, t in enumerate(_SNAPSHOT_TYPES, 1)),
+                columns)
     con.executemany(f"insert into prices values ({', '.join(['?'] * 17)})", [[*row, fix_version] for row in fixes])
     con.execute("delete from model_prices")  # prices changed: resolve again
     con.execute("commit")
 
 
 @functools.lru_cache(maxsize=1)
-def _snapshot_table(version: str):
-    """The snapshot flattened to ``prices`` rows, once per process (one Arrow insert per store)."""
-    import pyarrow as pa  # only when prices are resolved: most commands never need it
+def _snapshot_columns(version: str) -> list[list]:
+    """The snapshot flattened to ``prices`` rows, as one list a column (dates and money as text, cast
+    exactly by the insert), once per process.
 
+    Inserted by one ``unnest`` statement: an Arrow table would be as quick, but building one makes
+    pyarrow ask whether its input is a pandas frame, and importing pandas to answer cost a third of a
+    second on every fresh store.
+    """
     from genai_prices import data_snapshot
 
     rows = []
@@ -74,16 +84,13 @@ def _snapshot_table(version: str):
         for model in provider.models:
             for start, end, model_price in _periods(model.prices):
                 rows.append([provider.id, model.id, start, end, *_flatten(model_price), SNAPSHOT, version])
-    names = ["provider", "model", "effective_from", "effective_to", *[f"{b}_mtok" for b in BUCKETS], "tier_start",
-             *[f"tier_{b}_mtok" for b in BUCKETS], "source", "source_version"]
-    money = pa.decimal128(18, 9)
-    types = [pa.string(), pa.string(), pa.date32(), pa.date32(), *[money] * 5, pa.int64(), *[money] * 5,
-             pa.string(), pa.string()]
     # Kept to 9 decimals of a dollar per million tokens: the snapshot has float artefacts such as
     # 0.18000000000000002, and 1e-9 $/MTok is far below a micro-dollar on any request.
-    rows = [[_nine(v) for v in row] for row in rows]
-    columns = [pa.array([row[i] for row in rows], type=types[i]) for i in range(len(names))]
-    return pa.table(columns, names=names)
+    return [[None if v is None else str(_nine(v)) for v in column] for column in zip(*rows)]
+
+
+_SNAPSHOT_TYPES = ["varchar", "varchar", "date", "date", *["decimal(18,9)"] * 5, "bigint", *["decimal(18,9)"] * 5,
+                   "varchar", "varchar"]
 
 
 def _nine(value: Any) -> Any:

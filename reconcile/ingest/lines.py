@@ -94,9 +94,9 @@ def _load_lines_exactly(con: duckdb.DuckDBPyConnection, number: int, source: Sou
         except UnicodeDecodeError as exc:
             lines.append(raw.decode("utf-8", errors="replace"))
             errors.append(f"not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})")
-    frame = pa.table({"file_no": pa.array([number] * len(lines), pa.int32()),
-                      "line_no": pa.array(range(1, len(lines) + 1), pa.int64()),
-                      "line": pa.array(lines, pa.string()), "read_error": pa.array(errors, pa.string())})
+    frame = pa.Table.from_arrays([pa.array([number] * len(lines), pa.int32()), pa.array(range(1, len(lines) + 1), pa.int64()),
+                                  pa.array(lines, pa.string()), pa.array(errors, pa.string())],
+                                 names=["file_no", "line_no", "line", "read_error"])  # not pa.table: it imports pandas
     con.register("_slow_lines", frame)
     con.execute("insert into _lines select * from _slow_lines")
     con.unregister("_slow_lines")
