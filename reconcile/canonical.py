@@ -18,6 +18,8 @@ from typing import Any
 
 import duckdb
 
+from .sql_text import insert_rows
+
 _EXACT_INT_LIMIT = 2**53
 _SEP = "\x1f"  # unit separator: cannot occur in a run id, tool name or hex hash by accident
 
@@ -220,7 +222,7 @@ def _canonicalize_large(con: duckdb.DuckDBPyConnection, source: str, id_col: str
                 rows.append([doc, None, f"nested {depth} levels deep; reconcile reads JSON nested at most {MAX_DEPTH} levels"])
             else:
                 rows.append([doc, canonical_json(json.loads(text)), None])
-        con.executemany(f"insert into {target} values (?, ?, ?)", rows)
+        insert_rows(con, target, rows)
 
 
 def json_depth(text: str) -> int:

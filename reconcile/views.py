@@ -12,6 +12,7 @@ import hashlib
 import duckdb
 
 from .facts import RUN_FACT_NAMES, RUN_FACTS_VIEW
+from .sql_text import insert_rows
 from .usage_views import JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION
 from .status import canonical_status_macro_sql, install_status_macro
 
@@ -387,7 +388,7 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
     install_status_macro(con, temporary=False)
     con.execute("create or replace table format_facts (format varchar not null, fact varchar not null, "
                 "recorded boolean not null, how varchar, inferred boolean not null)")
-    con.executemany("insert into format_facts values (?, ?, ?, ?, ?)", _format_facts())
+    insert_rows(con, "format_facts", _format_facts())
     for sql in ALL_VIEWS:
         con.execute(sql)
     con.execute("create or replace table _views (fingerprint varchar)")

@@ -16,6 +16,7 @@ import duckdb
 
 from ..errors import BadInput, InternalError, did_you_mean
 from ..facts import FACTS
+from ..sql_text import insert_rows
 from ..store import frozen_views
 from .loader import Check, CheckDefinitionError
 from .settings import create_loop_firings, create_run_settings, set_variables
@@ -287,9 +288,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config) -
 
 def _record(con: duckdb.DuckDBPyConnection, checked_at: datetime, results: list[CheckResult]) -> None:
     con.execute("begin")
-    con.executemany("insert into check_runs values (?, ?, ?, ?, ?)",
-                    [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
-    rows = [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail] for r in results for f in r.findings]
-    if rows:
-        con.executemany("insert into findings values (?, ?, ?, ?, ?, ?)", rows)
+    insert_rows(con, "check_runs", [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
+    insert_rows(con, "findings", [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail]
+                                  for r in results for f in r.findings])
     con.execute("commit")

@@ -66,7 +66,8 @@ class Format(ABC):
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
         """Load ``sources`` (``ingest.files.Source``: path, alias, facts) inside the caller's transaction.
 
-        Readers are given ``source.alias``, never the user's file name (a name is data, not a pattern).
+        Readers are given ``source.alias`` (``ingest.files.Aliases``: the file's own path only where DuckDB
+        reads it literally), never the user's file name as it was given (a name is data, not a pattern).
         Returns the counts by file number (1, 2, …).
         """
 

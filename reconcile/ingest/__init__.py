@@ -227,7 +227,7 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
     sources = [source for source, _ in todo]
     where = sources[0].name if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].name}"
     aliases = Aliases(sources, decompress=getattr(fmt, "input", None) != "lines")
-    with aliases, store_failures(where, aliases.folder):
+    with aliases, store_failures(where, aliases.inputs):
         if getattr(fmt, "input", None) == "lines":
             # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
             load_lines_many(con, sources)
@@ -245,7 +245,7 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
             con.execute("commit")
         except duckdb.Error as exc:
             _rollback(con)
-            if store_failure(exc, aliases.folder):
+            if store_failure(exc, aliases.inputs):
                 durability.undo(con, before)  # a commit's own checkpoint may have failed after the log was written
                 raise  # the store, not the file: store_failures says so
             raise load_failure(exc, fmt.name) from exc

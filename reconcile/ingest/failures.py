@@ -83,12 +83,12 @@ def record_failure(con: duckdb.DuckDBPyConnection, source: Source, fmt_name: str
     return FileResult(path, fmt_name, status, source.lines, 0, source.lines, 0, [why]), reloads
 
 
-def store_failure(exc: duckdb.Error, inputs: str | None = None) -> bool:
+def store_failure(exc: duckdb.Error, inputs: list[str] | None = None) -> bool:
     """Whether DuckDB failed on the store itself (its disk), not on the data it was reading.
 
-    An I/O error about the input files (read through aliases under ``inputs``) is the file's.
+    An I/O error naming one of ``inputs`` (the aliases' folder, or a file read by its own path) is the file's.
     """
-    if isinstance(exc, duckdb.IOException) and inputs and inputs in str(exc):
+    if isinstance(exc, duckdb.IOException) and inputs and any(name in str(exc) for name in inputs):
         return False
     if isinstance(exc, (duckdb.IOException, duckdb.FatalException)):
         return True
@@ -96,7 +96,7 @@ def store_failure(exc: duckdb.Error, inputs: str | None = None) -> bool:
 
 
 @contextmanager
-def store_failures(where, inputs: str | None = None) -> Iterator[None]:
+def store_failures(where, inputs: list[str] | None = None) -> Iterator[None]:
     """A store that cannot be written (disk full, an I/O error) is a StoreError that ends the command."""
     try:
         yield

@@ -12,6 +12,7 @@ from __future__ import annotations
 import duckdb
 
 from ..errors import BadInput
+from ..sql_text import insert_rows
 from .files import stored_name
 from .lines import BOM_SQL
 from .validate import check_lines, lenient_reason_sql, lenient_suspect_sql
@@ -24,7 +25,7 @@ def describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -
     """
     con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
                 "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
-    con.executemany("insert into _file_names values (?, ?, ?, ?, ?, ?, ?, ?)",
+    insert_rows(con, "_file_names",
                     [[number, s.name, s.alias, *map(stored_name, (s.path.name, s.path.stem, s.path.parent.name,
                       s.path.parent.parent.name)), s.newline_at_end] for number, s in enumerate(sources, 1)])
     con.execute("""create or replace temp table _files as

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..sql_text import insert_rows
 from .files import GZIP_MAGIC, Source
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -34,8 +35,7 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
     ``_files(file_no, path, alias, newline_at_end)`` numbers the files from 1 in the order given.
     """
     con.execute("create or replace temp table _files (file_no integer, path varchar, alias varchar, newline_at_end boolean)")
-    con.executemany("insert into _files values (?, ?, ?, ?)",
-                    [[n, s.name, s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
+    insert_rows(con, "_files", [[n, s.name, s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
     con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, read_error varchar)")
     fast = [s for s in sources if not s.raw_cr]
     if len(fast) == 1:  # one file: the table's row ids are its line numbers (insertion order is kept)
