@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: check every budget before each call, project the next call's cost, and kill tools at their timeout; the overshoot shown is how much the budget leaked
 -- needs: limits
+-- judges: each run
 with last_charged as (  -- each run's last charged model step: the one a check-before-the-call fence lets cross a ceiling
     select run_id,
            arg_max(input_tokens + coalesce(output_tokens, 0), idx) as tokens,

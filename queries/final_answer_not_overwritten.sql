@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: the harness must end the loop on the model's final answer (check how it reads the finish reason); the answer at the reported step was the run's result and what followed was waste
 -- needs: run_status
+-- judges: each run
 with answered as (
     select run_id, min(idx) as answer_step from steps where kind = 'model' and is_final group by run_id
 )

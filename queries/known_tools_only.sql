@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: the model invented a tool name (or the catalogue in the journal is incomplete); the harness should answer such calls with unknown_tool and never execute them
 -- needs: catalogue
+-- judges: each run
 with catalogue as (
     select run_id, count(*) as tools from run_tools group by run_id
 )

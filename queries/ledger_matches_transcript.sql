@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: find the counter the harness keeps differently from its journal (a retry it forgets, a token bucket it leaves out) and fix one of them; the journal is the evidence
 -- needs: ledger, buckets
+-- judges: each run
 with counted as (
     -- what the steps add up to, with the wrap-up turns (w = 1) and without them (w = 0), over the runs the ledger
     -- covers (ledger_view: the run, or the agent tree whose root keeps the shared budget's ledger)

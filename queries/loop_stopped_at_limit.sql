@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: the detector fired late or not at all: check it before every model call, fingerprint what the declared detector fingerprints (results for seed 000, calls for 001 and 003), and mark polling tools allow_repeat
 -- needs: loop_detector
+-- judges: each run
 select f.run_id, f.fired_at as step,
        format('its {} loop detector (limit {}) fired here — {} — but the run made {} more model call(s), from step {}, '
               'and ended {}', f.detector, f.loop_limit, f.pattern, f.later_calls, f.next_call, r.status) as detail

@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: an unpriced model's spend is unknown, never $0: add its price to a CSV or TOML file (provider, model, from, input, output, cache_read, cache_write_5m, cache_write_1h in dollars per million tokens) and load it with reconcile prices add FILE
 -- needs: usage
+-- judges: each run
 select run_id, min(idx) as step,
        format('model {} (provider {}) has no price; {} step(s) of this run are unpriced',
               coalesce(price_model, 'unnamed'), coalesce(price_provider, 'unknown'), count(*)) as detail

@@ -3,6 +3,7 @@
 -- severity: warn
 -- remedy: a failed call is not a rolled-back one: find out in the outside world what it did (look it up by its idempotency key), then undo it or record it; a stop reason does not say the world is unchanged
 -- needs: tool_status, side_effects
+-- judges: each run
 select run_id, idx as step,
        format('{} (call {}, idempotency key {}) changes the world and failed after it started ({}): the world may '
               'have changed', tool_name, call_id, left(coalesce(idempotency_key, '-'), 12),

@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: something dropped context without saying so (a client-side trim, a provider truncation); make it a recorded compaction so the run's behaviour can be explained
 -- needs: context_size, thread
+-- judges: each run
 with thread_calls as (
     select run_id, idx, context_tokens, coalesce(agent_label, '') as thread,
            -- the reasoning of the calls before: a provider may leave earlier turns' reasoning out of the

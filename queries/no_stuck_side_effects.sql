@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: this is the reconciler's work list: find out in the outside world whether each call happened (its idempotency key helps), then record the outcome or undo it
 -- needs: side_effects, call_ids
+-- judges: each run
 select q.run_id, q.step_idx as step,
        format('{} (call {}, idempotency key {}) changes the world and has no recorded outcome',
               q.tool_name, q.call_id, left(coalesce(q.idempotency_key, '-'), 12)) as detail

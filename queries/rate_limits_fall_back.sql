@@ -3,6 +3,7 @@
 -- severity: warn
 -- remedy: the harness kept waiting on a rate-limited model; after one retry route the call to the fallback model the policy names (and journal the fallback event)
 -- needs: fallback_route
+-- judges: each run
 with model_calls as (
     select s.run_id, s.idx, coalesce(s.model, r.model) as model, r.fallback_model,
            lag(s.error) over w as previous_error, lag(s.error_class) over w as previous_class

@@ -3,6 +3,7 @@
 -- severity: warn
 -- remedy: a retry that changes nothing pays twice for the same failure; append the validation error, the expected schema and the offending field to the context before the next turn (seed 003), or back off and give up
 -- needs: input_hash
+-- judges: each run
 with model_calls as (
     select run_id, idx, input_hash,
            lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error,

@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: count every attempt, rate-limited ones too, against max_retries, and give up or fall back when it is reached: a dead provider is paid for again and again
 -- needs: retry_limit
+-- judges: each run
 with model_calls as (
     select s.run_id, s.idx, s.error, s.error_class,
            lag(s.error) over w as previous_error, lag(s.error_class) over w as previous_class

@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: a retry re-executed a call that changes the world; pass the idempotency key to the tool and have it refuse a key it has seen, or check the outcome before retrying
 -- needs: side_effects
+-- judges: each run
 with executions as (
     select run_id, idx, tool_name, idempotency_key is not null as keyed,
            coalesce(idempotency_key, tool_name || ':' || coalesce(args_hash, '')) as effect

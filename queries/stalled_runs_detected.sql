@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: the harness stopped a run its declared detector would not have stopped (it fingerprints results, not calls, or the reverse): declare the detector the harness runs, or make it run the one it declares
 -- needs: run_status, loop_detector
+-- judges: each run
 select f.run_id, null as step,
        format('ended stalled ({}), but its {} loop detector (limit {}) never fires over its {} tool call(s) and {} tool '
               'result(s)', coalesce(r.stop_reason, r.harness_status, 'no stop reason'), f.detector, f.loop_limit,

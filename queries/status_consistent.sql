@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: the harness reported an outcome its journal does not support; fix the status it writes, or the way it detects success and failure
 -- needs: run_status
+-- judges: each run
 select run_id, null as step, format('status succeeded (stop reason {}) but no model step gave a final answer', stop_reason) as detail
 from run_view
 where status = 'succeeded' and not has_final_answer

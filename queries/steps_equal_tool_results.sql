@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
 -- needs: call_ids
+-- judges: each run
 with asked as (  -- a call in flight (the running run waits on it) is not owed a result yet: calls_in_flight
     select q.run_id, count(*) as calls from tool_calls q
     where not exists (select 1 from open_calls o where o.in_flight and o.run_id = q.run_id and o.call_id = q.call_id

@@ -2,6 +2,7 @@
 -- invariant: where the harness recorded a predicted stop reason, the run stopped for that reason
 -- severity: error
 -- remedy: a scripted scenario ended differently than it was written to: a regression in the agent, its tools or the harness; compare this run with the last one that matched
+-- judges: each run
 select run_id, null as step,
        format('expected to stop with {} ({}), stopped with {} ({})', predicted_stop_reason,
               coalesce(canonical_status(predicted_stop_reason), 'unknown reason'),

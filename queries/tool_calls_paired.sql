@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: a call without a result was lost (one the run is still waiting on is in flight: calls_in_flight) between execution and journal (see no_stuck_side_effects for those that changed the world); a second result means the call ran twice; a result without a call means the journal lost the model step
 -- needs: call_ids
+-- judges: each run
 select q.run_id, q.step_idx as step,
        format('call {} to {} asked for at step {} has no result: lost ({})', q.call_id, q.tool_name, q.step_idx,
               case when q.run_status = 'running' then 'the run went on past it' else 'the run ended without it' end)

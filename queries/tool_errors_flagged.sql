@@ -3,6 +3,7 @@
 -- severity: warn
 -- remedy: the harness took a failure for a success: inspect results before marking them ok; the pattern is the check setting tool_error_pattern (reconcile.toml, or reconcile check --set tool_error_pattern=…)
 -- needs: tool_status
+-- judges: each run
 select s.run_id, s.idx as step,
        format('{} returned status ok but its result starts like an error: {}', s.tool_name,
               left(regexp_replace(s.result_preview, '\s+', ' ', 'g'), 100)) as detail

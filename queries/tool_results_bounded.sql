@@ -3,6 +3,7 @@
 -- severity: error
 -- remedy: truncate, summarise or page large tool results before they enter the context; an unbounded result is paid for on every later call
 -- needs: result_size, result_bound
+-- judges: each run
 select s.run_id, s.idx as step,
        format('{} result of {} tokens entered the context unbounded (bound {}, from {})', s.tool_name, s.result_tokens,
               b.result_bound_tokens, b.result_bound_source) as detail

@@ -123,12 +123,20 @@ def checks_markdown() -> str:
              "`needs:` line). Runs it cannot judge are not findings and not passes: `reconcile check` counts",
              "them per check with the reason (`not_judged` in `--json`), e.g. \"not judged for 12 claude_code",
              "runs: the claude_code format records no tool catalogue\".", "",
-             "| check | severity | needs | invariant |", "|---|---|---|---|"]
+             "A check that **judges each run** (header `judges: each run`) promises that what it finds on a run",
+             "depends only on that run's agent tree. Its verdict on each run is kept in the store (by a check",
+             "that records, such as `reconcile morning`) under the check's key (its SQL, the views, reconcile's",
+             "version, the configuration, the price list) and the run's (the name and content of every file",
+             "holding its tree). The next check reuses a verdict whose keys still match and judges only the",
+             "other runs: a night that adds a tenth of the runs is judged a tenth. The rest judge **the store**",
+             "(a bill against the journals, a week against the weeks before) and always run whole.", "",
+             "| check | severity | needs | judges | invariant |", "|---|---|---|---|---|"]
     checks = load_checks()
-    lines += [f"| [`{c.name}`](#{c.name}) | {c.severity} | {', '.join(c.needs) or '—'} | {c.invariant} |"
+    lines += [f"| [`{c.name}`](#{c.name}) | {c.severity} | {', '.join(c.needs) or '—'} | {c.judges} | {c.invariant} |"
               for c in checks]
     for c in checks:
-        lines += ["", f"## {c.name}", "", f"**Invariant.** {c.invariant}", "", f"**Severity.** {c.severity}", ""]
+        lines += ["", f"## {c.name}", "", f"**Invariant.** {c.invariant}", "", f"**Severity.** {c.severity}", "",
+                  f"**Judges** {c.judges}.", ""]
         for fact in c.needs:
             if FACTS[fact].subject == "bucket":
                 lines += [f"**Needs** `{fact}`: the {FACTS[fact].what}; a provider's usage or cost rows are judged "

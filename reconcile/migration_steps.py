@@ -363,3 +363,12 @@ def m015_file_outcomes(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("alter table ingested_files add column status varchar")
     con.execute("update ingested_files set status = 'loaded'")
     con.execute("alter table ingested_files add column reason varchar")
+
+
+def m016_kept_judgements(con: duckdb.DuckDBPyConnection) -> None:
+    """A check's verdict on each run, kept while nothing it depends on changes (``checks.kept``): which runs
+    were judged under which keys, and what was found on them (no row: nothing)."""
+    con.execute("create table kept_judgements (check_name varchar not null, check_key varchar not null, "
+                "run_id varchar not null, run_key varchar not null)")
+    con.execute("create table kept_findings (check_name varchar not null, check_key varchar not null, "
+                "run_id varchar not null, run_key varchar not null, step integer, detail varchar)")

@@ -7,7 +7,9 @@
     -- needs: call_ids
 
 The header is the leading block of ``--`` lines. The first four keys are required; ``needs``
-(the facts the check needs to judge a run, see ``reconcile.facts``) is optional; no other key
+(the facts the check needs to judge a run, see ``reconcile.facts``) and ``judges`` (``each run``
+when what it finds on a run depends on that run's agent tree alone, so a verdict can be kept until
+the tree changes, see ``checks.kept``; else ``the store``, the default) are optional; no other key
 is allowed, and ``name`` must match the file name — each mistake is an error naming the file
 and line. The body is plain DuckDB SQL over the documented views and tables returning one row per
 violation with at least the columns ``run_id``, ``step`` and ``detail`` (and, for a finding that
@@ -25,7 +27,8 @@ from ..facts import parse_needs
 from ..resources import queries_dir
 
 HEADER_KEYS = ("name", "invariant", "severity", "remedy")
-OPTIONAL_KEYS = ("needs",)
+OPTIONAL_KEYS = ("needs", "judges")
+JUDGES = ("each run", "the store")  # what one finding depends on: the run's agent tree, or anything in the store
 SEVERITIES = ("error", "warn")
 _HEADER_LINE = re.compile(r"^--\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 
@@ -44,6 +47,7 @@ class Check:
     path: Path
     builtin: bool
     needs: tuple[str, ...] = ()
+    judges: str = "the store"  # "each run": a run's findings depend on its agent tree alone, so they can be kept
 
 
 def parse_check(path: Path, builtin: bool = False) -> Check:
@@ -85,7 +89,13 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
     if not sql:
         raise CheckDefinitionError(f"{path}:{body_start + 1}: the check has no SQL after its header")
     needs = parse_needs(header.get("needs", ""), str(path))
-    return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin, needs)
+    judges = header.get("judges", "the store")
+    if judges not in JUDGES:
+        line = next(n for n, text in enumerate(lines, 1) if _HEADER_LINE.match(text.strip()) and "judges" in text)
+        raise CheckDefinitionError(f"{path}:{line}: judges {judges!r} is not one of {', '.join(JUDGES)} (\"each run\": "
+                                   "what the check finds on a run depends only on that run's agent tree)")
+    return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin, needs,
+                 judges)
 
 
 def load_checks(extra_dirs: list[Path] | None = None) -> list[Check]:

@@ -9,6 +9,7 @@ records no tool catalogue"). Configuration also sets each check's severity and i
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
@@ -18,6 +19,7 @@ from ..errors import BadInput, InternalError, did_you_mean
 from ..facts import FACTS
 from ..sql_text import insert_rows
 from ..store import frozen_views
+from . import kept
 from .loader import Check, CheckDefinitionError
 from .settings import create_loop_firings, create_run_settings, set_variables
 
@@ -57,6 +59,7 @@ class CheckResult:
     not_judged: list[NotJudged] = field(default_factory=list)
     outcome: str = "pass"  # error | warn | pass
     thresholds: str = ""  # the warn_if / error_if that decided the outcome, when configured
+    kept: int = 0  # runs in scope whose verdict was kept from an earlier check (checks.kept), not judged again
 
     @property
     def failures(self) -> int:
@@ -76,6 +79,7 @@ class CheckReport:
     results: list[CheckResult]
     disabled: list[tuple[str, str]] = field(default_factory=list)  # (check, where it was switched off)
     runs: int = 0  # the runs in scope
+    kept: int = 0  # verdicts (a check on a run) kept from an earlier check, not reached again
 
     @property
     def findings(self) -> list[Finding]:
@@ -150,18 +154,37 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
         where = ("run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
                  "((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
                  "(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
-    results, disabled = [], []
-    with frozen_views(con):  # each check reads the priced steps: price them once for all
-        for check in checks:
-            policy = config.policy(check.name)
-            if not policy.enabled.value:
-                disabled.append((check.name, policy.enabled.origin))
-                continue
-            results.append(_run_one(con, check, where, config))
+    enabled, disabled = [], []
+    for check in checks:
+        policy = config.policy(check.name)
+        if policy.enabled.value:
+            enabled.append(check)
+        else:
+            disabled.append((check.name, policy.enabled.origin))
+    per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(con) else []
+    results: dict[str, CheckResult] = {}
+    keys = kept.prepare(con, per_run, config) if per_run else {}
+    judged = kept.to_judge(con) if per_run else "all"  # of the runs: "all", "part" or "none" to judge afresh
+    fresh = []  # (check, run, step, detail) reached now, to keep
+    # Each check reads the priced steps: price them once for all (frozen_views) when every run is judged.
+    # When only some are, the few checks that judge the store read the views live, and the rest read them
+    # priced once over the trees they judge afresh (kept.restricted).
+    with (frozen_views(con) if judged == "all" else contextlib.nullcontext()):
+        for check in enabled:
+            if check not in per_run:
+                results[check.name] = _run_one(con, check, where, config)
+        with (kept.restricted(con) if judged == "part" else contextlib.nullcontext()):
+            for check in per_run:
+                results[check.name], reached = _run_kept(con, check, where, config, keys[check.name])
+                fresh += [(check.name, f.run_id, f.step, f.detail) for f in reached]
+    if per_run and record:
+        kept.keep(con, fresh)
+        kept.forget_gone(con)
     runs = con.execute("select count(*) from _scope").fetchall()[0][0]
+    ordered = [results[check.name] for check in enabled]
     if record:
-        _record(con, checked_at, results)
-    return CheckReport(checked_at, results, disabled, runs)
+        _record(con, checked_at, ordered)
+    return CheckReport(checked_at, ordered, disabled, runs, kept=sum(r.kept for r in ordered))
 
 
 def _scope_table(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
@@ -254,7 +277,27 @@ def _unjudged_buckets(con: duckdb.DuckDBPyConnection) -> list[NotJudged]:
                                               "usage and bill against") for n, provider in rows]
 
 
-def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config) -> CheckResult:
+def _run_kept(con: duckdb.DuckDBPyConnection, check: Check, where: str, config,
+              key: str) -> tuple[CheckResult, list[Finding]]:
+    """A check that judges each run: kept verdicts where their keys hold, the check's SQL on the other runs.
+    Returns the result and the findings reached now."""
+    todo = kept.todo_count(con, check.name)
+    fresh = kept.todo_condition(check.name)
+    result = _run_one(con, check, f"({where}) and {fresh}" if where else fresh, config, run=todo > 0)
+    if any(f.run_id is None for f in result.findings):
+        raise CheckDefinitionError(f"{check.path}: check {check.name} says it judges each run, but a row it returned "
+                                   "names no run; return each finding's run_id, or remove 'judges: each run'")
+    reached = list(result.findings)
+    earlier = kept.kept_findings(con, check.name, key)
+    result.kept = con.execute("select count(*) from _scope").fetchall()[0][0] - todo
+    result.findings = sorted(result.findings + [Finding(check.name, result.severity, *row) for row in earlier],
+                             key=lambda f: (f.run_id is not None, f.run_id or "", f.step is not None, f.step or 0,
+                                            f.detail is not None, f.detail or ""))
+    result.outcome = config.policy(check.name).outcome(result.severity, result.failures)
+    return result, reached
+
+
+def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, run: bool = True) -> CheckResult:
     policy = config.policy(check.name)
     severity = policy.severity.value if policy.severity else check.severity
     result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
@@ -275,7 +318,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config) -
         if missing:
             raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
                                        f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
-        rows = con.execute(wrapped).fetchall()
+        rows = con.execute(wrapped).fetchall() if run else []
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc

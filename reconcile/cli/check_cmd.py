@@ -109,3 +109,6 @@ def print_report(report) -> None:
                   f"{errors} error finding(s), {warnings} warning(s)"
                   + (f"; {partial} check(s) could not judge every run" if partial else "")
                   + ("" if failing else " — every invariant holds where it could be judged"))
+    if report.kept:
+        console.print(f"{report.kept} verdict(s) of a check on a run kept from an earlier check (the run's files, the "
+                      "configuration and the prices unchanged); every other run judged afresh")

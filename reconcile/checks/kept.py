@@ -1,0 +1,175 @@
+"""Kept judgements: a check's verdict on a run, kept and reused while nothing it depends on has changed.
+
+A check whose header says ``judges: each run`` promises that what it finds on a run depends only on
+that run's agent tree (the topmost ancestor in the store and every run under it): the tree's rows, the
+configuration, the price list and the check's own SQL. So its verdict on a run is kept in the store
+under two keys:
+
+- the check's: its SQL, the views' definitions, reconcile's version, the whole configuration, and the
+  price list's sources and versions (a changed ``reconcile.toml`` or price file re-judges every run);
+- the run's: the name and SHA-256 of every file that holds a run of its tree, and today's date when a
+  step of the tree has no time of its own (it is priced at today's prices, which can change).
+
+A later check reuses the verdicts whose two keys still match and judges only the other runs, with the
+tables it reads cut down to those runs' trees (``restricted``): a morning that adds a tenth of the runs
+judges a tenth. Checks that judge the store (a bill against the journals, a week against the weeks
+before) always run whole. ``tests/test_kept_judgements.py`` holds a kept verdict to the fresh one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+
+from .. import __version__
+from ..sql_text import insert_rows, string_literal
+from ..store import frozen_views
+from ..views import tree_roots_sql, views_fingerprint
+
+_NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
+
+
+def usable(con) -> bool:
+    """Whether ``con`` is a DuckDB store that can keep verdicts (another engine judges every run each time)."""
+    if not isinstance(con, duckdb.DuckDBPyConnection):
+        return False
+    return con.execute("select count(*) from duckdb_tables() where schema_name = 'main' "
+                       "and table_name = 'kept_judgements'").fetchall()[0][0] == 1
+
+
+def _config_fingerprint(config) -> str:
+    parts = (sorted((k, repr(v.value)) for k, v in config.settings.items()),
+             sorted((repr(scope), sorted((k, repr(v.value)) for k, v in values.items()))
+                    for scope, values in config.scoped.items()),
+             sorted((name, repr(policy)) for name, policy in config.checks.items()),
+             sorted((repr(scope), sorted((k, repr(v.value)) for k, v in values.items()))
+                    for scope, values in config.scoped_disabled.items()),
+             repr(config.window))
+    return repr(parts)
+
+
+def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> dict[str, str]:
+    """Each check's key, ``_run_keys(run_id, root_run_id, run_key)`` and ``_todo_checks(check_name, run_id)``:
+    the runs in scope each check must judge afresh."""
+    prices = con.execute("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
+                         "from prices").fetchall()[0][0]
+    common = "\x1e".join([__version__, views_fingerprint(), _config_fingerprint(config), prices])
+    keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
+    # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
+    # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
+    con.execute(
+        f"""create or replace temp table _run_keys as
+        with roots as ({tree_roots_sql()}),
+        held as (select distinct t.root_run_id, r.source_file, f.sha256
+                 from runs r join roots t using (run_id) left join ingested_files f on f.path = r.source_file),
+        trees as (select root_run_id,
+                         case when bool_and(sha256 is not null and source_file is not null) then
+                              sha256(string_agg(source_file || chr(31) || sha256, chr(30) order by source_file, sha256))
+                         end as tree_key
+                  from held group by root_run_id),
+        undated as (select distinct t.root_run_id from steps s join runs r using (run_id) join roots t using (run_id)
+                    where coalesce(s.started_at, r.started_at) is null)
+        select t.run_id, t.root_run_id,
+               k.tree_key || case when u.root_run_id is not null then '@' || now()::date::varchar else '' end as run_key
+        from roots t join trees k using (root_run_id) left join undated u using (root_run_id)"""
+    )
+    con.execute("create or replace temp table _check_keys as select unnest($names) as check_name, "
+                "unnest($keys) as check_key", {"names": list(keys), "keys": list(keys.values())})
+    con.execute(
+        """create or replace temp table _todo_checks as
+        select c.check_name, s.run_id
+        from _check_keys c cross join _scope s join _run_keys k using (run_id)
+        where k.run_key is null or not exists (
+            select 1 from kept_judgements j where j.check_name = c.check_name and j.check_key = c.check_key
+                and j.run_id = s.run_id and j.run_key = k.run_key)"""
+    )
+    return keys
+
+
+def todo_condition(check_name: str) -> str:
+    """SQL: the finding's run is one ``check_name`` judges afresh, or it names none (which the runner refuses
+    from such a check). Braces doubled: the runner formats it."""
+    literal = string_literal(check_name).replace("{", "{{").replace("}", "}}")
+    return f"(run_id is null or run_id in (select run_id from _todo_checks where check_name = {literal}))"
+
+
+def todo_count(con: duckdb.DuckDBPyConnection, check_name: str) -> int:
+    return con.execute("select count(*) from _todo_checks where check_name = ?", [check_name]).fetchall()[0][0]
+
+
+def to_judge(con: duckdb.DuckDBPyConnection) -> str:
+    """``_universe``: the runs of every tree that holds a run to judge afresh; whether that is "all" the
+    store's runs, "none" or a "part"."""
+    con.execute("""create or replace temp table _universe as
+                   select run_id from _run_keys where root_run_id in (
+                       select k.root_run_id from _run_keys k where k.run_id in (select run_id from _todo_checks))""")
+    universe, everything = con.execute("select (select count(*) from _universe), (select count(*) from runs)").fetchall()[0]
+    return "none" if not universe else "all" if universe == everything else "part"
+
+
+@contextmanager
+def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within the block the tables the checks read hold only ``_universe``'s runs (``to_judge``).
+
+    Each base table with a ``run_id`` is shadowed by a temporary table of the same name (found first,
+    as ``store.frozen_views`` relies on), and the priced views are frozen over them.
+    """
+    tables = [row[0] for row in con.execute(
+        """select c.table_name from duckdb_columns() c join duckdb_tables() t
+               on t.schema_name = c.schema_name and t.table_name = c.table_name
+           where c.schema_name = 'main' and c.column_name = 'run_id' and not t.temporary
+             and c.table_name not in (select unnest(?)) order by c.table_name""", [list(_NOT_SHADOWED)]).fetchall()]
+    made = []
+    try:
+        for table in tables:
+            con.execute(f'create temp table "{table}" as select * from main."{table}" '
+                        "where run_id in (select run_id from _universe)")
+            made.append(table)
+        with frozen_views(con):  # priced once, over the trees to judge only
+            yield
+    finally:
+        for table in reversed(made):
+            con.execute(f'drop table if exists temp."{table}"')
+
+
+def kept_findings(con: duckdb.DuckDBPyConnection, check_name: str, key: str) -> list[tuple]:
+    """(run_id, step, detail) kept for the runs in scope this check does not judge afresh and does judge now."""
+    return con.execute(
+        """select f.run_id, f.step, f.detail from kept_findings f
+           join _run_keys k on k.run_id = f.run_id and k.run_key = f.run_key
+           where f.check_name = $name and f.check_key = $key and f.run_id in (select run_id from _scope)
+             and f.run_id not in (select run_id from _todo_checks where check_name = $name)
+             and not exists (select 1 from _unjudged u where u.run_id = f.run_id)""",
+        {"name": check_name, "key": key}).fetchall()
+
+
+def keep(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
+    """Keep the verdicts just reached, for every check at once and in one transaction: each run judged
+    afresh, and what was found on it (``rows``: check name, run id, step, detail)."""
+    con.execute("begin")
+    try:
+        for table in ("kept_judgements", "kept_findings"):
+            con.execute(f"delete from {table} k using _todo_checks t where k.check_name = t.check_name "
+                        "and k.run_id = t.run_id")
+        con.execute("""insert into kept_judgements select t.check_name, c.check_key, t.run_id, k.run_key
+                       from _todo_checks t join _check_keys c using (check_name) join _run_keys k using (run_id)
+                       where k.run_key is not null""")
+        con.execute("create or replace temp table _new_findings (check_name varchar, run_id varchar, step integer, "
+                    "detail varchar)")
+        insert_rows(con, "_new_findings", rows)
+        con.execute("""insert into kept_findings select n.check_name, c.check_key, n.run_id, k.run_key, n.step, n.detail
+                       from _new_findings n join _check_keys c using (check_name) join _run_keys k using (run_id)
+                       where k.run_key is not null""")
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+
+
+def forget_gone(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the verdicts on runs the store no longer holds."""
+    for table in ("kept_judgements", "kept_findings"):
+        con.execute(f"delete from {table} where run_id not in (select run_id from runs)")

@@ -1,0 +1,137 @@
+"""A kept verdict equals a fresh one: checks that judge each run reuse their verdicts on unchanged runs.
+
+The night holds a journal of planted violations for every check (``check_fixtures``), the sample night
+and real Claude Code sessions with sub-agents. After a first check keeps its verdicts, a tenth of the
+night changes — a planted journal replaced by its clean twin, new planted journals, a journal deleted,
+a sub-agent's file deleted (its parent's tree changes) — and the next check, judging only what changed,
+must report exactly what a fresh store checked without any kept verdict reports — a run whose file
+changed under the same run id included. A changed
+configuration re-judges every run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict
+
+import pytest
+
+from check_fixtures import CLEAN, PLANTED
+from conftest import ROOT, SAMPLE_RUNS
+from journals import StepClock
+from reconcile import store
+from reconcile.checks import CheckDefinitionError, kept, load_checks, parse_check, run_checks
+from reconcile.ingest import ingest
+from reconcile.journal import Journal
+
+REAL_CC = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
+LATER = ("side_effects_once", "retries_within_limit")  # planted journals that arrive with the change
+STORE_WIDE = {"cost_per_request_stable", "costs_match_provider", "tokens_match_provider"}
+
+
+def _write(folder, name, writer):
+    with Journal(folder / f"{name}.jsonl", clock=StepClock()) as journal:
+        expected = writer(journal)
+    for export, text in (expected[1].items() if isinstance(expected, tuple) else ()):
+        (folder / f"{name}-{export}").write_text(text)
+
+
+@pytest.fixture
+def night(tmp_path):
+    folder = tmp_path / "night"
+    folder.mkdir()
+    for name, writer in PLANTED.items():
+        if name not in LATER:
+            _write(folder, f"planted-{name}", writer)
+    shutil.copytree(SAMPLE_RUNS, folder / "sample")
+    shutil.copytree(REAL_CC, folder / "claude")
+    return folder
+
+
+def _change(folder):
+    """A tenth of the night changes: one journal made clean, two new, one gone, a sub-agent's file gone,
+    and one run rewritten under its own id."""
+    (folder / "planted-tool_calls_paired.jsonl").unlink()
+    _write(folder, "planted-tool_calls_paired", CLEAN["tool_calls_paired"])
+    for name in LATER:
+        _write(folder, f"planted-{name}", PLANTED[name])
+    (folder / "planted-stop_reason_as_expected.jsonl").unlink()
+    subagent = next((folder / "claude").rglob("agent-*.jsonl"))
+    subagent.unlink()
+    # the same run, other content: run fa88's ledger now counts a step more than its transcript holds
+    coder = folder / "sample" / "2026-11-28" / "coder.jsonl"
+    before, after = coder.read_text().rsplit('"run_id":"fa88"', 1)
+    coder.write_text(before + '"run_id":"fa88"' + after.replace('"ledger":{"steps":5,', '"ledger":{"steps":6,', 1))
+
+
+def _verdicts(report):
+    return [(r.name, r.outcome, [(f.check, f.severity, f.run_id, f.step, f.detail) for f in r.findings],
+             [asdict(n) for n in r.not_judged]) for r in report.results]
+
+
+def _fresh(tmp_path, folder, monkeypatch, settings=None):
+    """The night checked in a new store, every run judged by the check's SQL (no verdict kept or read)."""
+    con = store.connect(tmp_path / "fresh.duckdb")
+    try:
+        ingest(con, [folder])
+        with monkeypatch.context() as patch:
+            patch.setattr(kept, "usable", lambda con: False)
+            return _verdicts(run_checks(con, load_checks(), settings=settings, record=False))
+    finally:
+        con.close()
+        for leftover in tmp_path.glob("fresh.duckdb*"):
+            leftover.unlink()
+
+
+def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_path, night, monkeypatch):
+    con = store.connect(tmp_path / "kept.duckdb")
+    ingest(con, [night])
+    checks = load_checks()
+    per_run = [c for c in checks if c.judges == "each run"]
+    runs = con.execute("select count(*) from runs").fetchall()[0][0]
+
+    first = run_checks(con, checks)
+    assert first.kept == 0
+    assert sum(len(r.findings) for r in first.results) > 20  # every planted check fires
+    again = run_checks(con, checks)
+    assert again.kept == len(per_run) * runs  # nothing changed: no run judged again
+    assert _verdicts(again) == _verdicts(first) == _fresh(tmp_path, night, monkeypatch)
+
+    _change(night)
+    ingest(con, [night])
+    warm = run_checks(con, checks)
+    runs_now = con.execute("select count(*) from runs").fetchall()[0][0]
+    assert 0 < warm.kept < len(per_run) * runs_now  # some verdicts kept, the changed runs judged again
+    assert _verdicts(warm) == _fresh(tmp_path, night, monkeypatch)
+    assert _verdicts(warm) != _verdicts(first)  # the change did change the findings
+    ledger = {f.run_id for f in warm.findings if f.check == "ledger_matches_transcript"}
+    assert "fa88" in ledger and "fa88" not in {f.run_id for f in first.findings if f.check == "ledger_matches_transcript"}
+
+    changed = run_checks(con, checks, settings={"result_bound_tokens": "40"})
+    assert changed.kept == 0  # another configuration: every run judged again
+    assert _verdicts(changed) == _fresh(tmp_path, night, monkeypatch, settings={"result_bound_tokens": "40"})
+    con.close()
+
+
+def test_checks_that_judge_the_store_are_not_kept_per_run():
+    declared = {c.name for c in load_checks() if c.judges != "each run"}
+    assert declared == STORE_WIDE
+
+
+def test_a_check_that_says_it_judges_each_run_must_name_the_run(tmp_path, night):
+    check = tmp_path / "no_run.sql"
+    check.write_text("-- name: no_run\n-- invariant: i\n-- severity: warn\n-- remedy: r\n-- judges: each run\n"
+                     "select null as run_id, null as step, 'x' as detail from runs limit 1\n")
+    con = store.connect(tmp_path / "kept.duckdb")
+    ingest(con, [night / "sample"])
+    with pytest.raises(CheckDefinitionError, match="names no run"):
+        run_checks(con, [parse_check(check)])
+    con.close()
+
+
+def test_judges_takes_each_run_or_the_store(tmp_path):
+    check = tmp_path / "odd.sql"
+    check.write_text("-- name: odd\n-- invariant: i\n-- severity: warn\n-- remedy: r\n-- judges: each step\n"
+                     "select run_id, null as step, 'x' as detail from runs\n")
+    with pytest.raises(CheckDefinitionError, match=r"odd.sql:5: judges 'each step' is not one of"):
+        parse_check(check)
