@@ -26,7 +26,7 @@ import duckdb
 
 from .. import __version__
 from ..sql_text import insert_rows, string_literal
-from ..store import frozen_views
+from ..store import FROZEN_VIEWS
 from ..views import tree_roots_sql, views_fingerprint
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
@@ -96,18 +96,20 @@ def todo_condition(check_name: str) -> str:
     return f"(run_id is null or run_id in (select run_id from _todo_checks where check_name = {literal}))"
 
 
-def todo_count(con: duckdb.DuckDBPyConnection, check_name: str) -> int:
-    return con.execute("select count(*) from _todo_checks where check_name = ?", [check_name]).fetchall()[0][0]
+def todo_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """How many runs in scope each check judges afresh."""
+    return dict(con.execute("select check_name, count(*) from _todo_checks group by all").fetchall())
 
 
 def to_judge(con: duckdb.DuckDBPyConnection) -> str:
-    """``_universe``: the runs of every tree that holds a run to judge afresh; whether that is "all" the
-    store's runs, "none" or a "part"."""
+    """``_universe``: the runs of every tree that holds a run to judge afresh; whether the checks should read
+    "all" the store's runs, "none" or a "part" of them (``restricted``). Above half, cutting the tables down
+    costs more than it saves: they are read whole, and only the verdicts to reach are kept."""
     con.execute("""create or replace temp table _universe as
                    select run_id from _run_keys where root_run_id in (
                        select k.root_run_id from _run_keys k where k.run_id in (select run_id from _todo_checks))""")
     universe, everything = con.execute("select (select count(*) from _universe), (select count(*) from runs)").fetchall()[0]
-    return "none" if not universe else "all" if universe == everything else "part"
+    return "none" if not universe else "all" if 2 * universe > everything else "part"
 
 
 @contextmanager
@@ -128,22 +130,32 @@ def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute(f'create temp table "{table}" as select * from main."{table}" '
                         "where run_id in (select run_id from _universe)")
             made.append(table)
-        with frozen_views(con):  # priced once, over the trees to judge only
-            yield
+        for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
+            con.execute(f"create or replace temp table {name} as select * from main.{name}")
+        yield
     finally:
+        for name in reversed(FROZEN_VIEWS):  # the trees' prices go first: no view must outlive its rows
+            con.execute(f"drop table if exists temp.{name}")
         for table in reversed(made):
             con.execute(f'drop table if exists temp."{table}"')
 
 
-def kept_findings(con: duckdb.DuckDBPyConnection, check_name: str, key: str) -> list[tuple]:
-    """(run_id, step, detail) kept for the runs in scope this check does not judge afresh and does judge now."""
-    return con.execute(
-        """select f.run_id, f.step, f.detail from kept_findings f
-           join _run_keys k on k.run_id = f.run_id and k.run_key = f.run_key
-           where f.check_name = $name and f.check_key = $key and f.run_id in (select run_id from _scope)
-             and f.run_id not in (select run_id from _todo_checks where check_name = $name)
-             and not exists (select 1 from _unjudged u where u.run_id = f.run_id)""",
-        {"name": check_name, "key": key}).fetchall()
+def kept_findings(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+    """(run_id, step, detail) kept for each check, on the runs in scope it does not judge afresh.
+
+    A kept verdict was reached on the runs the check could judge, and which runs those are follows from
+    the same keys (the configuration, the runs' facts): no not-judged run is among them.
+    """
+    found: dict[str, list[tuple]] = {}
+    for name, run_id, step, detail in con.execute(
+            """select f.check_name, f.run_id, f.step, f.detail from kept_findings f
+               join _check_keys c on c.check_name = f.check_name and c.check_key = f.check_key
+               join _run_keys k on k.run_id = f.run_id and k.run_key = f.run_key
+               where f.run_id in (select run_id from _scope)
+                 and not exists (select 1 from _todo_checks t where t.check_name = f.check_name and t.run_id = f.run_id)"""
+            ).fetchall():
+        found.setdefault(name, []).append((run_id, step, detail))
+    return found
 
 
 def keep(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:

@@ -163,24 +163,27 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
             disabled.append((check.name, policy.enabled.origin))
     per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(con) else []
     results: dict[str, CheckResult] = {}
-    keys = kept.prepare(con, per_run, config) if per_run else {}
+    runs = con.execute("select count(*) from _scope").fetchall()[0][0]
+    if per_run:
+        kept.prepare(con, per_run, config)
     judged = kept.to_judge(con) if per_run else "all"  # of the runs: "all", "part" or "none" to judge afresh
     fresh = []  # (check, run, step, detail) reached now, to keep
     # Each check reads the priced steps: price them once for all (frozen_views) when every run is judged.
     # When only some are, the few checks that judge the store read the views live, and the rest read them
-    # priced once over the trees they judge afresh (kept.restricted).
+    # priced once over the trees they judge afresh (kept.restricted); when none is, those run no SQL at all.
     with (frozen_views(con) if judged == "all" else contextlib.nullcontext()):
         for check in enabled:
             if check not in per_run:
                 results[check.name] = _run_one(con, check, where, config)
+        todo, earlier = (kept.todo_counts(con), kept.kept_findings(con)) if per_run else ({}, {})
         with (kept.restricted(con) if judged == "part" else contextlib.nullcontext()):
             for check in per_run:
-                results[check.name], reached = _run_kept(con, check, where, config, keys[check.name])
+                results[check.name], reached = _run_kept(con, check, where, config, todo.get(check.name, 0),
+                                                         earlier.get(check.name, []), runs)
                 fresh += [(check.name, f.run_id, f.step, f.detail) for f in reached]
     if per_run and record:
         kept.keep(con, fresh)
         kept.forget_gone(con)
-    runs = con.execute("select count(*) from _scope").fetchall()[0][0]
     ordered = [results[check.name] for check in enabled]
     if record:
         _record(con, checked_at, ordered)
@@ -277,19 +280,17 @@ def _unjudged_buckets(con: duckdb.DuckDBPyConnection) -> list[NotJudged]:
                                               "usage and bill against") for n, provider in rows]
 
 
-def _run_kept(con: duckdb.DuckDBPyConnection, check: Check, where: str, config,
-              key: str) -> tuple[CheckResult, list[Finding]]:
-    """A check that judges each run: kept verdicts where their keys hold, the check's SQL on the other runs.
-    Returns the result and the findings reached now."""
-    todo = kept.todo_count(con, check.name)
+def _run_kept(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, todo: int, earlier: list[tuple],
+              runs_in_scope: int) -> tuple[CheckResult, list[Finding]]:
+    """A check that judges each run: the ``earlier`` findings kept where the keys hold, the check's SQL on the
+    ``todo`` other runs. Returns the result and the findings reached now."""
     fresh = kept.todo_condition(check.name)
     result = _run_one(con, check, f"({where}) and {fresh}" if where else fresh, config, run=todo > 0)
     if any(f.run_id is None for f in result.findings):
         raise CheckDefinitionError(f"{check.path}: check {check.name} says it judges each run, but a row it returned "
                                    "names no run; return each finding's run_id, or remove 'judges: each run'")
     reached = list(result.findings)
-    earlier = kept.kept_findings(con, check.name, key)
-    result.kept = con.execute("select count(*) from _scope").fetchall()[0][0] - todo
+    result.kept = runs_in_scope - todo
     result.findings = sorted(result.findings + [Finding(check.name, result.severity, *row) for row in earlier],
                              key=lambda f: (f.run_id is not None, f.run_id or "", f.step is not None, f.step or 0,
                                             f.detail is not None, f.detail or ""))
@@ -305,20 +306,22 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, r
         result.not_judged = _unjudged(con, check, config)
         if "journals" in check.needs:
             result.not_judged += _unjudged_buckets(con)
-        columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
-        at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
-        # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
-        # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
-        conditions = ["not exists (select 1 from _unjudged u where u.run_id = violations.run_id)"]
-        if where:
-            conditions.append(f"({where.format(at=at)})")
-        wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
-                   f"where {' and '.join(conditions)} order by run_id nulls first, step nulls first, detail")
-        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-        if missing:
-            raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
-                                       f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
-        rows = con.execute(wrapped).fetchall() if run else []
+        rows = []
+        if run:  # else every verdict is kept: the SQL ran, its columns checked, when they were reached
+            columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
+            at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
+            # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
+            # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
+            conditions = ["not exists (select 1 from _unjudged u where u.run_id = violations.run_id)"]
+            if where:
+                conditions.append(f"({where.format(at=at)})")
+            wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
+                       f"where {' and '.join(conditions)} order by run_id nulls first, step nulls first, detail")
+            missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+            if missing:
+                raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
+                                           f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
+            rows = con.execute(wrapped).fetchall()
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc
