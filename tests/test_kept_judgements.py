@@ -135,3 +135,22 @@ def test_judges_takes_each_run_or_the_store(tmp_path):
                      "select run_id, null as step, 'x' as detail from runs\n")
     with pytest.raises(CheckDefinitionError, match=r"odd.sql:5: judges 'each step' is not one of"):
         parse_check(check)
+
+
+def test_judging_part_of_the_runs_leaves_an_enclosing_frozen_block_whole(tmp_path, night):
+    """A report prices the store once (``frozen_views``) and checks inside it: the trees' own priced tables
+    must not replace the whole store's for what the report reads after the check (nor slow it)."""
+    from reconcile.store import frozen_views
+
+    con = store.connect(tmp_path / "kept.duckdb")
+    ingest(con, [night])
+    checks = load_checks()
+    run_checks(con, checks)
+    con.execute("delete from kept_judgements where run_id in (select run_id from runs order by run_id limit 3)")
+    with frozen_views(con):
+        whole = con.execute("select count(*) from temp.step_view").fetchall()[0][0]
+        report = run_checks(con, checks)
+        assert 0 < report.kept
+        assert con.execute("select count(*) from temp.step_view").fetchall()[0][0] == whole
+        assert whole == con.execute("select count(*) from main.step_view").fetchall()[0][0]
+    con.close()

@@ -117,15 +117,21 @@ def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within the block the tables the checks read hold only ``_universe``'s runs (``to_judge``).
 
     Each base table with a ``run_id`` is shadowed by a temporary table of the same name (found first,
-    as ``store.frozen_views`` relies on), and the priced views are frozen over them.
+    as ``store.frozen_views`` relies on), and the priced views are frozen over them. An enclosing
+    ``frozen_views`` block's tables (the whole store's, priced) are set aside meanwhile and put back after.
     """
     tables = [row[0] for row in con.execute(
         """select c.table_name from duckdb_columns() c join duckdb_tables() t
                on t.schema_name = c.schema_name and t.table_name = c.table_name
            where c.schema_name = 'main' and c.column_name = 'run_id' and not t.temporary
              and c.table_name not in (select unnest(?)) order by c.table_name""", [list(_NOT_SHADOWED)]).fetchall()]
-    made = []
+    outer = [row[0] for row in con.execute("select table_name from duckdb_tables() where temporary and "
+                                           "table_name in (select unnest(?))", [list(FROZEN_VIEWS)]).fetchall()]
+    made, aside = [], []
     try:
+        for name in outer:
+            con.execute(f"alter table temp.{name} rename to _whole_{name}")
+            aside.append(name)
         for table in tables:
             con.execute(f'create temp table "{table}" as select * from main."{table}" '
                         "where run_id in (select run_id from _universe)")
@@ -138,6 +144,8 @@ def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute(f"drop table if exists temp.{name}")
         for table in reversed(made):
             con.execute(f'drop table if exists temp."{table}"')
+        for name in aside:
+            con.execute(f"alter table temp._whole_{name} rename to {name}")
 
 
 def kept_findings(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
