@@ -154,3 +154,15 @@ def test_judging_part_of_the_runs_leaves_an_enclosing_frozen_block_whole(tmp_pat
         assert con.execute("select count(*) from temp.step_view").fetchall()[0][0] == whole
         assert whole == con.execute("select count(*) from main.step_view").fetchall()[0][0]
     con.close()
+
+
+def test_other_code_re_judges_every_run(tmp_path, night, monkeypatch):
+    """An upgrade (or any change to reconcile's modules or SQL) may judge a run differently: nothing is kept."""
+    con = store.connect(tmp_path / "kept.duckdb")
+    ingest(con, [night / "sample"])
+    checks = load_checks()
+    run_checks(con, checks)
+    assert run_checks(con, checks).kept > 0
+    monkeypatch.setattr(kept, "code_fingerprint", lambda: "another version")
+    assert run_checks(con, checks).kept == 0
+    con.close()

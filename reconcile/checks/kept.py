@@ -5,8 +5,9 @@ that run's agent tree (the topmost ancestor in the store and every run under it)
 configuration, the price list and the check's own SQL. So its verdict on a run is kept in the store
 under two keys:
 
-- the check's: its SQL, the views' definitions, reconcile's version, the whole configuration, and the
-  price list's sources and versions (a changed ``reconcile.toml`` or price file re-judges every run);
+- the check's: its SQL, reconcile's code (every module and SQL file of the installed package, so an
+  upgrade re-judges), the whole configuration, and the price list's sources and versions (a changed
+  ``reconcile.toml`` or price file re-judges every run);
 - the run's: the name and SHA-256 of every file that holds a run of its tree, and today's date when a
   step of the tree has no time of its own (it is priced at today's prices, which can change).
 
@@ -18,9 +19,11 @@ before) always run whole. ``tests/test_kept_judgements.py`` holds a kept verdict
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 
@@ -40,6 +43,16 @@ def usable(con) -> bool:
                        "and table_name = 'kept_judgements'").fetchall()[0][0] == 1
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of the installed package's code and SQL: what turns a run's rows into a verdict besides the check."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".sql", ".toml") and p.is_file()):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _config_fingerprint(config) -> str:
     parts = (sorted((k, repr(v.value)) for k, v in config.settings.items()),
              sorted((repr(scope), sorted((k, repr(v.value)) for k, v in values.items()))
@@ -56,7 +69,7 @@ def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> dict[str, str]:
     the runs in scope each check must judge afresh."""
     prices = con.execute("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
                          "from prices").fetchall()[0][0]
-    common = "\x1e".join([__version__, views_fingerprint(), _config_fingerprint(config), prices])
+    common = "\x1e".join([__version__, code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
     # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
