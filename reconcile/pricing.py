@@ -61,8 +61,8 @@ def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("begin")
     con.execute("delete from prices where source in (?, ?)", list(SHIPPED))
     columns = _snapshot_columns(version)
-    con.execute("insert into prices select " + ", ".join(f"unnest(${n})::{t}" for n, t in enumerate(_SNAPSHOT_TYPES, 1)),
-                columns)
+    # text into the table's own types (dates, decimal(18,9), bigint): the insert's casts are exact
+    con.execute("insert into prices select " + ", ".join(f"unnest(${n})" for n in range(1, len(columns) + 1)), columns)
     con.executemany(f"insert into prices values ({', '.join(['?'] * 17)})", [[*row, fix_version] for row in fixes])
     con.execute("delete from model_prices")  # prices changed: resolve again
     con.execute("commit")
@@ -70,8 +70,8 @@ def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _snapshot_columns(version: str) -> list[list]:
-    """The snapshot flattened to ``prices`` rows, as one list a column (dates and money as text, cast
-    exactly by the insert), once per process.
+    """The snapshot flattened to ``prices`` rows, as one list a column in the table's order (dates and
+    money as text, cast exactly into the table's types by the insert), once per process.
 
     Inserted by one ``unnest`` statement: an Arrow table would be as quick, but building one makes
     pyarrow ask whether its input is a pandas frame, and importing pandas to answer cost a third of a
@@ -88,9 +88,6 @@ def _snapshot_columns(version: str) -> list[list]:
     # 0.18000000000000002, and 1e-9 $/MTok is far below a micro-dollar on any request.
     return [[None if v is None else str(_nine(v)) for v in column] for column in zip(*rows)]
 
-
-_SNAPSHOT_TYPES = ["varchar", "varchar", "date", "date", *["decimal(18,9)"] * 5, "bigint", *["decimal(18,9)"] * 5,
-                   "varchar", "varchar"]
 
 
 def _nine(value: Any) -> Any:

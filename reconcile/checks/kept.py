@@ -27,7 +27,6 @@ from pathlib import Path
 
 import duckdb
 
-from .. import __version__
 from ..sql_text import insert_rows, string_literal
 from ..store import FROZEN_VIEWS
 from ..views import tree_roots_sql, views_fingerprint
@@ -64,12 +63,13 @@ def _config_fingerprint(config) -> str:
     return repr(parts)
 
 
-def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> dict[str, str]:
-    """Each check's key, ``_run_keys(run_id, root_run_id, run_key)`` and ``_todo_checks(check_name, run_id)``:
-    the runs in scope each check must judge afresh."""
+def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> None:
+    """``_check_keys(check_name, check_key)``, ``_run_keys(run_id, root_run_id, run_key)`` and
+    ``_todo_checks(check_name, run_id)``: the runs in scope each check must judge afresh."""
     prices = con.execute("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
                          "from prices").fetchall()[0][0]
-    common = "\x1e".join([__version__, code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices])
+    # the views' fingerprint as well as the code's: it covers the facts of formats installed as plug-ins
+    common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
     # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
@@ -99,7 +99,6 @@ def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> dict[str, str]:
             select 1 from kept_judgements j where j.check_name = c.check_name and j.check_key = c.check_key
                 and j.run_id = s.run_id and j.run_key = k.run_key)"""
     )
-    return keys
 
 
 def todo_condition(check_name: str) -> str:
