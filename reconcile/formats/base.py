@@ -6,7 +6,8 @@ A transcript format is a small class (one module, with its staging SQL beside it
 - ``name`` and ``description`` (what ``--format`` takes, and what the error messages call it);
 - ``sniff(values, text)``: does a file's head look like this format;
 - ``input``: how the file reaches the staging SQL — ``lines`` (typed, validated JSON Lines in
-  ``_parsed(file_no, line_no, line, j)``; ``fields`` say what to validate), ``document`` (one JSON
+  ``_parsed(file_no, line_no, j)``, the text by line number in ``_lines(file_no, line_no, line)``;
+  ``fields`` say what to validate), ``document`` (one JSON
   document per file in ``_doc(file_no, j)``, checked against ``shape_sql``), or ``text`` (the
   file's text in ``_text(file_no, content)``);
 - ``facts``: what the format records (see ``reconcile.facts``), as ``{fact: how}``; a fact it

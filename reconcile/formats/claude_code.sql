@@ -1,4 +1,4 @@
--- Staging for Claude Code transcripts. Input: _parsed(file_no, line_no, line, j) for every line
+-- Staging for Claude Code transcripts. Input: _parsed(file_no, line_no, j) for every line
 -- whose fields passed the typed checks, many files at once (planning a statement costs more than
 -- running it on one small file). Output: the _stage_* tables the shared landing reads.
 

@@ -1,4 +1,4 @@
--- Staging for Codex CLI rollouts. Input: _parsed(file_no, line_no, line, j) for every line whose
+-- Staging for Codex CLI rollouts. Input: _parsed(file_no, line_no, j) for every line whose
 -- fields passed the typed checks, many files at once. Output: the _stage_* tables the landing reads.
 --
 -- A model request's items (reasoning, assistant text, calls) sit between two inputs (a call's

@@ -1,4 +1,4 @@
--- Staging for the native journal v1. Input: _parsed(file_no, line_no, line, j), the lines whose
+-- Staging for the native journal v1. Input: _parsed(file_no, line_no, j), the lines whose
 -- fields passed the typed checks. Output: the _stage_* tables the shared landing reads.
 -- The intermediate tables hold keys and decisions only; the parsed struct stays in _parsed and is
 -- joined in once, by the view _native_loaded (copying it table to table cost seconds and gigabytes).
@@ -33,8 +33,8 @@ select p.file_no, p.line_no, coalesce(k.outcome_line, k.first_line) as first_lin
 from _native_keys k
 join _native p on p.reason is null and p.file_no = k.file_no and p.type = k.type and p.run_id = k.run_id
               and coalesce(p.idx, -1) = k.idx and p.line_no <> coalesce(k.outcome_line, k.first_line)
-join _parsed pt on pt.file_no = p.file_no and pt.line_no = p.line_no
-join _parsed ft on ft.file_no = k.file_no and ft.line_no = coalesce(k.outcome_line, k.first_line);
+join _lines pt on pt.file_no = p.file_no and pt.line_no = p.line_no
+join _lines ft on ft.file_no = k.file_no and ft.line_no = coalesce(k.outcome_line, k.first_line);
 
 create or replace temp table _native_decided as
 with started as (select distinct file_no, run_id from _native where reason is null and type = 'run_start')

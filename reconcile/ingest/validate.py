@@ -17,6 +17,7 @@ import duckdb
 
 from .ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
 from ..sql_text import string_literal
+from .guard import guard_pattern, missing_sql, not_object_items_sql, typed_path
 
 _INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
 _NUMBER = "{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"
@@ -134,16 +135,25 @@ _TRAILING_COMMA = r",[ \t\r\n]*([}\]])"
 _NOT_A_NUMBER = r"(?i)-?(?:nan|infinity|inf)"
 
 
+_LENIENT_NUMBER = r"(?i)(?:^|[:,\[])[ \t\r\n]*-?(?:nan|inf)"  # where a NaN or an Inf may stand as a value
+
+
+def lenient_pattern() -> str:
+    """An RE2 pattern found wherever a text may use one of DuckDB's lenient JSON extensions (a cheap scan).
+
+    False alarms (``",]"`` or ``": info"`` inside a string) are cleared by :func:`lenient_reason_sql`.
+    """
+    return f"{_TRAILING_COMMA}|(?i:{_LENIENT_NUMBER.removeprefix('(?i)')})"
+
+
 def lenient_suspect_sql(text: str) -> str:
     """True where ``text`` may use one of DuckDB's lenient JSON extensions: a cheap scan, no parse.
 
-    False positives (``",]"`` or ``": info"`` inside a string) are cleared by :func:`lenient_reason_sql`;
-    the ``contains`` pre-test keeps the costlier pattern off lines with no "nan" or "inf" at all.
+    The ``contains`` pre-test keeps the costlier pattern off lines with no "nan" or "inf" at all.
     """
-    number = string_literal(r"(?i)(?:^|[:,\[])[ \t\r\n]*-?(?:nan|inf)")
     return (f"case when regexp_matches({text}, {string_literal(_TRAILING_COMMA)}) then true "
-            f"when contains(lower({text}), 'nan') or contains(lower({text}), 'inf') then regexp_matches({text}, {number}) "
-            "else false end")
+            f"when contains(lower({text}), 'nan') or contains(lower({text}), 'inf') "
+            f"then regexp_matches({text}, {string_literal(_LENIENT_NUMBER)}) else false end")
 
 
 def lenient_reason_sql(text: str) -> str:
@@ -182,75 +192,20 @@ case
     else {fields}
 end"""
 
-# JSON types each kind admits, judged from the types alone; the value tests (ranges, windows, allowed
-# strings) are made on the typed parse (``_value_suspect``).
-_ADMITTED = {
-    "int": ("BIGINT", "UBIGINT"), "count": ("BIGINT", "UBIGINT"), "index": ("BIGINT", "UBIGINT"),
-    "ms": ("BIGINT", "UBIGINT", "DOUBLE"), "seconds": ("BIGINT", "UBIGINT", "DOUBLE"),
-    "str": ("VARCHAR",), "ts": ("VARCHAR",), "bool": ("BOOLEAN",), "object": ("OBJECT",), "array": ("ARRAY",),
-}
 _RANGES = {"count": COUNT, "index": INDEX, "ms": MILLISECONDS, "seconds": SECONDS}
-
-
-def _typed(path: str, root: str = "j") -> str:
-    return root + "".join(f'."{part}"' for part in path.split("."))
-
-
-def _admitted(kind: str, json_type: str) -> str:
-    if kind == "any":
-        return "true"
-    return f"coalesce({json_type}, 'NULL') in ('NULL', {', '.join(string_literal(t) for t in _ADMITTED[kind])})"
-
-
-ITEM_SLOTS = 4  # the first items of an array field are typed with the line; a longer array is examined by path
-
-
-def _slot_paths(fields: list[Field]) -> list[tuple[str, str]]:
-    """(JSON path, kind) typed for the first ``ITEM_SLOTS`` items of each array field: the item, then its keys."""
-    paths = []
-    for field in fields:
-        for slot in range(ITEM_SLOTS) if field.items else ():
-            paths.append((f"$.{field.path}[{slot}]", "object"))
-            paths += [(f"$.{field.path}[{slot}].{key}", kind) for key, kind in field.items if kind != "any"]
-    return paths
-
-
-def _type_paths(fields: list[Field]) -> str:
-    """The paths whose JSON types ``t`` lists: the line, each field, then the item slots."""
-    paths = ["$"] + ["$." + f.path for f in fields] + [path for path, _ in _slot_paths(fields)]
-    return "[" + ", ".join(string_literal(p) for p in paths) + "]"
-
-
-def _types_ok_sql(fields: list[Field]) -> str:
-    """True when a line's JSON types (``t``: the line's, then each field's) break no type or presence rule.
-
-    Depends only on ``t`` and the line's type and kind, so it is judged once per distinct combination.
-    """
-    position = {f.path: i + 2 for i, f in enumerate(fields)}
-    line_type = "line_type" if "type" in position else "null"
-    kind = "step_kind" if "kind" in position else "null"
-    tests = ["t[1] = 'OBJECT'"]
-    for field in fields:
-        json_type = f"t[{position[field.path]}]"
-        if field.required_when:
-            condition = field.required_when.format(type=line_type, kind=kind)
-            tests.append(f"not (coalesce({condition}, false) and coalesce({json_type}, 'NULL') = 'NULL')")
-        tests.append(_admitted(field.kind, json_type))
-    for number, (_, kind) in enumerate(_slot_paths(fields), len(fields) + 2):
-        tests.append(_admitted(kind, f"t[{number}]"))
-    return " and ".join(tests)
 
 
 def _value_suspect_sql(fields: list[Field]) -> str:
     """True when a line may break a value rule: out of range, outside the window, not one of the allowed
     strings, or an array item of the wrong type or range.
 
-    Read from the typed parse ``j`` alone. That is sound for lines whose types pass (``_types_ok_sql``),
-    the only ones it decides: integers are parsed as HUGEINT, so no JSON integer overflows to NULL.
+    Read from the typed parse ``j`` alone. That is sound for lines the guard passes, the only ones it
+    decides: their fields have the JSON types their kinds admit, and integers are parsed as HUGEINT,
+    so no JSON integer overflows to NULL.
     """
     tests = []
     for number, field in enumerate(fields):
-        value = _typed(field.path)
+        value = typed_path(field.path)
         if field.kind in _RANGES:
             tests.append((value, f"not coalesce({range_test(value, _RANGES[field.kind])}, false)"))
         elif field.kind == "ts":
@@ -260,90 +215,60 @@ def _value_suspect_sql(fields: list[Field]) -> str:
         if field.one_of:
             tests.append((value, f"{value} not in ({', '.join(string_literal(v) for v in field.one_of)})"))
         if field.items:
-            tests.append((value, f"(len({value}) > {ITEM_SLOTS} and not {_items_ok_sql(field, f'_items{number}')})"))
             tests += [(value, f"not {_item_ranges_ok(field, key, kind)}") for key, kind in field.items if kind in _RANGES]
     # An absent field is no suspect: each test holds only where its value is present.
     return " or ".join(f"coalesce({value} is not null and {test}, false)" for value, test in tests) if tests else "false"
 
 
-def _items_columns(fields: list[Field]) -> str:
-    """The array fields whose items are tested, each as its JSON text (parsed once, only where present)."""
-    return "".join(f", case when len({_typed(f.path)}) > {ITEM_SLOTS} then json_extract(line, {string_literal('$.' + f.path)}) end "
-                   f"as _items{number}" for number, f in enumerate(fields) if f.items)
-
-
-def _items_ok_sql(field: Field, items: str) -> str:
-    """Every item of the array ``items`` (its JSON text) is an object whose keys have their kinds' types and ranges."""
-    tests = [f"list_bool_and(list_transform(json_type({items}, '$[*]'), lambda x: x = 'OBJECT'))"]
-    for key, kind in field.items:
-        if kind == "any":
-            continue
-        types = f"json_type({items}, {string_literal(f'$[*].{key}')})"
-        tests.append(f"list_bool_and(list_transform({types}, lambda x: {_admitted(kind, 'x')}))")
-    return "coalesce(" + " and ".join(tests) + ", true)"
-
-
 def _item_ranges_ok(field: Field, key: str, kind: str) -> str:
-    values = f"list_transform({_typed(field.path)}, lambda x: x.\"{key}\")"
+    values = f"list_transform({typed_path(field.path)}, lambda x: x.\"{key}\")"
     return (f"coalesce(list_bool_and(list_transform(list_filter({values}, lambda x: x is not null), "
             f"lambda x: {range_test('x', _RANGES[kind])})), true)")
 
 
 def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when: str = "",
                 extra_suspect: str | None = None) -> int:
-    """Create ``_checked(file_no, line_no, line, blank, reason)`` and ``_parsed(file_no, line_no, line, j)``.
+    """Create ``_checked(file_no, line_no, line, blank, reason)`` and ``_parsed(file_no, line_no, j)``.
 
-    Returns the line count. Each line is parsed twice in all, not once per field: ``json_type`` of
-    every field's path at once (``t``), and the typed struct (``j``). Type and presence rules depend
-    only on ``t`` (and the line's type and kind), of which a file has a handful of distinct values,
-    so they are judged per distinct value; value rules are tested on ``j``. Only a line that fails
-    either (or is not a JSON object) is examined in detail, by the one CASE that names its first
-    problem — so a line is rejected exactly when that CASE gives a reason, whatever the fast path.
+    Returns the line count. ``_lines`` stays: the lines' text, read by line number where a format
+    needs it (``_parsed`` holds only the typed struct, so the text is stored once).
+
+    Each line is parsed once, into the typed struct (``j``), and scanned once by one pattern: the
+    guard (``guard.guard_pattern``), which flags every line where a declared field may hold a JSON
+    type its kind refuses, and the lenient-JSON scan (a trailing comma, a NaN). Presence, array items
+    and value rules are tested on ``j``. Only a line flagged by any of them (or not parsed) is
+    examined in detail, by the one CASE that names its first problem — so a line is rejected exactly
+    when that CASE gives a reason, whatever the fast path.
 
     ``extra_when`` adds ``when … then …`` branches over ``f`` (extracted values, in field order)
     before the field tests — e.g. a format version check; ``extra_suspect`` (SQL over ``j``) says
     which lines those branches could reject (without it, every line is examined in detail).
     """
     lines = con.execute("select count(*) from _lines").fetchall()[0][0]
-    position = {f.path: i + 2 for i, f in enumerate(fields)}
     extra = f"or coalesce({extra_suspect}, true)" if extra_suspect else ("or true" if extra_when else "")
+    scan = string_literal(guard_pattern(fields) + "|" + lenient_pattern())
+    judged_on_j = f"{missing_sql(fields)} or {not_object_items_sql(fields)} or {_value_suspect_sql(fields)}"
     con.execute(
         f"""create or replace temp table _typed as
-        select file_no, line_no, line, read_error, blank, t, hash(t) as h, j, lenient,
-               {_typed('type') if 'type' in position else 'null'} as line_type,
-               {_typed('kind') if 'kind' in position else 'null'} as step_kind,
-               -- a CASE, not an OR: the value tests read the line again and must see only lines that parsed
-               case when blank then false when read_error is not null or t is null or j is null then true
-                    when lenient is not null then true
-                    else coalesce({_value_suspect_sql(fields)}, true) {extra} end as suspect
-        from (select *{_items_columns(fields)}
-              -- json_type only where the typed parse succeeded: the line is JSON, and it need not be guarded.
-              -- Strict JSON is judged there too: a cheap scan, and the exact test only on the lines it flags.
-              from (select *, case when j is not null then json_type(line, {_type_paths(fields)}) end as t,
-                           case when j is not null and {lenient_suspect_sql('line')}
-                                then {lenient_reason_sql('line')} end as lenient
-                    from (select *, case when blank then null
-                                         else try(json_transform(line, {structure_sql(fields)})) end as j
-                          from (select *, line is null or regexp_full_match(line, {string_literal(BLANK_LINE)}) as blank
-                                from _lines))))"""
-    )
-    con.execute("drop table _lines")  # _typed holds every line now; one copy of a large file is enough
-    # Type rules, once per distinct (types, line type, kind). The hash groups them; should two distinct
-    # type lists ever share a hash, min <> max says so and their lines are examined in detail.
-    con.execute(
-        f"""create or replace temp table _type_verdicts as
-        select h, line_type, step_kind, t = most and coalesce({_types_ok_sql(fields)}, false) as types_ok
-        from (select h, line_type, step_kind, min(t) as t, max(t) as most from _typed
-              where not blank and t is not null group by all)"""
+        select file_no, line_no, read_error, blank, j,
+               case when blank then false when read_error is not null or j is null or flagged then true
+                    else coalesce({judged_on_j}, true) {extra} end as suspect,
+               -- strict JSON, judged exactly only on the lines the scan flagged
+               case when flagged and j is not null and {lenient_suspect_sql('line')}
+                    then {lenient_reason_sql('line')} end as lenient
+        from (select *, case when j is not null then regexp_matches(line, {scan}) end as flagged
+              from (select *, case when blank then null
+                                   else try(json_transform(line, {structure_sql(fields)})) end as j
+                    from (select *, line is null or regexp_full_match(line, {string_literal(BLANK_LINE)}) as blank
+                          from _lines)))"""
     )
     checks = _LINE_CHECKS.format(extra=extra_when, fields=reason_sql(fields, "f", "t"))
     con.execute(
         f"""create or replace temp table _examined as
         with chosen as (
-            select x.file_no, x.line_no, x.line, x.read_error, x.lenient, x.j is null as unparsed from _typed x
-            left join _type_verdicts v on v.h = x.h and v.line_type is not distinct from x.line_type
-                 and v.step_kind is not distinct from x.step_kind
-            where not x.blank and (x.suspect or not coalesce(v.types_ok, false))
+            select x.file_no, x.line_no, l.line, x.read_error, x.lenient, x.j is null as unparsed
+            from _typed x join _lines l using (file_no, line_no)
+            where x.suspect
         )
         select file_no, line_no, {checks} as reason
         from (select *, list_transform(f, lambda v: json_type(v)) as t
@@ -359,12 +284,13 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
     )
     con.execute(
         """create or replace temp table _checked as
-        select x.file_no, x.line_no, case when e.reason is not null then x.line end as line, x.blank, e.reason
-        from _typed x left join _examined e using (file_no, line_no)"""
+        select x.file_no, x.line_no, l.line, x.blank, e.reason
+        from _typed x left join _examined e using (file_no, line_no)
+        left join _lines l on e.reason is not null and l.file_no = x.file_no and l.line_no = x.line_no"""
     )
     con.execute(
         """create or replace temp view _parsed as
-        select file_no, line_no, line, j from _typed x
+        select file_no, line_no, j from _typed x
         where not blank and not exists (select 1 from _examined e
                                         where e.file_no = x.file_no and e.line_no = x.line_no and e.reason is not null)"""
     )
