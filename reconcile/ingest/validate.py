@@ -263,13 +263,12 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
                           from _lines)))"""
     )
     checks = _LINE_CHECKS.format(extra=extra_when, fields=reason_sql(fields, "f", "t"))
+    # Few lines are suspects: a table of them (its size known) is the small side of the join with the lines' text.
+    con.execute("""create or replace temp table _suspects as
+                   select file_no, line_no, read_error, lenient, j is null as unparsed from _typed where suspect""")
     con.execute(
         f"""create or replace temp table _examined as
-        with chosen as (
-            select x.file_no, x.line_no, l.line, x.read_error, x.lenient, x.j is null as unparsed
-            from _typed x join _lines l using (file_no, line_no)
-            where x.suspect
-        )
+        with chosen as (select s.*, l.line from _suspects s join _lines l using (file_no, line_no))
         select file_no, line_no, {checks} as reason
         from (select *, list_transform(f, lambda v: json_type(v)) as t
               from (select c.* exclude (lenient, unparsed), fl.newline_at_end,
@@ -284,9 +283,10 @@ def check_lines(con: duckdb.DuckDBPyConnection, fields: list[Field], extra_when:
     )
     con.execute(
         """create or replace temp table _checked as
-        select x.file_no, x.line_no, l.line, x.blank, e.reason
-        from _typed x left join _examined e using (file_no, line_no)
-        left join _lines l on e.reason is not null and l.file_no = x.file_no and l.line_no = x.line_no"""
+        select x.file_no, x.line_no, r.line, x.blank, r.reason
+        from _typed x
+        left join (select e.file_no, e.line_no, e.reason, l.line from _examined e join _lines l using (file_no, line_no)
+                   where e.reason is not null) r using (file_no, line_no)"""
     )
     con.execute(
         """create or replace temp view _parsed as
