@@ -45,13 +45,17 @@ class Clock:
         return self.now
 
 
-def write_journal(path: Path, runs: int, seed: int = 1) -> int:
-    """Write ``runs`` runs of about 20 steps each; return the number of step lines."""
+def write_journal(path: Path, runs: int, seed: int = 1, first: int = 0) -> int:
+    """Write ``runs`` runs of about 20 steps each, numbered from ``first``; return the number of step lines.
+
+    Give each file of a corpus its own ``first``: a run id met in two files is one run, and the second
+    file's copy is skipped as already loaded (a corpus of ten files numbered alike is one file's worth).
+    """
     rng = random.Random(seed)
     steps = 0
     tools = [{"name": "read_file"}, {"name": "search"}, {"name": "write_file", "side_effect": True}]
     with Journal(path, clock=Clock()) as journal:
-        for number in range(runs):
+        for number in range(first, first + runs):
             run = journal.start_run(f"run{number:07d}", agent=f"agent{number % 3}", model="claude-sonnet-4-5",
                                     limits={"max_steps": 30}, tools=tools, catalogue_tokens=900)
             context = 2000

@@ -70,7 +70,8 @@ def build(size: int, folder: Path) -> dict[str, Path]:
     paths["native"].mkdir(parents=True)
     runs, per_file = max(1, size // LINES_PER_RUN), LINES_PER_FILE // LINES_PER_RUN
     for number, first in enumerate(range(0, runs, per_file)):
-        write_journal(paths["native"] / f"night-{number:03d}.jsonl", min(per_file, runs - first), seed=number + 1)
+        write_journal(paths["native"] / f"night-{number:03d}.jsonl", min(per_file, runs - first), seed=number + 1,
+                      first=first)
     _provider_exports(paths["native"], paths["provider"])
     claude_code.build_corpus(paths["claude_code"], cc_copies(size))
     (folder / "COMPLETE").write_text(f"{size} lines\n")

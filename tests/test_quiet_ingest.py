@@ -74,3 +74,17 @@ def test_rejects_and_failures_stay_visible_without_verbose(cli, tmp_path, monkey
     assert "error: could not load broken.jsonl:" in result.err  # the failed file, as typed, on stderr
     verbose = cli("ingest", "night", "--db", "m.duckdb", "-v").out
     assert f"rejected {os.path.join('night', 'triage.jsonl')}:" in verbose
+
+
+def test_runs_already_loaded_from_another_file_are_one_reason(cli, tmp_path, monkeypatch):
+    """A night exported twice: every run of the copy is skipped, and the summary names the reason once
+    (not "run r1 was already loaded from …" for each of its runs); -v still names each run and its file."""
+    night = copy_into(tmp_path, ROOT / "sample_runs" / "2026-11-28", "night")
+    journal = next(night.glob("*.jsonl"))
+    shutil.copy(journal, tmp_path / "again.jsonl")
+    monkeypatch.chdir(tmp_path)
+    line = cli("ingest", str(journal.relative_to(tmp_path)), "again.jsonl", "--db", "n.duckdb").out.strip()
+    assert len(line.splitlines()) == 1, line
+    assert line.count("already loaded") == 1 and "run already loaded from another file" in line, line
+    verbose = cli("ingest", str(journal.relative_to(tmp_path)), "again.jsonl", "--db", "v.duckdb", "-v").out
+    assert verbose.count("was already loaded from") > 1  # each run, with the file that holds it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 
@@ -30,8 +31,16 @@ class FileResult:
     skipped_by: dict[str, int] = field(default_factory=dict)  # the skipped lines by their note
 
 
+# "run <id> was already loaded from <file>": a note per run, so its reason must drop the id and the file
+# too, or a night of re-exported journals prints one reason per run on the summary line.
+_ALREADY_LOADED = re.compile(r"run .* was already loaded from ", re.DOTALL)
+
+
 def reason_of(note: str) -> str:
-    """A skip note without its detail: "not a step (event_msg/user_message)" is "not a step"."""
+    """A skip note without its detail: "not a step (event_msg/user_message)" is "not a step", and
+    "run r1 was already loaded from a.jsonl (3 lines)" is "run already loaded from another file"."""
+    if _ALREADY_LOADED.match(note):
+        return "run already loaded from another file"
     return note.split(" (", 1)[0].strip() or note
 
 
