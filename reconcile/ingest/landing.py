@@ -172,20 +172,21 @@ def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
     span, a TOOL observation), else the record of the model step that asked for the call.
     """
     where = "s.source_line" if lines else "null"
+    own_args = "args" in _columns(con, "_stage_steps")
     own = ("and not exists (select 1 from _stage_steps t where t.kind = 'tool' and t.file_no = c.file_no "
-           "and t.run_id = c.run_id and t.call_id = c.call_id and t.args is not null)"
-           if "args" in _columns(con, "_stage_steps") else "")
+           "and t.run_id = c.run_id and t.call_id = c.call_id and t.args is not null)" if own_args else "")
+    own_problems = (f"""union all
+        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
+        from _canon k join _stage_steps s on k.text = {_ARGS_TEXT.format(t="s")}
+        where s.kind = 'tool' and k.problem is not null""" if own_args else "")
     con.execute(
         f"""insert into _out_of_range
         select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
         from _canon k
-        join _stage_calls c on k.doc = 'c' || c._cid
+        join _stage_calls c on k.text = {_ARGS_TEXT.format(t="c")}
         join _stage_steps s on s.file_no = c.file_no and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model'
         where k.problem is not null {own}
-        union all
-        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
-        from _canon k join _stage_steps s on k.doc = 's' || s._sid
-        where k.problem is not null"""
+        {own_problems}"""
     )
 
 
@@ -218,16 +219,29 @@ def _guard_names(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
 
 
 def _canonical_arguments(con: duckdb.DuckDBPyConnection) -> None:
-    """``_canon``: the canonical text of every call's arguments and of every tool step that carries its own."""
-    con.execute("create or replace temp table _stage_calls as select *, row_number() over () as _cid from _stage_calls")
-    own_args = "args" in _columns(con, "_stage_steps")
-    con.execute("create or replace temp table _stage_steps as select *, row_number() over () as _sid from _stage_steps")
+    """``_canon(text, canonical, problem)``: the canonical text of every distinct argument text.
+
+    Keyed by the arguments' JSON text (``_ARGS_TEXT``): equal texts have one canonical form, and a
+    format whose tool steps repeat their call's arguments (or a harness that calls a tool with the
+    same arguments again) canonicalises each text once; no copy of the staged steps is numbered.
+    """
+    own = ("union all select " + _ARGS_TEXT.format(t="s") + " from _stage_steps s where s.kind = 'tool' and s.args is not null"
+           if "args" in _columns(con, "_stage_steps") else "")
     con.execute(
         f"""create or replace temp table _args as
-        select 'c' || _cid as doc, args::json as args from _stage_calls
-        {"union all select 's' || _sid, args::json from _stage_steps where kind = 'tool' and args is not null" if own_args else ""}"""
+        select row_number() over () as doc, text from (
+            select distinct text from (select {_ARGS_TEXT.format(t="c")} as text from _stage_calls c where c.args is not null
+                                       {own}))"""
     )
-    canonicalize_column(con, "_args", "doc", "args", "_canon")
+    canonicalize_column(con, "_args", "doc", "text", "_canon_docs")
+    con.execute("""create or replace temp table _canon as
+                   select a.text, k.canonical, k.problem from _args a join _canon_docs k using (doc)""")
+    con.execute("drop table _args; drop table _canon_docs")
+
+
+# The text an argument value is canonicalised and joined by: JSON as DuckDB writes it back (a text staged as
+# VARCHAR is parsed, so a value that is not JSON fails here as it did before).
+_ARGS_TEXT = "{t}.args::json::varchar"
 
 
 def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
@@ -239,7 +253,7 @@ def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
         select c.run_id, c.step_idx::integer as step_idx, c.call_position::integer as call_position, c.call_id,
                c.tool_name, k.canonical as args_json, sha256(k.canonical) as args_hash,
                coalesce({given_key}, {key}) as idempotency_key
-        from _stage_calls c left join _canon k on k.doc = 'c' || c._cid
+        from _stage_calls c left join _canon k on k.text = {_ARGS_TEXT.format(t='c')}
         where c.step_idx is not null"""
     )
     con.execute("insert into tool_calls by name select * from _landed_calls")
@@ -278,7 +292,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
     steps_columns = _columns(con, "steps")
     has = set(staged)
     text = "s.result_text" if "result_text" in has else "null::varchar"
-    own = "k.canonical"
+    own = "k.canonical" if "args" in has else "null"  # a tool step's own arguments, where the format gives them
 
     def given(column: str) -> str:
         return f"s.{column}" if column in has else "null"
@@ -305,7 +319,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         f"""insert into steps by name
         select {", ".join(select)}
         from _stage_steps s
-        left join _canon k on k.doc = 's' || s._sid
+        {"left join _canon k on s.kind = 'tool' and k.text = " + _ARGS_TEXT.format(t="s") if "args" in has else ""}
         left join (select * from _landed_calls qualify row_number() over (partition by run_id, call_id order by step_idx) = 1) c
             on s.kind = 'tool' and c.run_id = s.run_id and c.call_id = s.call_id
         left join _landed_tools t on s.kind = 'tool' and t.run_id = s.run_id
