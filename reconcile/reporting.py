@@ -100,14 +100,28 @@ def render(template: str, context: dict[str, Any]) -> str:
     return _environment().get_template(template).render(**context)
 
 
-def _catalogued(con: duckdb.DuckDBPyConnection, by: str, since, until) -> dict[str | None, int]:
-    """Per group (None: all of them), how many of its runs record their tool catalogue."""
-    key = GROUPS[by][0]
-    rows = con.execute(f"""select {key} as key, count(distinct r.run_id) filter (where f.catalogue)
-                           from step_view s join runs r using (run_id) join run_facts f using (run_id)
-                           where {WINDOW} group by grouping sets ((1), ())""",
-                       {"since": since, "until": until}).fetchall()
-    return {k: n for k, n in rows}
+def _catalogued(con: duckdb.DuckDBPyConnection, names, since, until) -> dict[str, dict[str | None, int]]:
+    """Per grouping and group (None: all of them), how many of its runs record their tool catalogue.
+
+    The runs that record one are found once (``run_facts`` reads every step); each grouping then
+    counts distinct (group, run) pairs of those runs, so no join or distinct count runs over the
+    priced steps of the runs that record none, and memory follows the runs, not the steps.
+    """
+    con.execute("create or replace temp table _catalogued_runs as select run_id from run_facts where catalogue")
+    try:
+        out = {}
+        for name in names:
+            rows = con.execute(f"""with pairs as (
+                                       select distinct {GROUPS[name][0]} as key, r.run_id
+                                       from step_view s join runs r using (run_id)
+                                       where {WINDOW} and r.run_id in (select run_id from _catalogued_runs))
+                                   select key, count(*) from pairs group by key
+                                   union all select null, count(distinct run_id) from pairs""",
+                               {"since": since, "until": until}).fetchall()
+            out[name] = {k: n for k, n in rows}
+        return out
+    finally:
+        con.execute("drop table if exists _catalogued_runs")
 
 
 def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
@@ -141,10 +155,10 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
                               "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
                               xlabel="US dollars"),
     }
+    catalogued = _catalogued(con, by, since, until)
     for name in by:  # the catalogue tax of a group none of whose runs records a tool catalogue is not recorded, not $0
-        catalogued = _catalogued(con, name, since, until)
         for g in [*by[name]["groups"], by[name]["total"]]:
-            g["catalogue_recorded"] = bool(catalogued.get(g["key"] if g is not by[name]["total"] else None))
+            g["catalogue_recorded"] = bool(catalogued[name].get(g["key"] if g is not by[name]["total"] else None))
     costliest = costliest_runs(con, since, until, source)
     usage = usage_report(con, "day", window) if _has_usage(con) else None
     period_span = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
