@@ -23,6 +23,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -107,16 +108,19 @@ def _provider_exports(journals: Path, out: Path) -> None:
         empty.unlink()
 
 
-def measure(command: list[str], env: dict | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak resident MB, exit code) of one child process."""
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):  # 1: a check found something, which is the job, not a failure
-        raise SystemExit(f"{' '.join(command)} failed ({code}): {child.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, code
+def measure(command: list[str], env: dict | None = None) -> tuple[float, float, str | None]:
+    """(wall seconds, peak resident MB, why it failed or None) of one child process."""
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a chatty stderr cannot stall the child
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        if code in (0, 1):  # 1: a check found something, which is the job, not a failure
+            return wall, usage.ru_maxrss / 1024, None
+        errors.seek(0)
+        lines = errors.read().decode(errors="replace").strip().splitlines()
+    return wall, usage.ru_maxrss / 1024, f"exit {code}: {lines[-1][:300] if lines else 'no message'}"
 
 
 def stages(paths: dict[str, Path], work: Path, size: int) -> list[tuple]:
@@ -176,25 +180,29 @@ def run_size(size: int, ccusage: bool, data: Path) -> list[tuple[str, float, flo
             before()
         if name.startswith("ccusage") and not (ccusage and claude_code.CCUSAGE.exists()):
             continue
-        wall, peak, _ = measure(command, env)
-        results.append((name, wall, peak))
+        wall, peak, failed = measure(command, env)
+        results.append((name, wall, peak, failed))  # a failed stage is reported, and the next ones still run
+        print(f"{size:,} lines: {name}: {wall:.1f} s, {peak:,.0f} MB" + (f", FAILED ({failed})" if failed else ""),
+              file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return results
 
 
-def table(size: int, results: list[tuple[str, float, float]]) -> str:
+def table(size: int, results: list[tuple[str, float, float, str | None]]) -> str:
     bare = results[0][1]
     lines = [f"### {size:,} journal lines", "", "| stage | wall s | peak MB | ÷ bare load |", "|---|---:|---:|---:|"]
-    lines += [f"| {name} | {wall:.2f} | {peak:,.0f} | {wall / bare:.2f}× |" for name, wall, peak in results]
+    lines += [f"| {name} | {wall:.2f} | {peak:,.0f} | {wall / bare:.2f}× |" if not failed else
+              f"| {name} | failed after {wall:.2f} s: {failed} | {peak:,.0f} | — |" for name, wall, peak, failed in results]
     return "\n".join(lines)
 
 
-def exponents(by_size: dict[int, list[tuple[str, float, float]]]) -> str:
-    """How each stage's time grows between the smallest and the largest size: t ∝ size^k."""
+def exponents(by_size: dict[int, list[tuple[str, float, float, str | None]]]) -> str:
+    """How each stage's time grows between the smallest and the largest size: t ∝ size^k (failed stages: none)."""
     small, large = min(by_size), max(by_size)
     lines = [f"### Growth from {small:,} to {large:,} lines (t ∝ size^k)", "", "| stage | k |", "|---|---:|"]
-    for (name, t1, _), (_, t2, _) in zip(by_size[small], by_size[large]):
-        lines.append(f"| {name} | {math.log(t2 / t1) / math.log(large / small):.2f} |")
+    for (name, t1, _, failed1), (_, t2, _, failed2) in zip(by_size[small], by_size[large]):
+        k = "—" if failed1 or failed2 else f"{math.log(t2 / t1) / math.log(large / small):.2f}"
+        lines.append(f"| {name} | {k} |")
     return "\n".join(lines)
 
 
@@ -220,6 +228,8 @@ def main() -> None:
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
+    if any(failed for results in by_size.values() for *_, failed in results):
+        raise SystemExit("some stages failed: see their rows")
 
 
 if __name__ == "__main__":

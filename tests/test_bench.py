@@ -26,7 +26,7 @@ def test_the_benchmark_runs_every_stage_on_a_tiny_corpus(tmp_path):
     assert "DuckDB 2" in text and "### 2,000 journal lines" in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "×" in line]
     assert [row.split(" | ")[0][2:] for row in rows] == STAGES
-    assert all(float(row.split(" | ")[1]) > 0 for row in rows)
+    assert all(float(row.split(" | ")[1]) > 0 for row in rows) and "failed" not in text
     assert rows[0].endswith("| 1.00× |")  # the bare load is the yardstick
     assert not (tmp_path / "data" / "work-2000").exists()  # the stores it made are cleaned up
 
@@ -35,5 +35,18 @@ def test_growth_exponents():
     sys.path.insert(0, str(BENCH.parent))
     import run
 
-    table = run.exponents({1000: [("a", 1.0, 0), ("b", 2.0, 0)], 4000: [("a", 4.0, 0), ("b", 16.0, 0)]})
-    assert "| a | 1.00 |" in table and "| b | 1.50 |" in table
+    table = run.exponents({1000: [("a", 1.0, 0, None), ("b", 2.0, 0, None), ("c", 1.0, 0, None)],
+                           4000: [("a", 4.0, 0, None), ("b", 16.0, 0, None), ("c", 9.0, 0, "exit 2: out of memory")]})
+    assert "| a | 1.00 |" in table and "| b | 1.50 |" in table and "| c | — |" in table
+
+
+def test_a_failed_stage_is_reported_and_the_others_still_run(tmp_path):
+    """A stage that fails (here: the finance report ran out of memory at 9 M steps) is a row saying why, not the end."""
+    sys.path.insert(0, str(BENCH.parent))
+    import run
+
+    wall, _, failed = run.measure([sys.executable, "-c", "import sys; print('x' * 200_000, file=sys.stderr); "
+                                                         "print('error: out of memory', file=sys.stderr); sys.exit(2)"])
+    assert failed == "exit 2: error: out of memory"  # the last line of a long stderr, which did not stall the child
+    text = run.table(10, [("bare", 1.0, 5.0, None), ("report", 2.0, 9.0, failed)])
+    assert "| report | failed after 2.00 s: exit" in text
