@@ -65,8 +65,9 @@ CATALOGUE_TAX = f"""case when s.kind = 'model' and mp.matched_model is not null 
         round(case when {_INPUT} > mp.tier_start then {_catalogue_priced("tier_")} else {_catalogue_priced("")} end)::bigint
     end"""
 
-STEP_VIEW = f"""
-create or replace view step_view as
+# The priced steps in no order: what a freeze materialises (sorting 50-odd columns of every step cost
+# more than pricing them: 23 s against 14 s at 9 M steps). ``step_view`` is the same rows in order.
+STEP_ROWS = f"""
 select
     s.run_id,
     s.idx,
@@ -143,8 +144,9 @@ left join (select e.run_id, e.idx + 1 as idx from steps e where e.kind = 'event'
 left join model_prices mp on mp.provider is not distinct from coalesce(s.provider, r.provider)
     and mp.model = coalesce(s.model, r.model)
     and mp.day = coalesce(s.started_at, r.started_at, now())::date
-order by s.run_id, s.idx
 """
+
+STEP_VIEW = f"\ncreate or replace view step_view as\n{STEP_ROWS.lstrip()}order by s.run_id, s.idx\n"
 
 TREE_DEPTH = 6  # levels of sub-agents the tree root is looked up through
 _ANCESTORS = "\n".join(f"left join runs a{n} on a{n}.run_id = {'r' if n == 1 else f'a{n - 1}'}.parent_run_id"

@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from ..sql_text import insert_rows, string_literal
-from ..store import FROZEN_VIEWS
+from ..store import FROZEN_VIEWS, freeze_query
 from ..views import tree_roots_sql, views_fingerprint
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
@@ -149,7 +149,7 @@ def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
                         "where run_id in (select run_id from _universe)")
             made.append(table)
         for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
-            con.execute(f"create or replace temp table {name} as select * from main.{name}")
+            con.execute(f"create or replace temp table {name} as {freeze_query(name)}")
         yield
     finally:
         for name in reversed(FROZEN_VIEWS):  # the trees' prices go first: no view must outlive its rows
