@@ -45,11 +45,9 @@ def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datet
     links = tempfile.mkdtemp(prefix="reconcile-dataset-")
     root = os.path.join(links, "dataset")
     os.symlink(folder.resolve(), root)
-    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
-                                            "autoload_known_extensions": False,
-                                            "memory_limit": store.memory_limit()})
+    con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
     try:
-        con.execute("set TimeZone = 'UTC'")
+        con.execute(store.SESSION_SETTINGS)
         apply_migrations(con)
         for name in PARTITIONED:
             _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)

@@ -83,11 +83,9 @@ def export(db: str | Path, target: Path) -> ExportResult:
     store.connect(db, read_only=True).close()  # refuses what is not a store; upgrades an older one
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
-                                            "autoload_known_extensions": False,
-                                            "memory_limit": store.memory_limit()})
+    con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
     try:
-        con.execute("set TimeZone = 'UTC'")
+        con.execute(store.SESSION_SETTINGS)
         con.execute(f"attach {string_literal(str(Path(db).resolve()))} as source (read_only)")
         con.execute("use source")
         con.execute("begin transaction")  # one snapshot of the store for every table

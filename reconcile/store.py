@@ -34,8 +34,12 @@ def db_path(given: str | Path | None = None, config=None) -> Path:
 
 # Extensions are never fetched or loaded behind the user's back, by any connection; a read-only
 # one also cannot touch the file system or the network, or change these settings afterwards.
-_EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-_READ_ONLY = {**_EVERY_CONNECTION, "enable_external_access": False}
+EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+# Run on every connection before anything else. DuckDB's progress bar (a connection's setting, not one
+# a config can give) is off: it draws on standard output once a statement passes two seconds, in the
+# middle of a --json or --csv answer (`cost --json` over a 10 M-step store did not parse).
+SESSION_SETTINGS = "set TimeZone = 'UTC'; set enable_progress_bar = false"
+_READ_ONLY = {**EVERY_CONNECTION, "enable_external_access": False}
 # DuckDB would take 80 % of the machine; a bounded limit makes large loads spill to disk instead.
 DEFAULT_MEMORY_LIMIT = "2GB"
 _MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
@@ -67,9 +71,9 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     if read_only and not memory and _needs_upgrade(target):
         connect(target).close()
     con = _open_waiting(target, read_only=read_only and not memory,
-                        config={**(_READ_ONLY if read_only and not memory else _EVERY_CONNECTION),
+                        config={**(_READ_ONLY if read_only and not memory else EVERY_CONNECTION),
                                 "memory_limit": memory_limit()})
-    con.execute("set TimeZone = 'UTC'")
+    con.execute(SESSION_SETTINGS)
     if read_only and not memory:
         con.execute("set lock_configuration = true")
     _refuse_newer(con, target)
