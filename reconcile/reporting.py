@@ -245,12 +245,16 @@ def judge_night(con: duckdb.DuckDBPyConnection, checks_to_run: list, config=None
         scope = Scope(*night_bounds(night, zone), at_since=buckets.since if buckets else None)
     scope = scope or Scope()
     checks = run_checks(con, checks_to_run, scope, config=config, record=record)
-    return night, checks, _earlier(con, checks_to_run, config, scope, checks)
+    return night, checks, _earlier(con, checks_to_run, config, scope, checks, record)
 
 
 def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope: Scope,
-             shown: CheckReport) -> dict[str, Any] | None:
+             shown: CheckReport, keep: bool = False) -> dict[str, Any] | None:
     """Findings on the runs started before ``scope`` (a second pass of the checks, made only when there are such runs).
+
+    With ``keep`` (the morning job) the verdicts reached on those runs are kept, though not recorded as a check
+    run: a store whose history no morning judged night by night (its first morning, a backlog ingested at once)
+    would otherwise have that history judged whole again every morning.
 
     The command named lists them as ``reconcile check`` places them: a provider bucket's finding by the bucket's start,
     so a daily bucket that began before the night is listed there too; ``shared`` counts those (``shown`` has them).
@@ -262,7 +266,8 @@ def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope:
                                 "is null) from runs", {"since": since}).fetchall()[0]
     if not runs and not undated:
         return None
-    report = run_checks(con, checks_to_run, Scope(until=since), config=config, record=False) if runs else None
+    report = (run_checks(con, checks_to_run, Scope(until=since), config=config, record=False, keep=keep)
+              if runs else None)
     on_the_night = {(f.check, f.step, f.detail) for f in shown.findings if f.run_id is None}
     listed = report.findings if report else []
     findings = [f for f in listed if f.run_id is not None or (f.check, f.step, f.detail) not in on_the_night]

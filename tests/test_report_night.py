@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE_RUNS
+from conftest import ROOT, SAMPLE_RUNS
 
 SHIFT = timedelta(days=140)
 NIGHT = "2026-11-28"  # the sample's night; the copy is the night of 2026-07-11
@@ -144,3 +144,30 @@ def test_report_morning_on_the_store_is_the_same_night(two_nights, cli, tmp_path
     assert cli("report", "morning", "--out", tmp_path / "m.html", "--tz", "UTC", "--db", base / "s.duckdb").code == 0
     html = (tmp_path / "m.html").read_text()
     assert _tiles(html) == _tiles((base / "out" / "morning.html").read_text())
+
+
+def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_path, monkeypatch):
+    """A history no morning judged night by night (here the July copy, ingested with the night) is judged once:
+    the morning keeps the verdicts its second pass reached, and the next morning reuses them all."""
+    import duckdb
+
+    import reconcile.reporting
+    from reconcile.cli import main
+
+    base, folder, code = two_nights
+    each_run = sorted(p.stem for p in (ROOT / "queries").glob("*.sql") if "-- judges: each run" in p.read_text())
+    assert len(each_run) > 10
+    with duckdb.connect(str(base / "s.duckdb"), read_only=True) as con:
+        held = dict(con.execute("select check_name, count(distinct run_id) from kept_judgements group by all").fetchall())
+    assert held == {name: 600 for name in each_run}  # both nights' runs, not only the night's 300
+
+    db = tmp_path / "again.duckdb"
+    shutil.copy(base / "s.duckdb", db)
+    passes = []
+    judged = reconcile.reporting.run_checks
+    monkeypatch.setattr(reconcile.reporting, "run_checks", lambda *a, **k: passes.append(judged(*a, **k)) or passes[-1])
+    assert main(["morning", str(folder), "--out", str(tmp_path / "out"), "--db", str(db), "--tz", "UTC"]) == code
+    assert [report.kept for report in passes] == [300 * len(each_run)] * 2  # the night, then the runs before it
+    earlier = re.compile(r'<p class="note" id="earlier">(.*?)</p>', re.S)
+    assert earlier.search((tmp_path / "out" / "morning.html").read_text())[1] == \
+        earlier.search((base / "out" / "morning.html").read_text())[1]

@@ -127,11 +127,13 @@ def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope | None = None,
-               settings: dict[str, str] | None = None, config=None, record: bool = True) -> CheckReport:
+               settings: dict[str, str] | None = None, config=None, record: bool = True,
+               keep: bool | None = None) -> CheckReport:
     """Run ``checks`` under ``config`` (``settings``: extra ``--set`` pairs); keep the results when ``record``.
 
     ``record`` writes ``check_runs`` and ``findings`` (a read-only store cannot: ``reconcile check``
-    prints, ``reconcile morning`` keeps).
+    prints, ``reconcile morning`` keeps). ``keep`` (default: as ``record``) keeps each run's verdicts for
+    the next check to reuse (``kept``) without recording the findings as a check run.
     """
     from ..config import Config
 
@@ -181,7 +183,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
                 results[check.name], reached = _run_kept(con, check, where, config, todo.get(check.name, 0),
                                                          earlier.get(check.name, []), runs)
                 fresh += [(check.name, f.run_id, f.step, f.detail) for f in reached]
-    if per_run and record:
+    if per_run and (record if keep is None else keep):
         kept.keep(con, fresh)
         kept.forget_gone(con)
     ordered = [results[check.name] for check in enabled]
