@@ -88,9 +88,22 @@ def test_a_second_ingest_waits_for_the_first_with_a_message(workload, tmp_path):
     assert "unchanged" in second.stdout  # it ran after the first, which had loaded everything
 
 
+_HOLD = "import sys; from reconcile import store; con = store.connect(sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+
+
 def test_a_second_ingest_that_waits_too_long_fails_cleanly(workload, tmp_path):
+    """The store is held open by another process for as long as the test needs (a first ingest could finish
+    before the second's half second of waiting ran out: the workload takes about a second to load now)."""
     db = tmp_path / "shared.duckdb"
-    second, _ = _second_during_first(workload, db, {"RECONCILE_LOCK_TIMEOUT": "0.5"})
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True, text=True,
+                                env={**os.environ, "RECONCILE_LOCK_TIMEOUT": "0.5"})
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
     assert second.returncode == ExitCode.BAD_INPUT, second.stderr
     assert "in use by another process (waited" in second.stderr and "Traceback" not in second.stderr
 
