@@ -33,7 +33,7 @@ from bench.ingest import TYPED_COLUMNS  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.ingest.guard import guard_pattern  # noqa: E402
 from reconcile.ingest.validate import BLANK_LINE, lenient_pattern, structure_sql  # noqa: E402
-from reconcile.journal_spec import FIELDS  # noqa: E402
+from reconcile.formats.journal_spec import FIELDS  # noqa: E402
 from reconcile.sql_text import string_literal  # noqa: E402
 
 STAGES = ("bare", "text", "parse", "guard", "write", "hash")

@@ -24,10 +24,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from . import store
-from .budgets import budget_report
-from .costs import cost_report
-from .inspect import find_run
+from reconcile import store
+from reconcile.analyses.budgets import budget_report
+from reconcile.analyses.costs import cost_report
+from reconcile.analyses.inspect import find_run
 
 
 class Reconcile:
@@ -42,7 +42,7 @@ class Reconcile:
             self.con = store.connect(path, read_only=True, create=False)
             self._open.callback(self.con.close)
         else:
-            from .dataset import reading
+            from reconcile.engines.dataset import reading
 
             self.con = self._open.enter_context(reading(Path(), Path(dataset), engine=engine, master=master,
                                                         remote=remote))
@@ -99,7 +99,7 @@ class Reconcile:
 
             rc.replay({"max_steps": 16, "max_cost_usd": 0.5}).select("key", "successes_lost", "spend_saved_micros")
         """
-        from .replay import from_file, from_options, replay
+        from reconcile.analyses.replay import from_file, from_options, replay
 
         pairs = [f"{k}={v}" for k, v in sets.items()] if isinstance(sets, dict) else list(sets or [])
         detectors = [detector] if isinstance(detector, str) else list(detector or [])

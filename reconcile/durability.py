@@ -22,7 +22,7 @@ import re
 
 import duckdb
 
-from .errors import StoreError
+from reconcile.errors import StoreError
 
 ADVICE = "Free disk space (or give --db on a larger disk), then run the command again."
 

@@ -26,8 +26,8 @@ def _cell(text: str) -> str:
 
 
 def facts_section() -> str:
-    from .facts import FACTS, RUN_FACT_NAMES
-    from .formats import transcript_formats
+    from reconcile.store.facts import FACTS, RUN_FACT_NAMES
+    from reconcile.formats import transcript_formats
 
     lines = [BEGIN, "", "## What each format records, and where", "",
              "Every fact a format records, where in its records it is read, and a real file that shows it",

@@ -11,7 +11,7 @@
 
 Every line is written and flushed as it happens, so a crash leaves a valid prefix. Argument
 hashes and idempotency keys are derived exactly as the store derives them
-(``reconcile.canonical``). The format is documented in ``docs/journal-format.md`` and its JSON
+(``reconcile.store.canonical``). The format is documented in ``docs/journal-format.md`` and its JSON
 Schema ships as ``reconcile/schema/journal-v1.schema.json``.
 """
 
@@ -25,8 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from .canonical import args_hash, canonical_json, idempotency_key, sha256_text
-from .journal_spec import DETECTORS, EVENTS, OUTCOMES, TOOL_STATUSES, USAGE_BUCKETS, record_problem
+from reconcile.store.canonical import args_hash, canonical_json, idempotency_key, sha256_text
+from reconcile.formats.journal_spec import DETECTORS, EVENTS, OUTCOMES, TOOL_STATUSES, USAGE_BUCKETS, record_problem
 
 __all__ = ["Journal", "JournalError", "RunJournal", "ToolCall", "ModelStep", "DETECTORS", "EVENTS", "OUTCOMES",
            "TOOL_STATUSES", "USAGE_BUCKETS", "estimate_tokens"]

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import BadInput
+from reconcile.errors import BadInput
 
 
 def check_file_target(path: Path, option: str = "--out") -> None:

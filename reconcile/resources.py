@@ -1,7 +1,8 @@
 """Locating the SQL checks and report templates shipped with the package.
 
-In a wheel they live inside the package (``reconcile/queries``, ``reconcile/reports``); in a
-source checkout they live at the top of the repository, beside the package.
+In a wheel they live inside the package (``reconcile/queries``, ``reconcile/reports/templates``,
+beside the reports package's modules); in a source checkout they live at the top of the
+repository (``queries/``, ``reports/``), beside the package.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from importlib import resources
 from pathlib import Path
 
 
-def _shipped(name: str) -> Path:
-    inside = Path(str(resources.files("reconcile"))) / name
+def _shipped(name: str, inside_as: str | None = None) -> Path:
+    inside = Path(str(resources.files("reconcile"))) / (inside_as or name)
     if inside.is_dir():
         return inside
     beside = Path(__file__).resolve().parent.parent / name
@@ -27,4 +28,4 @@ def queries_dir() -> Path:
 
 def reports_dir() -> Path:
     """The report templates (``reports/*.j2``)."""
-    return _shipped("reports")
+    return _shipped("reports", inside_as="reports/templates")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from .money import usd
-from .outputs import write_output
+from reconcile.money import usd
+from reconcile.outputs import write_output
 
 MONEY_KINDS = {"money": 2, "money4": 4, "signed_money": 2}
 # A row may say what its missing values mean, {key: words}, where the column's "unknown" would mislead:

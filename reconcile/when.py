@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import duckdb
 
-from .errors import BadInput
+from reconcile.errors import BadInput
 
 TIME_GROUPS = ("day", "week", "month")
 _AGE = re.compile(r"(\d{1,5})([hdw])")

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from fakes import INPUT_BUCKETS, MISBEHAVING, TOOLS, FakeModel, Plan, SimClock, cost_micros, simulate_tool
 
-from reconcile.canonical import sha256_text
+from reconcile.store.canonical import sha256_text
 from reconcile.journal import Journal, estimate_tokens
 
 LOOP_DETECTOR = {"kind": "calls_window", "limit": 3, "window": 6}  # seed 003's noProgress, as declared on the journal

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from reconcile import store
-from reconcile.budgets import latency_and_size
+from reconcile.analyses.budgets import latency_and_size
 from reconcile.ingest import ingest
 from test_budgets import night
 

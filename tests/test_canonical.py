@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconcile.canonical import (args_hash, canonical_json, canonicalize_column, idempotency_key,
+from reconcile.store.canonical import (args_hash, canonical_json, canonicalize_column, idempotency_key,
                                  idempotency_key_sql)
 
 

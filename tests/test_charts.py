@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from reconcile.charts import _money_ticks, bar_chart, share_chart
+from reconcile.reports.charts import _money_ticks, bar_chart, share_chart
 
 
 def _size(svg: str) -> tuple[float, float]:

@@ -113,7 +113,7 @@ def test_summary_renders_the_template(cli, tmp_path, db_path):
 
 
 def test_internal_errors_exit_3_without_a_traceback(cli, monkeypatch, db_path):
-    from reconcile import summary
+    from reconcile.analyses import summary
     monkeypatch.setattr(summary, "store_summary", lambda con: 1 / 0)
     from reconcile import store
     store.connect(db_path).close()

@@ -11,9 +11,9 @@ import pytest
 
 from journals import StepClock, write_simple_run
 from reconcile import store
-from reconcile.dataset import open_dataset
+from reconcile.engines.dataset import open_dataset
 from reconcile.errors import ExitCode
-from reconcile.export import export
+from reconcile.engines.export import export
 from reconcile.ingest import ingest
 from reconcile.journal import Journal
 

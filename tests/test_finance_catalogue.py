@@ -14,7 +14,7 @@ import bases  # noqa: E402
 from bases import jsonl  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.ingest import ingest  # noqa: E402
-from reconcile.reporting import finance_context  # noqa: E402
+from reconcile.reports.reporting import finance_context  # noqa: E402
 
 
 def test_each_grouping_says_which_groups_record_a_catalogue(tmp_path):

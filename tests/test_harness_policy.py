@@ -10,7 +10,7 @@ import pytest
 
 from journals import StepClock
 from reconcile import store
-from reconcile.budgets import budget_report, stop_reason_rates
+from reconcile.analyses.budgets import budget_report, stop_reason_rates
 from reconcile.checks import load_checks, run_checks, select_checks
 from reconcile.ingest import ingest
 from reconcile.journal import Journal
@@ -146,7 +146,7 @@ def test_the_morning_report_compares_night_with_night_and_honours_the_cost_sourc
     # 23:30 and 01:30 are one night (noon to noon), not two days
     assert nights == {("2026-11-27", "succeeded"): 1, ("2026-11-27", "budget_exceeded"): 1,
                       ("2026-11-28", "succeeded"): 1}
-    from reconcile.reporting import morning_context
+    from reconcile.reports.reporting import morning_context
     checks = run_checks(con, load_checks(), record=False)
     assert morning_context(con, checks, source="harness")["budgets"]["cost_source"] == "harness"
 

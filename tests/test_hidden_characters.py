@@ -60,7 +60,7 @@ def test_both_html_reports_show_hidden_characters_as_escapes(cli, tmp_path, hidd
 
 
 def test_chart_labels_are_literal():
-    from reconcile.charts import bar_chart
+    from reconcile.reports.charts import bar_chart
 
     plain = bar_chart(["abc"], {"x": [1.0]}, "t")
     hidden = bar_chart([f"a{RLO}bc"], {"x": [1.0]}, "t")

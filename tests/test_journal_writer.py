@@ -16,7 +16,7 @@ import pytest
 from reconcile import store
 from reconcile.ingest import ingest
 from reconcile.journal import Journal, JournalError
-from reconcile.journal_spec import record_problem
+from reconcile.formats.journal_spec import record_problem
 
 TS = "2026-11-28T23:00:00Z"
 GOOD = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from reconcile import store
-from reconcile.migrations import MIGRATIONS, apply_migrations, applied_migrations
+from reconcile.store.migrations import MIGRATIONS, apply_migrations, applied_migrations
 
 
 def test_blank_database_gets_every_migration_in_order(db_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from reconcile import views
+from reconcile.store import views
 from reconcile.checks import load_checks
-from reconcile.checks.settings import DEFAULTS
+from reconcile.config.settings import DEFAULTS
 from reconcile.engines.lint import lint
 from reconcile.engines.spark_sql import NotPortable, render
 

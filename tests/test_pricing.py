@@ -11,7 +11,8 @@ from genai_prices import Usage, calc_price
 
 from conftest import ROOT
 from journals import StepClock, write_simple_run
-from reconcile import price_files, pricing, store
+from reconcile.prices import price_files, pricing
+from reconcile import store
 from reconcile.errors import BadInput
 from reconcile.ingest import ingest
 from reconcile.journal import Journal

@@ -13,13 +13,13 @@ import json
 import subprocess
 import sys
 
-from reconcile.export import export
+from reconcile.engines.export import export
 
 _SETTINGS = """
 import json, sys
 from pathlib import Path
 from reconcile import store
-from reconcile.dataset import open_dataset
+from reconcile.engines.dataset import open_dataset
 
 def settings(con):
     return con.execute("select current_setting('enable_progress_bar'), current_setting('TimeZone')").fetchall()[0]

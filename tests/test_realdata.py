@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT
 from reconcile import store
 from reconcile.checks import load_checks, run_checks
-from reconcile.coverage import require_runs
+from reconcile.analyses.coverage import require_runs
 from reconcile.errors import ExitCode, NoRuns
 from reconcile.ingest import ingest
 

@@ -18,8 +18,8 @@ from conftest import SAMPLE_RUNS
 from reconcile import store
 from reconcile.ingest import ingest
 from reconcile.journal import Journal
-from reconcile.replay import as_run, from_file, from_options, replay, stop_reason
-from reconcile.status import map_stop_reason, named_limit
+from reconcile.analyses.replay import as_run, from_file, from_options, replay, stop_reason
+from reconcile.store.status import map_stop_reason, named_limit
 
 FENCE_STOPS = ("budget_exceeded", "timed_out", "stalled")
 PLANTED = json.loads((SAMPLE_RUNS / "planted.json").read_text())

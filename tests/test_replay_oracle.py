@@ -7,7 +7,7 @@ definitions written down in this module's comments (the brief's words), and comp
 project's public output only: `reconcile replay ... --json`, run in-process through the real entry
 point against the session's sample-night store (`night_db`, tests/conftest.py).
 
-None of reconcile's replay code (reconcile/replay/**), its SQL or its helpers is read or imported:
+None of reconcile's replay code (reconcile/analyses/replay/**), its SQL or its helpers is read or imported:
 a bug has to be made twice, independently. The journal reading (ingest's rules: duplicate lines,
 in-flight tool records, rejected lines), the status mapping (docs/status.md) and the pricing
 (tests/oracle_prices.py, docs/costs.md's per-step rounding) are the ones tests/test_oracles.py

@@ -151,7 +151,7 @@ def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_
     the morning keeps the verdicts its second pass reached, and the next morning reuses them all."""
     import duckdb
 
-    import reconcile.reporting
+    import reconcile.reports.reporting
     from reconcile.cli import main
 
     base, folder, code = two_nights
@@ -164,8 +164,8 @@ def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_
     db = tmp_path / "again.duckdb"
     shutil.copy(base / "s.duckdb", db)
     passes = []
-    judged = reconcile.reporting.run_checks
-    monkeypatch.setattr(reconcile.reporting, "run_checks", lambda *a, **k: passes.append(judged(*a, **k)) or passes[-1])
+    judged = reconcile.reports.reporting.run_checks
+    monkeypatch.setattr(reconcile.reports.reporting, "run_checks", lambda *a, **k: passes.append(judged(*a, **k)) or passes[-1])
     assert main(["morning", str(folder), "--out", str(tmp_path / "out"), "--db", str(db), "--tz", "UTC"]) == code
     assert [report.kept for report in passes] == [300 * len(each_run)] * 2  # the night, then the runs before it
     earlier = re.compile(r'<p class="note" id="earlier">(.*?)</p>', re.S)

@@ -12,7 +12,7 @@ import pytest
 from conftest import SAMPLE_NIGHT, SAMPLE_RUNS
 from reconcile import store
 from reconcile.ingest import ingest
-from reconcile.status import STATUSES
+from reconcile.store.status import STATUSES
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from reconcile.budgets import budget_report, latency_and_size, stop_reason_rates
+from reconcile.analyses.budgets import budget_report, latency_and_size, stop_reason_rates
 from reconcile.checks import Scope, load_checks, run_checks
 from reconcile.config import Config
-from reconcile.costs import cost_report
-from reconcile.dataset import open_dataset
-from reconcile.export import export
-from reconcile.usage import usage_report
+from reconcile.analyses.costs import cost_report
+from reconcile.engines.dataset import open_dataset
+from reconcile.engines.export import export
+from reconcile.analyses.usage import usage_report
 from reconcile.when import Window, use_zone
 
 pytestmark = pytest.mark.spark
@@ -106,7 +106,7 @@ def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
 def test_a_replay_is_the_same_in_spark(engines):
     """reconcile replay is SQL the Spark engine runs too: each run's stop, its reason and what it saves agree. (Before
     the tests that open a second engine on this session: closing one drops the views the session shares.)"""
-    from reconcile.replay import as_run, from_options, replay
+    from reconcile.analyses.replay import as_run, from_options, replay
 
     duck, spark = engines
     for con in (duck, spark):

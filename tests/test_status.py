@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from reconcile.status import STATUSES, install_status_macro, map_stop_reason
+from reconcile.store.status import STATUSES, install_status_macro, map_stop_reason
 
 CASES = {
     "model_finished": "succeeded", "end_turn": "succeeded", "complete": "succeeded", "incomplete": "failed",

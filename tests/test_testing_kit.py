@@ -387,8 +387,8 @@ def test_each_wrong_stop_says_what_it_is(stub, status, stop, timeouts, file, mes
     assert message in EXPECTATIONS[stub].problem(status, stop, timeouts, True, file)
 
 
-def test_each_seed_style_stop_is_the_right_one():  # judged through reconcile.status, in each seed's words
-    from reconcile.status import map_stop_reason
+def test_each_seed_style_stop_is_the_right_one():  # judged through reconcile.store.status, in each seed's words
+    from reconcile.store.status import map_stop_reason
     from reconcile.testing import EXPECTATIONS
     for stub, stops in {"ok_forever": ("repeated the same tool calls 3 times without progress", "stalled"),
                         "big_output": ("token limit (200,000)", "budget_exceeded", "max_tokens"),

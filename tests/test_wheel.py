@@ -51,6 +51,6 @@ def test_wheel_installs_and_runs_with_shipped_resources(tmp_path, monkeypatch):
     cc = subprocess.run([reconcile, "ingest", "-v", session, "--db", "cc.duckdb"], cwd=tmp_path, capture_output=True, text=True)
     assert cc.returncode == 0 and "claude_code" in cc.stdout, cc.stderr
     # the dated price corrections ship as package data and are loaded from it
-    fixes = subprocess.run([python, "-c", "from reconcile.price_files import corrections; print(len(corrections()[1]))"],
+    fixes = subprocess.run([python, "-c", "from reconcile.prices.price_files import corrections; print(len(corrections()[1]))"],
                            check=True, cwd=tmp_path, capture_output=True, text=True)
     assert int(fixes.stdout) >= 1

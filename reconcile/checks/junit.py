@@ -10,8 +10,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ..outputs import write_output
-from .runner import CheckReport
+from reconcile.outputs import write_output
+from reconcile.checks.runner import CheckReport
 
 
 def write_junit(report: CheckReport, path: Path, option: str = "--junit") -> None:

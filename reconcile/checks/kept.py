@@ -27,9 +27,9 @@ from pathlib import Path
 
 import duckdb
 
-from ..sql_text import insert_rows, string_literal
-from ..store import FROZEN_VIEWS, freeze_query
-from ..views import tree_roots_sql, views_fingerprint
+from reconcile.sql_text import insert_rows, string_literal
+from reconcile.store import FROZEN_VIEWS, freeze_query
+from reconcile.store.views import tree_roots_sql, views_fingerprint
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
 

@@ -7,7 +7,7 @@
     -- needs: call_ids
 
 The header is the leading block of ``--`` lines. The first four keys are required; ``needs``
-(the facts the check needs to judge a run, see ``reconcile.facts``) and ``judges`` (``each run``
+(the facts the check needs to judge a run, see ``reconcile.store.facts``) and ``judges`` (``each run``
 when what it finds on a run depends on that run's agent tree alone, so a verdict can be kept until
 the tree changes, see ``checks.kept``; else ``the store``, the default) are optional; no other key
 is allowed, and ``name`` must match the file name — each mistake is an error naming the file
@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BadInput
-from ..facts import parse_needs
-from ..resources import queries_dir
+from reconcile.errors import BadInput
+from reconcile.store.facts import parse_needs
+from reconcile.resources import queries_dir
 
 HEADER_KEYS = ("name", "invariant", "severity", "remedy")
 OPTIONAL_KEYS = ("needs", "judges")

@@ -1,6 +1,6 @@
 """Running checks: wrap each file's SQL, count its rows, say which runs it could not judge.
 
-A check judges only the runs that record the facts its header ``needs`` (see ``reconcile.facts``)
+A check judges only the runs that record the facts its header ``needs`` (see ``reconcile.store.facts``)
 and that the configuration has not switched it off for; findings on other runs are not kept, and
 those runs are counted per check in ``not_judged`` with the reason ("the claude_code format
 records no tool catalogue"). Configuration also sets each check's severity and its dbt-style
@@ -15,13 +15,13 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from ..errors import BadInput, InternalError, did_you_mean
-from ..facts import FACTS
-from ..sql_text import insert_rows
-from ..store import frozen_views
-from . import kept
-from .loader import Check, CheckDefinitionError
-from .settings import create_loop_firings, create_run_settings, set_variables
+from reconcile.errors import BadInput, InternalError, did_you_mean
+from reconcile.store.facts import FACTS
+from reconcile.sql_text import insert_rows
+from reconcile.store import frozen_views
+from reconcile.checks import kept
+from reconcile.checks.loader import Check, CheckDefinitionError
+from reconcile.config.settings import create_loop_firings, create_run_settings, set_variables
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -135,7 +135,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     prints, ``reconcile morning`` keeps). ``keep`` (default: as ``record``) keeps each run's verdicts for
     the next check to reuse (``kept``) without recording the findings as a check run.
     """
-    from ..config import Config
+    from reconcile.config import Config
 
     config = config or Config()
     if settings:

@@ -12,10 +12,10 @@ import sys
 import duckdb
 import typer
 
-from .. import durability
-from ..errors import ExitCode, ReconcileError
-from .help import MorningOrder, plain_metavars, version_option
-from .render import LiteralConsole
+from reconcile import durability
+from reconcile.errors import ExitCode, ReconcileError
+from reconcile.cli.help import MorningOrder, plain_metavars, version_option
+from reconcile.cli.render import LiteralConsole
 
 app = typer.Typer(
     name="reconcile",
@@ -35,7 +35,7 @@ def _root(
 ) -> None:
     """Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store."""
 
-from . import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # noqa: E402  (they register commands)
+from reconcile.cli import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # noqa: E402  (they register commands)
 
 __all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd", "inspect_cmd", "replay_cmd", "report_cmd", "runs_cmd"]
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     commands choose their exit code with ``typer.Exit``.
     """
     errors = LiteralConsole(stderr=True)
-    from .. import store
+    from reconcile import store
 
     store.on_wait = lambda message: errors.print(f"note: {message}")
     try:

@@ -1,5 +1,5 @@
 """``python -m reconcile.cli``: the same as the ``reconcile`` command."""
 
-from . import main
+from reconcile.cli import main
 
 main()

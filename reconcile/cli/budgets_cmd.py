@@ -6,20 +6,20 @@ from typing import Annotated
 
 import typer
 
-from ..dataset import reading
-from ..budgets import budget_report, emit, latency_and_size, stop_reason_rates
-from ..ceilings import CEILINGS, OPTIONAL, UNITS
-from ..errors import BadInput, ExitCode
-from ..replay import from_budgets, replay
-from ..status import STATUSES
-from . import app
-from ..sheets import Column, Sheet, json_rows
-from ..coverage import require_runs
-from ..when import use_zone, window
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+from reconcile.engines.dataset import reading
+from reconcile.analyses.budgets import budget_report, emit, latency_and_size, stop_reason_rates
+from reconcile.analyses.ceilings import CEILINGS, OPTIONAL, UNITS
+from reconcile.errors import BadInput, ExitCode
+from reconcile.analyses.replay import from_budgets, replay
+from reconcile.store.status import STATUSES
+from reconcile.cli import app
+from reconcile.sheets import Column, Sheet, json_rows
+from reconcile.analyses.coverage import require_runs
+from reconcile.when import use_zone, window
+from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
                       UntilOption, WideOption, configured)
-from .render import console, output, table
+from reconcile.cli.render import console, output, table
 
 
 def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:

@@ -7,18 +7,18 @@ from typing import Annotated
 
 import typer
 
-from ..coverage import require_runs
-from ..dataset import reading
-from ..checks import Scope, load_checks, run_checks, select_checks, write_junit
-from ..sheets import Column, Sheet
-from ..when import window
-from ..errors import ExitCode
-from . import app
-from .options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+from reconcile.analyses.coverage import require_runs
+from reconcile.engines.dataset import reading
+from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
+from reconcile.sheets import Column, Sheet
+from reconcile.when import window
+from reconcile.errors import ExitCode
+from reconcile.cli import app
+from reconcile.cli.options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SetOption, SinceOption, TzOption,
                       UntilOption, configured)
-from ..sheets import json_rows
-from .render import console, output, table
+from reconcile.sheets import json_rows
+from reconcile.cli.render import console, output, table
 
 
 @app.command("check")

@@ -6,14 +6,14 @@ from typing import Annotated
 
 import typer
 
-from .. import store
-from ..checks import load_checks
-from ..checks.settings import loop_firings_sql, run_settings_statements, variable_statements
-from ..config import describe
-from ..sheets import Column, Sheet
-from . import app
-from .options import ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption, configured
-from .render import console, output
+from reconcile import store
+from reconcile.checks import load_checks
+from reconcile.config.settings import loop_firings_sql, run_settings_statements, variable_statements
+from reconcile.config import describe
+from reconcile.sheets import Column, Sheet
+from reconcile.cli import app
+from reconcile.cli.options import ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption, configured
+from reconcile.cli.render import console, output
 
 
 @app.command("config")

@@ -9,21 +9,22 @@ from typing import Annotated
 
 import typer
 
-from .. import pricing, store
-from ..costs import SOURCE_TEXT, cost_report, run_count_lines
-from ..coverage import coverage
-from ..dataset import reading
-from ..errors import BadInput
-from ..money import described, usd
-from ..projection import Inputs, fit, projection_sheet, projection_table
-from ..reprice import reprice
-from ..sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
-from ..when import TIME_GROUPS, use_zone, window
-from . import app
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+from reconcile.prices import pricing
+from reconcile import store
+from reconcile.analyses.costs import SOURCE_TEXT, cost_report, run_count_lines
+from reconcile.analyses.coverage import coverage
+from reconcile.engines.dataset import reading
+from reconcile.errors import BadInput
+from reconcile.money import described, usd
+from reconcile.analyses.projection import Inputs, fit, projection_sheet, projection_table
+from reconcile.prices.reprice import reprice
+from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
+from reconcile.when import TIME_GROUPS, use_zone, window
+from reconcile.cli import app
+from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
                       UntilOption, WideOption, configured)
-from .render import console, empty_window, output, sheet_table
+from reconcile.cli.render import console, empty_window, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
 prices_app = typer.Typer(help="The prices costs are computed with.", no_args_is_help=True)
@@ -367,7 +368,7 @@ def usage_command(
     A provider's daily buckets are UTC days: --tz UTC keeps each one whole.
     Example: reconcile usage --by model --since 7d
     """
-    from ..usage import usage_report
+    from reconcile.analyses.usage import usage_report
 
     scope = window(since, until, tz)
     with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..export import export
-from . import app
-from .options import ConfigOption, DbOption, JsonOption, configured
-from .render import console, print_json, table
+from reconcile.engines.export import export
+from reconcile.cli import app
+from reconcile.cli.options import ConfigOption, DbOption, JsonOption, configured
+from reconcile.cli.render import console, print_json, table
 
 
 @app.command("export")

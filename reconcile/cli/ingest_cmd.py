@@ -12,15 +12,15 @@ import typer
 from rich.markup import escape
 from rich.progress import Progress
 
-from .. import store
-from ..errors import ExitCode
-from ..formats import FORMATS
-from ..ingest import ingest
-from ..ingest.result import NOT_LOADED
-from . import app
-from ..errors import BadInput
-from .options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
-from .render import LiteralConsole, console, literal, print_json, table
+from reconcile import store
+from reconcile.errors import ExitCode
+from reconcile.formats import FORMATS
+from reconcile.ingest import ingest
+from reconcile.ingest.result import NOT_LOADED
+from reconcile.cli import app
+from reconcile.errors import BadInput
+from reconcile.cli.options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
+from reconcile.cli.render import LiteralConsole, console, literal, print_json, table
 
 
 @app.command("ingest")
@@ -73,7 +73,7 @@ def _spark_ingest(paths, engine, to, master, remote, config, json_out, strict) -
         raise BadInput("--engine spark writes a dataset, not a store: give --to DIR")
     if master and remote:
         raise BadInput("give --master (a cluster) or --remote (Spark Connect), not both")
-    from ..engines.distributed import distributed_ingest
+    from reconcile.engines.distributed import distributed_ingest
 
     result = distributed_ingest(paths, to, master=master, remote=remote, window=config.window)
     if json_out:

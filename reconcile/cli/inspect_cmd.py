@@ -8,15 +8,15 @@ from typing import Annotated
 
 import typer
 
-from .. import store
-from ..inspect import find_run, run_select, run_steps, step_detail
-from ..summary import agents_sheet, render_summary, store_summary
-from . import app
-from ..money import usd
-from ..outputs import write_output
-from ..sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
-from .options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, WideOption, configured
-from .render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
+from reconcile import store
+from reconcile.analyses.inspect import find_run, run_select, run_steps, step_detail
+from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
+from reconcile.cli import app
+from reconcile.money import usd
+from reconcile.outputs import write_output
+from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
+from reconcile.cli.options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, WideOption, configured
+from reconcile.cli.render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),

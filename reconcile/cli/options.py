@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from .. import store
-from ..config import Config, load_config
-from ..store import DEFAULT_DB
+from reconcile import store
+from reconcile.config import Config, load_config
+from reconcile.store import DEFAULT_DB
 
 DbOption = Annotated[
     Path | None,

@@ -19,10 +19,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..coverage import Coverage
-from ..display import literal
-from ..errors import BadInput
-from ..sheets import NUMERIC_KINDS, Column, Sheet, json_rows, to_csv, write_parquet
+from reconcile.analyses.coverage import Coverage
+from reconcile.display import literal
+from reconcile.errors import BadInput
+from reconcile.sheets import NUMERIC_KINDS, Column, Sheet, json_rows, to_csv, write_parquet
 
 
 class LiteralConsole(Console):

@@ -7,17 +7,17 @@ from typing import Annotated
 
 import typer
 
-from ..dataset import reading
-from ..errors import BadInput
-from ..replay import as_run, from_file, from_options, replay
-from ..replay.render import replay_sheet, text_lines
-from . import app
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
+from reconcile.engines.dataset import reading
+from reconcile.errors import BadInput
+from reconcile.analyses.replay import as_run, from_file, from_options, replay
+from reconcile.analyses.replay.render import replay_sheet, text_lines
+from reconcile.cli import app
+from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
                       WideOption, configured)
-from ..sheets import in_dollars
-from .render import console, output
-from ..when import use_zone, window
+from reconcile.sheets import in_dollars
+from reconcile.cli.render import console, output
+from reconcile.when import use_zone, window
 
 
 @app.command("replay")

@@ -7,18 +7,19 @@ from typing import Annotated
 
 import typer
 
-from ..checks import Scope
-from ..coverage import require_runs
-from ..dataset import reading
-from ..when import resolve_zone, window
-from ..errors import ExitCode
-from ..reporting import morning, write_finance, write_morning
-from . import app
-from .check_cmd import print_report
-from .ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
-from .options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
+from reconcile.checks import Scope
+from reconcile.analyses.coverage import require_runs
+from reconcile.engines.dataset import reading
+from reconcile.when import resolve_zone, window
+from reconcile.errors import ExitCode
+from reconcile.morning import morning
+from reconcile.reports.reporting import write_finance, write_morning
+from reconcile.cli import app
+from reconcile.cli.check_cmd import print_report
+from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
+from reconcile.cli.options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
                       SinceOption, TzOption, UntilOption, configured)
-from .render import console
+from reconcile.cli.render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
 app.add_typer(report_app, name="report")

@@ -6,14 +6,14 @@ from typing import Annotated
 
 import typer
 
-from .. import store
-from ..coverage import coverage
-from ..runs import SORTS, list_runs, runs_summary
-from ..when import use_zone, window
-from . import app
-from .options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
+from reconcile import store
+from reconcile.analyses.coverage import coverage
+from reconcile.analyses.runs import SORTS, list_runs, runs_summary
+from reconcile.when import use_zone, window
+from reconcile.cli import app
+from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
                       TzOption, UntilOption, WideOption, configured)
-from .render import console, empty_window, output
+from reconcile.cli.render import console, empty_window, output
 
 
 @app.command("runs")

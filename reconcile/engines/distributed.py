@@ -24,11 +24,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import store
-from ..export import PARTITIONED, WHOLE, ExportResult, export
-from ..ingest import ingest
-from ..ingest.discovery import discover
-from ..ingest.result import PassedOver
+from reconcile import store
+from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, export
+from reconcile.ingest import ingest
+from reconcile.ingest.discovery import discover
+from reconcile.ingest.result import PassedOver
 
 
 def shard_key(path: Path) -> str:
@@ -51,7 +51,7 @@ def shards_of(files: list[tuple[Path, bool]]) -> list[list[tuple[str, bool]]]:
 def distributed_ingest(paths: list[str], target: Path, master: str | None = None, remote: str | None = None,
                        window=None) -> dict:
     """Ingest ``paths`` on Spark into the dataset ``target``; return what was loaded and how it was merged."""
-    from .spark import SparkEngine
+    from reconcile.engines.spark import SparkEngine
 
     target = Path(target).resolve()
     passed_over: list[PassedOver] = []

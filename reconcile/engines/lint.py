@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from .spark_sql import NotPortable, render
+from reconcile.engines.spark_sql import NotPortable, render
 
 
 @dataclass(frozen=True)

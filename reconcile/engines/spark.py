@@ -19,10 +19,10 @@ from typing import Any
 import sqlglot
 from sqlglot.tokens import TokenType
 
-from ..errors import BadInput
-from ..sql_text import string_literal
-from . import EngineError
-from .spark_sql import NotPortable, render
+from reconcile.errors import BadInput
+from reconcile.sql_text import string_literal
+from reconcile.engines import EngineError
+from reconcile.engines.spark_sql import NotPortable, render
 
 _SET_VARIABLE = re.compile(r"^\s*set\s+variable\s+(\w+)\s*=\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _CREATE = re.compile(r"^\s*create\s+or\s+replace\s+(temp\s+table|temp\s+view|view)\s+(\w+)\s+as\s+(.*)$",

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import duckdb
 
-from .. import pricing
-from ..export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
-from ..migrations import apply_migrations
-from ..store import FROZEN_VIEWS
-from ..views import VIEWS, _format_facts
-from .spark import SparkEngine
+from reconcile.prices import pricing
+from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
+from reconcile.store.migrations import apply_migrations
+from reconcile.store import FROZEN_VIEWS
+from reconcile.store.views import VIEWS, _format_facts
+from reconcile.engines.spark import SparkEngine
 
 _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double", "BOOLEAN": "boolean",
                 "TIMESTAMP WITH TIME ZONE": "timestamp", "DATE": "date", "JSON": "string"}

@@ -29,8 +29,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from ..errors import ReconcileError
-from ..status import canonical_status_macro_sql
+from reconcile.errors import ReconcileError
+from reconcile.store.status import canonical_status_macro_sql
 
 
 class NotPortable(ReconcileError):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import entry_points
 
-from ..errors import BadInput
-from .base import Format, TranscriptFormat
+from reconcile.errors import BadInput
+from reconcile.formats.base import Format, TranscriptFormat
 
 ENTRY_POINT_GROUP = "reconcile.formats"
 

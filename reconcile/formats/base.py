@@ -10,7 +10,7 @@ A transcript format is a small class (one module, with its staging SQL beside it
   ``fields`` say what to validate), ``document`` (one JSON
   document per file in ``_doc(file_no, j)``, checked against ``shape_sql``), or ``text`` (the
   file's text in ``_text(file_no, content)``);
-- ``facts``: what the format records (see ``reconcile.facts``), as ``{fact: how}``; a fact it
+- ``facts``: what the format records (see ``reconcile.store.facts``), as ``{fact: how}``; a fact it
   does not list is not recorded, lands as NULL, and checks that need it do not judge its runs.
   ``inferred`` lists facts reconcile derives from the transcript rather than reads from it;
   ``examples`` names, for each recorded fact, a real file under ``tests/fixtures/realdata`` that
@@ -45,9 +45,9 @@ from typing import ClassVar
 
 import duckdb
 
-from ..ingest.result import FileCounts
-from ..ingest.validate import Field
-from ..sql_text import string_literal
+from reconcile.ingest.result import FileCounts
+from reconcile.ingest.validate import Field
+from reconcile.sql_text import string_literal
 
 INPUTS = ("lines", "document", "text")
 
@@ -89,7 +89,7 @@ class TranscriptFormat(Format):
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
-        from ..ingest.landing import land
+        from reconcile.ingest.landing import land
 
         return land(con, self, sources, forced)
 

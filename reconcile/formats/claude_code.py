@@ -41,8 +41,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..ingest.validate import Field
-from .base import TranscriptFormat
+from reconcile.ingest.validate import Field
+from reconcile.formats.base import TranscriptFormat
 
 CONVERSATION = "{type} in ('user', 'assistant')"
 

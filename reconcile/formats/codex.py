@@ -45,8 +45,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..ingest.validate import Field
-from .base import TranscriptFormat
+from reconcile.ingest.validate import Field
+from reconcile.formats.base import TranscriptFormat
 
 USAGE = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 

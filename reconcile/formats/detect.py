@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..ingest.files import GZIP_MAGIC, inspect
-from ..ingest.lines import read_head
-from . import FORMATS
-from .base import Format
+from reconcile.ingest.files import GZIP_MAGIC, inspect
+from reconcile.ingest.lines import read_head
+from reconcile.formats import FORMATS
+from reconcile.formats.base import Format
 
 
 class Unreadable(Exception):

@@ -38,8 +38,8 @@ import re
 from importlib import resources
 from typing import ClassVar
 
-from ..ingest.validate import Field
-from .base import TranscriptFormat, _split_statements
+from reconcile.ingest.validate import Field
+from reconcile.formats.base import TranscriptFormat, _split_statements
 
 FACTS: dict[str, str] = {
     "usage": "tokens of each gemini message (a count left out, or all counts 0, is unknown)",

@@ -41,8 +41,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from .base import TranscriptFormat
-from ..billing import NO_CACHE_WRITES_WHY
+from reconcile.formats.base import TranscriptFormat
+from reconcile.formats.billing import NO_CACHE_WRITES_WHY
 
 # A zip's first member name follows 26 bytes of header (time, CRC, sizes). The head arrives decoded as UTF-8
 # with replacement, where some of those bytes may pair into one character, so the name is looked for

@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from .base import TranscriptFormat
+from reconcile.formats.base import TranscriptFormat
 
 
 # What the agent echoes to submit (mini-swe-agent 1.x and 2.x; MINI_SWE_AGENT_FINAL_OUTPUT in early 1.x).

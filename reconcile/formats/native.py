@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..journal_spec import CALL_ENTRY, END_MISSING, END_UNKNOWN, FIELDS, TOOL_ENTRY, TOOL_STATUS, TOOL_STATUSES
-from ..sql_text import string_literal
-from .base import TranscriptFormat, sql_list
+from reconcile.formats.journal_spec import CALL_ENTRY, END_MISSING, END_UNKNOWN, FIELDS, TOOL_ENTRY, TOOL_STATUS, TOOL_STATUSES
+from reconcile.sql_text import string_literal
+from reconcile.formats.base import TranscriptFormat, sql_list
 
 
 class NativeJournal(TranscriptFormat):

@@ -36,8 +36,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 
-from .base import TranscriptFormat
-from ..billing import NO_CACHE_WRITES_WHY
+from reconcile.formats.base import TranscriptFormat
+from reconcile.formats.billing import NO_CACHE_WRITES_WHY
 
 
 class OpenHands(TranscriptFormat):

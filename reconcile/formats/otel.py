@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .base import TranscriptFormat
-from ..billing import NO_CACHE_WRITES_WHY
+from reconcile.formats.base import TranscriptFormat
+from reconcile.formats.billing import NO_CACHE_WRITES_WHY
 
 
 class OpenTelemetry(TranscriptFormat):
@@ -66,14 +66,14 @@ class OpenTelemetry(TranscriptFormat):
         return not values and '"resourceSpans"' in text[:2000]
 
     def sql_values(self) -> dict[str, str]:
-        from ..ingest.validate import lenient_reason_sql, lenient_suspect_sql
+        from reconcile.ingest.validate import lenient_reason_sql, lenient_suspect_sql
 
         # what makes JSON that DuckDB parses not strict JSON (a trailing comma, NaN), or NULL: one rule for all
         return {"lenience": f"case when {lenient_suspect_sql('t')} then {lenient_reason_sql('t')} end"}
 
     def stage(self, con) -> None:
         super().stage(con)
-        from ..errors import BadInput
+        from reconcile.errors import BadInput
 
         wrong = con.execute("select f.path from _ot_requests r join _files f using (file_no) group by f.path "
                             "having count(*) filter (where valid) > 0 and count(*) filter (where spans) = 0 "

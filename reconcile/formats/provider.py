@@ -29,13 +29,13 @@ from typing import ClassVar
 
 import duckdb
 
-from ..ingest.accounting import account_records
-from ..ingest.lines import BOM_SQL, _load_lines_exactly
-from ..ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
-from ..ingest.result import FileCounts
-from ..ingest.validate import lenient_reason_sql, lenient_suspect_sql
-from ..sql_text import string_literal
-from .base import Format
+from reconcile.ingest.accounting import account_records
+from reconcile.ingest.lines import BOM_SQL, _load_lines_exactly
+from reconcile.ingest.ranges import COUNT, WINDOW_TEXT, create_staging_macros, range_test, window_test
+from reconcile.ingest.result import FileCounts
+from reconcile.ingest.validate import lenient_reason_sql, lenient_suspect_sql
+from reconcile.sql_text import string_literal
+from reconcile.formats.base import Format
 
 KINDS = {
     "openai_usage": ("openai", "usage", "start_time", "end_time"),

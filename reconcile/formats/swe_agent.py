@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .base import TranscriptFormat
+from reconcile.formats.base import TranscriptFormat
 
 # A real gpt-4 run (exit_status submitted, real model_stats) in tests/fixtures/realdata/swe-agent.
 _REAL_RUN = ("test_data__gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__"

@@ -17,16 +17,16 @@ from pathlib import Path
 
 import duckdb
 
-from .. import durability
-from ..errors import BadInput, InternalError, UnknownFormat, did_you_mean
-from ..pricing import resolve as resolve_prices
-from .bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
-from .discovery import discover, vanished
-from .failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from .files import Aliases, Source, inspect, on_disk, stored_name
-from .lines import load_lines_many
-from .ranges import EARLIEST, LATEST, set_window
-from .result import FileResult, IngestReport, PassedOver
+from reconcile import durability
+from reconcile.errors import BadInput, InternalError, UnknownFormat, did_you_mean
+from reconcile.prices.pricing import resolve as resolve_prices
+from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
+from reconcile.ingest.discovery import discover, vanished
+from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
+from reconcile.ingest.files import Aliases, Source, inspect, on_disk, stored_name
+from reconcile.ingest.lines import load_lines_many
+from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
+from reconcile.ingest.result import FileResult, IngestReport, PassedOver
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
 
@@ -90,8 +90,8 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
     fresh ingest would not have its runs.
     """
-    from ..formats import FORMATS
-    from ..formats.detect import Unreadable, detect
+    from reconcile.formats import FORMATS
+    from reconcile.formats.detect import Unreadable, detect
 
     path, explicit, reload = _pop(queue)
     if _unchanged(known, path, reload, forced, report):
@@ -164,7 +164,7 @@ def _size(path: str) -> int:
 
 
 def _forced_format(name: str | None):
-    from ..formats import FORMATS
+    from reconcile.formats import FORMATS
 
     if name is None:
         return None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import duckdb
 
-from .lines import RAW_KEEP_CHARS
-from .result import FileCounts
+from reconcile.ingest.lines import RAW_KEEP_CHARS
+from reconcile.ingest.result import FileCounts
 
 
 def record_outcomes(con: duckdb.DuckDBPyConnection) -> dict[int, FileCounts]:

@@ -13,7 +13,7 @@ import os
 
 import duckdb
 
-from .files import stored_name
+from reconcile.ingest.files import stored_name
 
 
 def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import BadInput
-from .files import on_disk, stored_name
-from .result import PassedOver
+from reconcile.errors import BadInput
+from reconcile.ingest.files import on_disk, stored_name
+from reconcile.ingest.result import PassedOver
 
 SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 GLOB_CHARACTERS = "*?["

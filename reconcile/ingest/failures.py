@@ -21,11 +21,11 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from .. import durability
-from ..errors import BadInput, InternalError, StoreError
-from .bookkeeping import forget_file
-from .files import Source
-from .result import FileResult
+from reconcile import durability
+from reconcile.errors import BadInput, InternalError, StoreError
+from reconcile.ingest.bookkeeping import forget_file
+from reconcile.ingest.files import Source
+from reconcile.ingest.result import FileResult
 
 
 class FileFailed(Exception):

@@ -30,7 +30,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .validate import Field
+    from reconcile.ingest.validate import Field
 
 _WS = "[ \\t\\r\\n]*"
 # What may follow a key's ":" (and its white space: never in these classes, or the white space itself would

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import duckdb
 
-from ..errors import BadInput
-from ..sql_text import insert_rows
-from .files import stored_name
-from .lines import BOM_SQL
-from .validate import check_lines, lenient_reason_sql, lenient_suspect_sql
+from reconcile.errors import BadInput
+from reconcile.sql_text import insert_rows
+from reconcile.ingest.files import stored_name
+from reconcile.ingest.lines import BOM_SQL
+from reconcile.ingest.validate import check_lines, lenient_reason_sql, lenient_suspect_sql
 
 
 def describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -> None:

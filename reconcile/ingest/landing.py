@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import duckdb
 
-from ..canonical import canonicalize_column, idempotency_key_sql
-from ..errors import InternalError
-from .accounting import account_records, record_outcomes
-from .inputs import describe_files, read_input
-from .result import FileCounts
-from .ownership import settle_ownership
-from .ranges import create_staging_macros, guard_sql
+from reconcile.store.canonical import canonicalize_column, idempotency_key_sql
+from reconcile.errors import InternalError
+from reconcile.ingest.accounting import account_records, record_outcomes
+from reconcile.ingest.inputs import describe_files, read_input
+from reconcile.ingest.result import FileCounts
+from reconcile.ingest.ownership import settle_ownership
+from reconcile.ingest.ranges import create_staging_macros, guard_sql
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..sql_text import insert_rows
-from .files import GZIP_MAGIC, Source
+from reconcile.sql_text import insert_rows
+from reconcile.ingest.files import GZIP_MAGIC, Source
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RAW_KEEP_CHARS = 4096  # how much of a rejected line the rejects table keeps

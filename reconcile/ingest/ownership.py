@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from .bookkeeping import forget_file
+from reconcile.ingest.bookkeeping import forget_file
 
 
 def settle_ownership(con: duckdb.DuckDBPyConnection) -> None:

@@ -25,7 +25,7 @@ from datetime import date
 
 import duckdb
 
-from ..billing import NO_CACHE_WRITES_MACRO
+from reconcile.formats.billing import NO_CACHE_WRITES_MACRO
 
 COUNT_MAX = 10**15
 INDEX_MAX = 2**31 - 1
@@ -76,7 +76,7 @@ TIMESTAMPS = {"_stage_steps": ("started_at",), "_stage_runs": ("started_at", "en
 def set_window(con: duckdb.DuckDBPyConnection, earliest: date = EARLIEST, latest: date = LATEST) -> None:
     """Make ``[earliest, latest)`` the timestamp window of this connection's loads."""
     if earliest >= latest:
-        from ..errors import BadInput
+        from reconcile.errors import BadInput
 
         raise BadInput(f"[ingest] earliest {earliest} is not before latest {latest}: give a window such as "
                        f"earliest = {EARLIEST.isoformat()!r}, latest = {LATEST.isoformat()!r}")
@@ -144,7 +144,7 @@ STAGING_MACROS = (
         case when regexp_full_match(text, '{TIMESTAMP_SHAPE}') then try_cast(text as timestamptz) end""",
     f"create or replace temp macro in_window(ts) as {window_test('ts')}",
     f"create or replace temp macro window_text() as '{WINDOW_TEXT}'",
-    NO_CACHE_WRITES_MACRO,  # bills_no_cache_writes(model): see reconcile.billing
+    NO_CACHE_WRITES_MACRO,  # bills_no_cache_writes(model): see reconcile.formats.billing
 )
 
 

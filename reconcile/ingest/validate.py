@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import duckdb
 
-from .ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
-from ..sql_text import string_literal
-from .guard import guard_pattern, missing_sql, not_object_items_sql, typed_path
+from reconcile.ingest.ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE, WINDOW_TEXT, range_test, window_test
+from reconcile.sql_text import string_literal
+from reconcile.ingest.guard import guard_pattern, missing_sql, not_object_items_sql, typed_path
 
 _INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
 _NUMBER = "{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"

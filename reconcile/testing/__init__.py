@@ -24,12 +24,12 @@ fake provider's report), ``protocol`` (``BlockOne``), ``verdict`` (block four an
 ``plugin`` (pytest; the only module that imports pytest).
 """
 
-from .clock import NIGHT, FakeClock, ToolTimeout
-from .model import FenceNeverStopped, ScriptedModel, Turn, TurnSpec, answer, call
-from .protocol import BlockOne, run_block_one, run_block_one_many
-from .recorder import Outcome, outcome_of
-from .stubs import EXPECTATIONS, STUBS, Expectation, WriteThenFail, stub_tools
-from .verdict import BLOCK_FOUR, FENCE, BlockOneFailure, BlockOneReport, StubOutcome
+from reconcile.testing.clock import NIGHT, FakeClock, ToolTimeout
+from reconcile.testing.model import FenceNeverStopped, ScriptedModel, Turn, TurnSpec, answer, call
+from reconcile.testing.protocol import BlockOne, run_block_one, run_block_one_many
+from reconcile.testing.recorder import Outcome, outcome_of
+from reconcile.testing.stubs import EXPECTATIONS, STUBS, Expectation, WriteThenFail, stub_tools
+from reconcile.testing.verdict import BLOCK_FOUR, FENCE, BlockOneFailure, BlockOneReport, StubOutcome
 
 __all__ = ["BLOCK_FOUR", "EXPECTATIONS", "FENCE", "NIGHT", "STUBS", "BlockOne", "BlockOneFailure", "BlockOneReport",
            "Expectation", "FakeClock", "FenceNeverStopped", "Outcome", "ScriptedModel", "StubOutcome", "ToolTimeout",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..journal import estimate_tokens
+from reconcile.journal import estimate_tokens
 
 MODEL = "claude-sonnet-4-5"  # a priced model, so the store can cost the runs like real ones
 PROVIDER = "anthropic"

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from .clock import FakeClock
-from .protocol import BlockOne
-from .verdict import BlockOneReport
+from reconcile.testing.clock import FakeClock
+from reconcile.testing.protocol import BlockOne
+from reconcile.testing.verdict import BlockOneReport
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -40,13 +40,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..journal import Journal, JournalError
-from .clock import FakeClock
-from .model import DEFAULT_CAP, FenceNeverStopped, ScriptedModel
-from .provider import FakeProvider
-from .recorder import Outcome, Recorder, outcome_of
-from .stubs import EXPECTATIONS, STUBS, stub_tools
-from .verdict import BlockOneReport, Driven, StubOutcome, judge
+from reconcile.journal import Journal, JournalError
+from reconcile.testing.clock import FakeClock
+from reconcile.testing.model import DEFAULT_CAP, FenceNeverStopped, ScriptedModel
+from reconcile.testing.provider import FakeProvider
+from reconcile.testing.recorder import Outcome, Recorder, outcome_of
+from reconcile.testing.stubs import EXPECTATIONS, STUBS, stub_tools
+from reconcile.testing.verdict import BlockOneReport, Driven, StubOutcome, judge
 
 Loop = Callable[..., Any]
 WINDOW_GAP = timedelta(hours=1)  # clock time between two stubs' runs: each has its own provider window

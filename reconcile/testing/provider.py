@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .model import Turn
+from reconcile.testing.model import Turn
 
 REPORT_TIME = "%Y-%m-%d %H:%M"  # how tokens_match_provider prints a bucket's start (its strftime)
 

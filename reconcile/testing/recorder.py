@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..journal import Journal, RunJournal, ToolCall
-from .clock import ToolTimeout, reporting_timeouts
-from .model import ScriptedModel, Turn
-from .stubs import SIDE_EFFECTS
+from reconcile.journal import Journal, RunJournal, ToolCall
+from reconcile.testing.clock import ToolTimeout, reporting_timeouts
+from reconcile.testing.model import ScriptedModel, Turn
+from reconcile.testing.stubs import SIDE_EFFECTS
 
 # The journal's ledger counters, and the names harnesses keep them under (seed 000's Ledger, 001's Budget, …).
 LEDGER_NAMES = {"steps": ("steps",), "input_tokens": ("input_tokens", "prompt_tokens"),

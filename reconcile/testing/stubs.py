@@ -13,7 +13,7 @@
 
 Harnesses word their stops differently (seed 001: ``token limit (200,000)``, seed 003: a bare
 ``budget_exceeded``), so a stop is judged by the canonical status reconcile gives it
-(``reconcile.status``: the same rules the store applies) and, when the stop reason names a limit,
+(``reconcile.store.status``: the same rules the store applies) and, when the stop reason names a limit,
 by that limit (``status.named_limit``): a ``big_output`` run stopped by ``max_steps`` is a step
 fence doing the token fence's job, and fails.
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..status import named_limit
-from .model import TurnSpec, answer, call
+from reconcile.store.status import named_limit
+from reconcile.testing.model import TurnSpec, answer, call
 
 BIG_OUTPUT_LINE = "2026-11-28T22:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120\n"
 BIG_OUTPUT_LINES = 4000  # ~330 KB, ~83k tokens: one page is past seed 000's 60k prompt ceiling

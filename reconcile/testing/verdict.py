@@ -25,12 +25,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..facts import FACTS
-from .provider import FakeProvider, write_report
-from .stubs import EXPECTATIONS
+from reconcile.store.facts import FACTS
+from reconcile.testing.provider import FakeProvider, write_report
+from reconcile.testing.stubs import EXPECTATIONS
 
 if TYPE_CHECKING:  # the store's modules load when block one is judged, not when the kit is imported
-    from ..checks.runner import Finding
+    from reconcile.checks.runner import Finding
 
 BLOCK_FOUR = ("steps_equal_tool_results", "ledger_matches_transcript", "tokens_match_provider",
               "final_answer_not_overwritten")
@@ -135,10 +135,10 @@ class Driven:
 
 def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
     """Ingest every harness's journals and provider report into one fresh store, check once, judge each."""
-    from .. import store
-    from ..checks import load_checks, run_checks, select_checks
-    from ..config import Config
-    from ..ingest import ingest
+    from reconcile import store
+    from reconcile.checks import load_checks, run_checks, select_checks
+    from reconcile.config import Config
+    from reconcile.ingest import ingest
 
     reports = [BlockOneReport(d.outcomes, d.workdir, store_path) for d in driven]
     store_path.unlink(missing_ok=True)  # a fresh store every time: nothing from an earlier run

@@ -216,7 +216,7 @@ def assert_replay_finds_each_stop(result: Audit, designed: list[str], fence_defe
     """``reconcile replay --as-run`` walks each run with its own limits and detector, as its fence should have:
     every stop a designed run's fence made is found where it happened, by the ceiling its stop reason names, and
     a run that ended otherwise is left as it was; each planted fence defect is a run the replay stops elsewhere."""
-    from reconcile.status import named_limit
+    from reconcile.store.status import named_limit
 
     for run_id in designed:
         row = result.replayed[run_id]

@@ -1,0 +1,1 @@
+"""What the store answers: costs, budgets, ceilings, usage, runs, summaries, projections, replay."""

@@ -1,0 +1,267 @@
+"""Budgets from evidence: ``reconcile budgets``.
+
+"Set the ceiling at roughly the 99th percentile of steps taken by runs that succeeded, not at a
+round number." Per group (agent, task class or model): runs, success rate, and the p50 / p95 / p99
+of steps, total tokens, wall seconds and cost over the *succeeded* runs; the recommended ceilings,
+which count the runs a ceiling cut while they were still making progress and never lower a
+ceiling the evidence cannot clear (``reconcile.analyses.ceilings``), each with the succeeded runs it would
+have stopped; the ceiling the journals say the harness ran with; and flags:
+
+- ``no_budget``: the configured step ceiling is above twice the p99 — set high enough to be none;
+- ``too_tight``: at least ``TOO_TIGHT_SHARE`` of the runs were stopped by a budget, and most of
+  those were still making progress (no call repeated in their last calls) when stopped;
+- ``answered_then_kept_going``: runs that had answered and ran on (``final_answer_not_overwritten``);
+- ``small_sample``: fewer than 100 succeeded runs — the p99 comes with a bootstrap interval.
+
+Quantiles are exact: DuckDB's ``quantile_cont`` (linear interpolation between the two nearest
+ranks, like numpy's default), never an approximation; the bootstrap uses the same interpolation.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import duckdb
+
+from reconcile.analyses import ceilings
+from reconcile.analyses.ceilings import CEILINGS
+from reconcile.analyses.costs import SOURCES
+from reconcile.errors import BadInput
+from reconcile.money import usd
+from reconcile.store import records
+from reconcile.when import bucket, night_sql
+
+GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
+          "model": "coalesce(r.model, '(none)')"}
+SMALL_SAMPLE = 100
+TOO_TIGHT_SHARE = 0.05  # of a group's runs stopped by a budget before it can be "too tight"
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def quantile_cont(sorted_values: list[float], q: float) -> float:
+    """Linear interpolation between the nearest ranks — what DuckDB's quantile_cont computes."""
+    position = (len(sorted_values) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return sorted_values[low] + (position - low) * (sorted_values[high] - sorted_values[low])
+
+
+def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """A 95 % interval for the p99 by resampling the runs with replacement (seeded: reproducible)."""
+    rng = random.Random(seed)
+    estimates = sorted(quantile_cont(sorted(rng.choices(values, k=len(values))), 0.99) for _ in range(resamples))
+    return quantile_cont(estimates, 0.025), quantile_cont(estimates, 0.975)
+
+
+def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+                  source: str = "auto", unit: str = "run") -> dict[str, Any]:
+    """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
+    success rate, and for each ceiling the evidence and the recommendation."""
+    if by not in GROUPS:
+        raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
+    if unit not in ceilings.UNITS:
+        raise BadInput(f"--unit {unit!r}: choose one of {', '.join(ceilings.UNITS)}")
+    if source not in SOURCES:
+        raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
+    window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
+    params = {"since": since, "until": until}
+    ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source}, unit)
+    groups = records(con, f"""
+        select key, count(*) as runs, count(*) filter (where succeeded) as succeeded,
+               count(*) filter (where status = 'budget_exceeded') as budget_stopped,
+               count(*) filter (where censored) as progressing,
+               list(distinct cut_by order by cut_by) filter (where censored and cut_by is not null) as cut_by,
+               {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
+               list(steps order by run_id) filter (where succeeded) as succeeded_steps
+        from _budget_runs group by 1 order by 1""")
+    metrics = ceilings.measured(con)
+    found = ceilings.evidence(con, metrics)
+    kept_going = {}
+    for key, run_id in con.execute("""select key, run_id from _budget_runs where answered
+                                      and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2""").fetchall():
+        kept_going.setdefault(key, []).append(run_id)
+    report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
+    stops = ceilings.would_stop(con, {(g["key"], m): r["value"] for g in report
+                                      for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
+    for g in report:
+        for metric, recommendation in g["recommendation"].items():
+            recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})
+    con.execute("drop table _budget_runs")
+    return {"by": by, "unit": unit, "cost_source": source, "groups": report}
+
+
+def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str, Any]:
+    group = {"key": row["key"], "runs": row["runs"], "succeeded": row["succeeded"],
+             "success_rate": row["succeeded"] / row["runs"] if row["runs"] else None, "metrics": {},
+             "recommended": {}, "recommendation": {}, "configured": {}, "flags": []}
+    stopped, progressing = row["budget_stopped"], row["progressing"]
+    too_tight = bool(row["runs"] and stopped / row["runs"] >= TOO_TIGHT_SHARE and progressing > stopped / 2)
+    for name in CEILINGS:
+        evidence = found.get((row["key"], name))
+        q = (evidence or {}).get("naive") or [None, None, None]
+        configured = row[f"configured_{name}"]
+        configured = (int(configured) if configured is not None and name != "wall_seconds" else configured)
+        group["metrics"][name] = {"p50": q[0], "p95": q[1], "p99": q[2],
+                                  "censored": (evidence or {}).get("censored", 0),
+                                  "succeeded_runs": (evidence or {}).get("succeeded", 0),
+                                  "cut_by_ceiling": (evidence or {}).get("cut_by_ceiling", 0)}
+        group["configured"][name] = configured
+        if name in ceilings.OPTIONAL and configured is None:
+            continue  # seed 000's prompt and completion ceilings: recommended where the harness keeps them
+        recommendation = ceilings.recommend(name, evidence, configured, too_tight)
+        if recommendation is not None and name == "steps" and recommendation["value"] is not None:
+            recommendation["allows"] = (f"max_steps = {recommendation['value']} allows {recommendation['value']} charged "
+                                        "model calls, plus the tool-free wrap-up turn of a harness that takes one")
+        if recommendation is not None:
+            group["recommendation"][name] = recommendation
+            group["recommended"][name] = recommendation["value"]
+    p99_steps, ceiling = group["metrics"]["steps"]["p99"], group["configured"]["steps"]
+    if p99_steps is not None and ceiling is not None and ceiling > 2 * p99_steps:
+        group["flags"].append({"flag": "no_budget", "detail": f"max_steps {ceiling} is above twice the p99 "
+                                                              f"({p99_steps:g}): set high enough to be no budget"})
+    if too_tight:
+        named = ", ".join(CEILINGS[c] for c in row["cut_by"] or []) or "a budget"
+        group["flags"].append({"flag": "too_tight", "ceilings": [CEILINGS[c] for c in row["cut_by"] or []],
+                               "detail": f"{stopped} of {row['runs']} runs stopped by a budget, {progressing} of them "
+                                         f"still making progress (cut by {named})"})
+    if kept_going:
+        group["flags"].append({"flag": "answered_then_kept_going", "runs": kept_going,
+                               "detail": f"{len(kept_going)} run(s) answered, then ran on until a stop"})
+    steps = row["succeeded_steps"] or []
+    if len(steps) < SMALL_SAMPLE:
+        interval = bootstrap_p99([float(s) for s in steps]) if len(steps) >= 2 else None
+        group["flags"].append({"flag": "small_sample", "succeeded_runs": len(steps), "p99_steps_interval": interval,
+                               "detail": f"only {len(steps)} succeeded runs: the p99 is uncertain"
+                                         + (f" (95 % interval {interval[0]:.1f} to {interval[1]:.1f} steps)" if interval else "")})
+    return group
+
+
+def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = None) -> str:
+    """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment, and
+    ``replayed`` (per group, ``reconcile replay`` of these ceilings) what each group's would have done."""
+    names = CEILINGS
+    groups = [g for g in report["groups"] if g["recommended"]]
+    header = "recommended ceilings: p99 of succeeded runs, counting runs cut while progressing (reconcile budgets)"
+    if report.get("unit") == "tree":
+        header += "; each an agent tree's shared budget (limits.scope = tree)"
+    header += f"; groups by {report['by']}"
+    said_of = {g["key"]: consequence(replayed[g["key"]]) for g in groups if replayed and g["key"] in replayed}
+
+    def note(g, k, mark):
+        return f"  {mark} " + "; ".join(evidence_notes(g, k))
+
+    if style == "toml":
+        blocks = []
+        for g in groups:
+            lines = [f'[budgets."{g["key"]}"]', *_said(said_of, g, "")] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
+                                                   for k, v in g["recommended"].items()]
+            blocks.append("\n".join(lines))
+        return f"# {header}\n" + "\n\n".join(blocks) + "\n"
+    if style == "yaml":
+        lines = [f"# {header}", "budgets:"]
+        for g in groups:
+            lines += [f'  "{g["key"]}":', *_said(said_of, g, "    ")]
+            lines += [f"    {names[k]}: {_number(v)}{note(g, k, '#')}" for k, v in g["recommended"].items()]
+        return "\n".join(lines) + "\n"
+    if style == "python":
+        body = "\n".join("".join(f"{line}\n" for line in _said(said_of, g, "    "))
+                         + f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
+                                                              for k, v in g["recommended"].items()) + "    },"
+                         for g in groups)
+        return f"# {header}\nBUDGETS = {{\n" + body + "\n}\n"
+    raise BadInput(f"--emit {style!r}: choose toml, yaml or python")
+
+
+def evidence_notes(group: dict[str, Any], metric: str) -> list[str]:
+    """What an emitted value rests on: its sample (succeeded runs), the runs cut while progressing, and the
+    flags that bear on it — so ``max_steps = 2`` from one run never reads like a measured ceiling."""
+    measured = group["metrics"][metric]
+    sample = measured.get("succeeded_runs", group["succeeded"])
+    said = [f"from {sample} succeeded run{'' if sample == 1 else 's'}"]
+    if measured["censored"]:
+        said.append(f"{measured['censored']} cut while progressing")
+    if group["recommendation"][metric]["at_least"]:
+        said.append("at least: observe a night before trusting it")
+    for flag in group["flags"]:
+        name = flag["flag"]
+        if name == "small_sample":
+            said.append(f"small_sample (under {SMALL_SAMPLE}: the p99 is uncertain)")
+        elif name == "too_tight" and CEILINGS[metric] in flag.get("ceilings", []):
+            said.append("too_tight")
+        elif name == "no_budget" and metric == "steps":
+            said.append("no_budget (the configured max_steps is above twice the p99)")
+        elif name == "answered_then_kept_going":
+            said.append(f"answered_then_kept_going ({len(flag['runs'])} run(s))")
+    if metric == "steps":
+        said.append("charged model calls; a wrap-up turn comes on top")
+    if metric == "cost_micros":
+        said.insert(0, f"= {usd(int(group['recommended'][metric]), places=4)}")  # micro-dollars: say the dollars
+    return said
+
+
+def consequence(group: dict[str, Any]) -> str:
+    """One comment line: what a group's recommended ceilings would have done to these runs (reconcile replay)."""
+    said = (f"replayed on these {group['runs']} runs: {group['stopped_earlier']} stopped earlier, "
+            f"{group['successes_lost']} success(es) lost, {usd(group['spend_saved_micros'])} saved on runs that "
+            f"did not succeed, {usd(group['spend_lost_micros'])} lost with the successes cut")
+    if group["runs_on"]:
+        said += f"; {group['runs_on']} run(s) a fence stopped would run on"
+    return said
+
+
+def _said(said_of: dict[str, str], group: dict[str, Any], indent: str) -> list[str]:
+    return [f"{indent}# {said_of[group['key']]}"] if group["key"] in said_of else []
+
+
+def _number(value: float | int) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
+
+
+def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+                      period: str = "day") -> list[dict[str, Any]]:
+    """Per group and day (or ``night``: noon to noon) of the zone ``use_zone`` set, each status's share and its
+    change from the period before. A night is the unit of an overnight loop: days would compare its two halves."""
+    window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
+    when = night_sql("r.started_at") if period == "night" else bucket("r.started_at", period)
+    return records(con, f"""
+        with counts as (
+            select {GROUPS[by]} as key, {when} as day, r.status, count(*) as runs
+            from runs r where {window} group by all
+        ),
+        shares as (
+            select *, runs / sum(runs) over (partition by key, day) as share from counts
+        )
+        select *, share - lag(share) over (partition by key, status order by day) as change
+        from shares order by key, day, status""", {"since": since, "until": until})
+
+
+def latency_and_size(con: duckdb.DuckDBPyConnection, config=None, since=None,
+                     until=None) -> dict[str, list[dict[str, Any]]]:
+    """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
+
+    Over the steps of the runs started in ``[since, until)``, as every other section of ``budgets``
+    (a run without a start time is in no window, only in the unbounded one). The share above the bound counts only the results whose run has a bound (its own, configured,
+    or its harness's documented one); with none known it is NULL, not 0.
+    """
+    from reconcile.config.settings import create_run_settings
+    from reconcile.config import Config
+
+    create_run_settings(con, config or Config())
+    params: dict | None = {"since": since, "until": until}
+    window = """run_id in (select r.run_id from runs r where ($since is null or r.started_at >= $since)
+                                                  and ($until is null or r.started_at < $until))"""
+    if since is None and until is None:
+        window, params = "run_id is not null", None  # every step, runs without a start time included
+    latency = records(con, f"""
+        select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
+               quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
+        from step_view where ms is not null and {window} group by all order by 1, 2""", params)
+    sizes = records(con, f"""
+        select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
+               count(*) filter (where s.result_tokens > b.result_bound_tokens)
+                   / nullif(count(*) filter (where b.result_bound_tokens is not null), 0) as share_above_bound
+        from steps s join run_settings b using (run_id)
+        where s.kind = 'tool' and s.result_tokens is not null and s.{window}
+        group by 1 order by 1""", params)
+    return {"latency": latency, "result_size": sizes}

@@ -1,0 +1,230 @@
+"""What the runs cost, and why: ``reconcile cost``.
+
+All money is integer micro-dollars summed in SQL (exact; no float sums). Per group: the cost (by
+the chosen source, below), what reconcile's own prices make of the same calls, the uncached
+counterfactual (every input token at the input price) and the savings the cache made, the cache
+hit rate (cache reads / all input), the catalogue tax (tool schemas re-sent on every call, billed
+as each call billed them) and its share, the harness's own cost beside ours, and what could not
+be priced. Beside the groups: cost per *completed* task (a group's spend / its succeeded runs,
+``money.cost_per_completed_task``) by agent, task class, model and limits, and the spend on runs
+that failed, stalled or hit a budget.
+
+Cost sources (``--cost-source``, like ccusage's ``--mode``): ``ours`` prices every call from
+its tokens; ``harness`` takes what the harness recorded (its ledger, else its steps' own costs:
+the native ledger, SWE-agent's model stats, Langfuse cost details); ``auto`` (the default) uses
+ours for runs we can price completely and the harness's figure for the others, and says which
+runs took it. Unknown money is never $0: a group with nothing known has cost ``None``, and a
+partial sum says what it leaves out (unpriced tokens, calls without usage, runs without a cost).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from reconcile.analyses.coverage import Coverage
+from reconcile.errors import BadInput
+from reconcile.money import cost_per_completed_task
+from reconcile.store import frozen_views, records
+from reconcile.when import TIME_GROUPS, bucket
+
+SOURCES = ("auto", "ours", "harness")
+SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
+               "ours": "reconcile's prices of every call", "harness": "the harness's own record"}
+GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks and months in the chosen zone
+    **{period: (f"coalesce({bucket('coalesce(r.started_at, s.started_at)', period)}, '(no date)')",
+                f"coalesce({bucket('r.started_at', period)}, '(no date)')") for period in TIME_GROUPS},
+    "agent": ("coalesce(r.agent, '(none)')", "coalesce(r.agent, '(none)')"),
+    "model": ("coalesce(s.price_model, '(none)')", "coalesce(r.model, '(none)')"),
+    "task_class": ("coalesce(r.task_class, '(none)')", "coalesce(r.task_class, '(none)')"),
+    "run": ("r.run_id", "r.run_id"),
+    # an agent tree (seed 001's shared budget): the root of each run's tree
+    "tree": ("(select v.root_run_id from run_view v where v.run_id = r.run_id)",
+             "(select v.root_run_id from run_view v where v.run_id = r.run_id)"),
+}
+LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coalesce(r.max_tokens::varchar, '-') "
+          "|| ' wall=' || coalesce(r.max_wall_seconds::varchar || 's', '-') || ' spend=' "
+          "|| coalesce('$' || printf('%.2f', r.max_cost_micros / 1000000), '-')")
+WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
+WINDOW = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
+
+# Each run's cost under the chosen source. ``complete``: the figure leaves nothing out.
+CHOSEN = """chosen as (
+    select c.*, case source when 'ours' then c.ours_micros else c.harness_micros end as cost_micros,
+           -- a figure nobody knows is never complete, whatever the flags say (a sum over it would read as $0)
+           case source when 'ours' then c.ours_complete and c.ours_micros is not null
+                       else c.harness_micros is not null end as complete
+    from (select rc.*, case when $source = 'ours' then 'ours' when $source = 'harness' then 'harness'
+                            when rc.ours_complete then 'ours' when rc.harness_micros is not null then 'harness'
+                            else 'ours' end as source
+          from run_costs rc) c
+)"""
+
+_TOKENS = """
+    count(distinct r.run_id) as runs,
+    count(distinct r.run_id) filter (where r.status = 'succeeded') as succeeded,
+    count(*) filter (where s.kind = 'model') as model_calls,
+    coalesce(sum(s.input_uncached), 0)::bigint as input_uncached,
+    coalesce(sum(s.cache_read), 0)::bigint as cache_read,
+    coalesce(sum(s.cache_write_5m), 0)::bigint as cache_write_5m,
+    coalesce(sum(s.cache_write_1h), 0)::bigint as cache_write_1h,
+    coalesce(sum(s.output_tokens), 0)::bigint as output_tokens,
+    sum(s.cost_micros)::bigint as priced_micros,
+    sum(s.uncached_cost_micros)::bigint as uncached_cost_micros,
+    sum(s.catalogue_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
+    sum(s.catalogue_tax_micros)::bigint as catalogue_tax_micros,
+    sum(s.harness_cost_micros)::bigint as harness_cost_micros,
+    sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
+    -- a call whose model nobody recorded is unpriced too: it is named, never a NULL in the list
+    list(distinct coalesce(s.price_model, '(model not recorded)')
+         order by coalesce(s.price_model, '(model not recorded)')) filter (where s.unpriced) as unpriced_models
+"""
+
+_COST = """
+    sum(micros)::bigint as cost_micros,
+    sum(micros) filter (where source = 'harness')::bigint as harness_sourced_micros,
+    count(distinct run_id) filter (where source = 'harness' and micros is not null) as harness_sourced_runs,
+    count(*) filter (where unpriced) as unpriced_steps,
+    coalesce(sum(unpriced_tokens), 0)::bigint as unpriced_tokens,
+    count(*) filter (where no_usage) as calls_without_usage,
+    count(*) filter (where partial_usage) as calls_with_unknown_buckets,
+    count(*) filter (where no_cost) as runs_without_cost
+"""
+
+
+def _lines(by: str) -> str:
+    """Cost lines: a model step of a run costed by our prices, or a whole run costed by its harness."""
+    step_key, run_key = GROUPS[by]
+    return f"""lines as (
+    select s.run_id, {step_key} as key, s.cost_micros as micros, 'ours' as source, s.unpriced,
+           case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
+           coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
+               as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost
+    from step_view s join runs r using (run_id) join chosen c using (run_id)
+    where c.source = 'ours' and s.kind = 'model' and {WINDOW}
+    union all
+    select r.run_id, {run_key}, c.harness_micros, 'harness', false, 0, false, false, c.harness_micros is null
+    from runs r join chosen c using (run_id) where c.source = 'harness' and {WINDOW}
+)"""
+
+
+def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", since: datetime | None = None,
+                until: datetime | None = None, source: str = "auto") -> dict[str, Any]:
+    """The cost of the runs started in [since, until), grouped ``by`` day, agent, model, task_class or run."""
+    if by not in GROUPS:
+        raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
+    if source not in SOURCES:
+        raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
+    with frozen_views(con):  # a dozen questions to the priced steps: price them once
+        return _cost_report(con, by, since, until, source)
+
+
+def _cost_report(con: duckdb.DuckDBPyConnection, by: str, since: datetime | None, until: datetime | None,
+                 source: str) -> dict[str, Any]:
+    window = {"since": since, "until": until}
+    params = {**window, "source": source}
+    base = f"from step_view s join runs r using (run_id) where {WINDOW}"
+    tokens = {row["key"]: row for row in records(
+        con, f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window)}
+    costs = {row["key"]: row for row in records(
+        con, f"with {CHOSEN}, {_lines(by)} select key, {_COST} from lines group by 1", params)}
+    groups = [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
+    total = _derive("total", records(con, f"select {_TOKENS} {base}", window)[0],
+                    records(con, f"with {CHOSEN}, {_lines(by)} select {_COST} from lines", params)[0], source)
+    per_task = records(con, f"""
+        with {CHOSEN}
+        select coalesce(r.agent, '(none)') as agent, coalesce(r.task_class, '(none)') as task_class,
+               coalesce(r.model, '(none)') as model, {LIMITS} as limits, count(*) as runs,
+               count(*) filter (where r.status = 'succeeded') as succeeded,
+               sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete,
+               count(*) filter (where c.source = 'harness') as harness_sourced_runs
+        from runs r join chosen c using (run_id) where {WINDOW}
+        group by all order by 1, 2, 3, 4""", params)
+    for row in per_task:
+        row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
+        if not row["complete"]:  # a partial sum is not the cost
+            row["cost_micros"] = None
+        row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
+    waste = records(con, f"""
+        with {CHOSEN}
+        select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
+        from runs r join chosen c using (run_id) where {WINDOW} group by 1 order by 1""", params)
+    spent = sum(row["cost_micros"] or 0 for row in waste)
+    for row in waste:
+        row["share"] = row["cost_micros"] / spent if spent and row["cost_micros"] is not None else None
+    wasted_rows = [row for row in waste if row["status"] in WASTE_STATUSES]
+    known = [row["cost_micros"] for row in wasted_rows if row["cost_micros"] is not None]
+    wasted = sum(known) if known or not wasted_rows else None
+    return {"by": by, "cost_source": source, "groups": groups, "total": total, "cost_per_completed_task": per_task,
+            "spend_by_status": waste,
+            "spend_on_failed_stalled_budget_stopped": {
+                "cost_micros": wasted, "share": wasted / spent if spent and wasted is not None else None,
+                "complete": all(row["complete"] for row in wasted_rows), "runs": sum(r["runs"] for r in wasted_rows)},
+            "prices": price_sources(con)}
+
+
+def costliest_runs(con: duckdb.DuckDBPyConnection, since=None, until=None, source: str = "auto",
+                   limit: int = 10) -> list[dict[str, Any]]:
+    """The runs that cost most under ``source``, with where each figure came from."""
+    return records(con, f"""
+        with {CHOSEN}
+        select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
+               c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
+               case when c.source = 'ours' then c.unpriced_tokens else 0 end as unpriced_tokens,
+               case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage,
+               case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets
+        from runs r join run_view v using (run_id) join chosen c using (run_id)
+        where c.cost_micros is not null and {WINDOW}
+        order by c.cost_micros desc, r.run_id limit {int(limit)}""", {"since": since, "until": until, "source": source})
+
+
+def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:
+    row = {"key": key, **(tokens or {}), **(cost or {})}
+    row["key"] = key
+    for name in ("runs", "succeeded", "model_calls", "input_uncached", "cache_read", "cache_write_5m",
+                 "cache_write_1h", "output_tokens", "unpriced_steps", "unpriced_tokens",
+                 "calls_without_usage", "calls_with_unknown_buckets", "runs_without_cost", "harness_sourced_runs"):
+        row[name] = row.get(name) or 0
+    all_input = row["input_uncached"] + row["cache_read"] + row["cache_write_5m"] + row["cache_write_1h"]
+    priced = row.get("priced_micros")
+    uncached = row.get("uncached_cost_micros")
+    row["cost_source"] = source
+    if row.get("cost_micros") is None and not row["runs"] and not row["harness_sourced_runs"]:
+        row["cost_micros"] = 0  # no run at all: nothing was spent (unknown is for runs whose cost nobody knows)
+    row.setdefault("cost_micros", None)
+    row["cost_complete"] = row["cost_micros"] is not None and not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
+                                or row["runs_without_cost"])
+    row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
+    row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None
+    row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
+    # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out
+    row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["succeeded"])
+                                             if row["cost_complete"] else None)
+    row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
+                                  if priced and row.get("catalogue_tax_micros") is not None else None)
+    row["unpriced_models"] = row.get("unpriced_models") or []
+    row["catalogue_recorded"] = row.get("catalogue_tax_tokens") is not None  # False: no run here records its catalogue
+    return row
+
+
+def price_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Which price lists priced the steps: the genai-prices snapshot version, override files."""
+    # genai-prices records no data date; the newest price change its snapshot knows of dates it
+    return records(con, """select m.source, m.source_version, count(*) as models,
+                                  (select max(effective_from) from prices p where p.source = m.source) as newest_price_change
+                           from model_prices m where m.source is not null group by all order by 1""")
+
+
+def run_count_lines(report: dict[str, Any], by: str, found: Coverage) -> list[str]:
+    """Why the runs counted here differ from ``reconcile runs``' count, in a line each (none when they agree)."""
+    total, listed = report["total"]["runs"], sum(group["runs"] for group in report["groups"])
+    lines = []
+    if listed > total:
+        lines.append(f"{total:,} runs in all; a run is counted under each {by} it used ({listed:,} in the rows)")
+    if found.folded:
+        lines.append(f"{found.folded:,} of them are Claude Code sub-agent runs, which reconcile runs folds into "
+                     "their sessions")
+    undated = found.undated_line()
+    return [*lines, *([undated] if undated else [])]

@@ -1,0 +1,108 @@
+"""``reconcile runs``: one row a run — which failed, which cost most, which ran longest.
+
+With ``fold_subagents`` (the default) a Claude Code session's subagent transcripts are folded
+into the session that started them, as ccusage's session report does: one row a session, its
+steps, tokens and cost summed over the session and its subagents, its status and wall time the
+session's own. With ``trees``, every run is folded so into the root of its agent tree, whatever its
+format (seed 001: one budget for the whole tree); otherwise runs of other formats are never folded. A cost is the chosen source's (``--cost-source``); a session of which some part has no
+known cost shows the known part and says so (``cost_complete`` false), never $0 for unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from reconcile.analyses.costs import CHOSEN, SOURCES
+from reconcile.analyses.coverage import Coverage
+from reconcile.errors import BadInput
+from reconcile.sheets import Column, Sheet
+from reconcile.store.status import STATUSES
+from reconcile.store import records
+from reconcile.when import Window
+
+SORTS = {"started": "started_at, run_id", "cost": "cost_micros desc nulls last, run_id",
+         "steps": "steps desc nulls last, run_id", "wall": "wall_seconds desc nulls last, run_id",
+         "tokens": "total_tokens desc nulls last, run_id"}
+
+COLUMNS = [
+    Column("run_id", "run"), Column("agent", "agent"), Column("status", "status"),
+    Column("stop_reason", "stop reason"), Column("started_at", "started", "time"),
+    Column("wall_seconds", "wall s", "seconds"), Column("steps", "steps", "count"),
+    Column("total_tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
+    Column("cost_complete", "cost complete", "bool"), Column("subagents", "subagents", "count"),
+    Column("task_class", "task class", wide=True), Column("model", "model"),
+]
+
+
+def _one(field: str) -> str:
+    """The session's own value of ``field``, else (no session transcript) any of its parts'."""
+    return f"coalesce(any_value({field}) filter (where root), any_value({field}))"
+
+
+def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, statuses: list[str] | None = None,
+              agents: list[str] | None = None, sort: str = "started", limit: int | None = None,
+              fold_subagents: bool = True, cost_source: str = "auto", trees: bool = False) -> Sheet:
+    """The runs started in ``window``, filtered, sorted (started, cost, steps, wall, tokens) and cut to ``limit``."""
+    window = window or Window()
+    if sort not in SORTS:
+        raise BadInput(f"--sort {sort!r}: sort by {', '.join(SORTS)}")
+    unknown = [s for s in statuses or [] if s not in STATUSES]
+    if unknown:
+        raise BadInput(f"--status {unknown[0]!r} is not a status; statuses: {', '.join(STATUSES)}")
+    if cost_source not in SOURCES:
+        raise BadInput(f"--cost-source {cost_source!r}: choose {', '.join(SOURCES)}")
+    if limit is not None and limit < 1:
+        raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
+    rows = records(con, f"""
+        with {CHOSEN},
+        parts as (
+            select r.*, c.cost_micros as part_cost, c.complete as part_complete,
+                   case when $trees then r.root_run_id
+                        when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
+                        then r.parent_run_id else r.run_id end as session,
+                   case when $trees then r.root_run_id = r.run_id
+                        else not ($fold and r.source_format = 'claude_code' and r.parent_run_id is not null) end as root
+            from run_view r join chosen c using (run_id)
+        ),
+        sessions as (
+            select session as run_id, {_one('agent')} as agent, {_one('status')} as status,
+                   {_one('stop_reason')} as stop_reason, min(started_at) as started_at,
+                   {_one('wall_seconds')} as wall_seconds, sum(steps)::bigint as steps,
+                   sum(total_tokens)::bigint as total_tokens, sum(part_cost)::bigint as cost_micros,
+                   bool_and(part_complete and part_cost is not null) as cost_complete,
+                   count(*) filter (where not root) as subagents, {_one('task_class')} as task_class,
+                   {_one('model')} as model
+            from parts group by session
+        )
+        select * from sessions
+        where ($since is null or started_at >= $since) and ($until is null or started_at < $until)
+          and (len($statuses) = 0 or list_contains($statuses, status))
+          and (len($agents) = 0 or list_contains($agents, agent))
+        order by {SORTS[sort]}
+        {f'limit {int(limit)}' if limit else ''}""",
+        {"source": cost_source, "fold": fold_subagents, "trees": trees, "since": window.since, "until": window.until,
+         "statuses": statuses or [], "agents": agents or []})
+    fold_subagents = fold_subagents or trees
+    columns = COLUMNS if fold_subagents else [c for c in COLUMNS if c.key != "subagents"]
+    if not fold_subagents:
+        rows = [{k: v for k, v in row.items() if k != "subagents"} for row in rows]
+    folded = ", sub-agents folded into the root of their tree" if trees else ", subagents folded into their sessions"
+    title = f"Runs ({window.describe()}, {window.zone})" + (folded if fold_subagents and any(r["subagents"] for r in rows)
+                                                           else "")
+    return Sheet(columns, rows, title=title, zone=window.zone)
+
+
+def runs_summary(rows: list[dict[str, Any]], found: Coverage | None = None) -> list[str]:
+    """The lines under the table: how many runs by status, what was folded, and the runs no window holds."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"] or "(none)"] = counts.get(row["status"] or "(none)", 0) + 1
+    line = f"{len(rows)} run(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda i: -i[1]))
+    folded = sum(row.get("subagents") or 0 for row in rows)
+    if folded:
+        line += (f"; {folded:,} sub-agent run(s) folded into them ({len(rows) + folded:,} runs in all; "
+                 "--no-fold-subagents lists each)")
+    undated = found.undated_line() if found else None
+    return [line, *([undated] if undated else [])]

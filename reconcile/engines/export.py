@@ -1,0 +1,224 @@
+"""``reconcile export --to DIR``: the canonical tables as Parquet, partitioned by day, with a manifest.
+
+The layout is hive's, one folder per table and per UTC day (``steps/day=2026-11-28/…``), so any
+engine that reads partitioned Parquet (DuckDB, Spark, Trino) can read it and prune by day:
+
+- a run, its steps, tool calls and tool catalogue share the day the run started (a run is never
+  split across days); a run with no start time goes to ``day=unknown``;
+- provider usage and billed costs by the day their bucket starts; ingested files and rejects by
+  the day they were ingested;
+- small tables that are not about a day (ingest deferrals, price overrides, resolved prices) are
+  one file each.
+
+Exports are incremental: each (table, day) partition's row count and content fingerprint go into
+``manifest.json``, and a later export rewrites only the partitions whose fingerprint changed (and
+removes the days that have no rows any more). Every changed partition is written beside the dataset
+first and flushed to disk; only when all are written are they moved into place, and the manifest
+last, so a reader never sees half a day, and a full disk leaves the dataset exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from reconcile import durability, store
+from reconcile.version import __version__
+from reconcile.errors import BadInput
+from reconcile.store.migrations import MIGRATIONS
+from reconcile.prices.pricing import SHIPPED
+from reconcile.sql_text import string_literal
+
+MANIFEST = "manifest.json"
+FORMAT = "reconcile-export"
+UNKNOWN_DAY = "unknown"
+
+# table -> how its rows get a day: a timestamp column of its own, or the run they belong to
+BY_RUN = "run"
+PARTITIONED = {
+    "runs": "started_at", "steps": BY_RUN, "tool_calls": BY_RUN, "run_tools": BY_RUN,
+    "usage_buckets": "bucket_start", "billed_costs": "bucket_start",
+    "ingested_files": "ingested_at", "rejects": "ingested_at", "usage_replacements": "replaced_at",
+}
+# the tables whose day says when their facts happened (not when they were ingested): a window prunes them
+PRUNABLE = frozenset(name for name, by in PARTITIONED.items() if by in (BY_RUN, "started_at", "bucket_start"))
+# table -> which rows: the user's price overrides travel with the data (the shipped prices come with the install)
+WHOLE = {"ingest_deferrals": "true", "model_prices": "true", "prices": f"source not in {SHIPPED!r}"}
+
+
+@dataclass
+class ExportResult:
+    """What one export did, per table: partitions written, kept as they were, removed."""
+
+    target: Path
+    rows: dict[str, int] = field(default_factory=dict)
+    written: dict[str, list[str]] = field(default_factory=dict)
+    unchanged: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"to": str(self.target), "tables": {
+            name: {"rows": self.rows[name], "written": self.written.get(name, []),
+                   "unchanged": self.unchanged.get(name, 0), "removed": self.removed.get(name, [])}
+            for name in self.rows}}
+
+
+def export(db: str | Path, target: Path) -> ExportResult:
+    """Export the store at ``db`` to ``target`` (created if needed); rewrite only what changed."""
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
+    previous = read_manifest(target) if (target / MANIFEST).exists() else None
+    if previous is None and target.exists() and any(target.iterdir()):
+        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
+                       "or one a previous export wrote.")
+    store.connect(db, read_only=True).close()  # refuses what is not a store; upgrades an older one
+    created = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
+    try:
+        con.execute(store.SESSION_SETTINGS)
+        con.execute(f"attach {string_literal(str(Path(db).resolve()))} as source (read_only)")
+        con.execute("use source")
+        con.execute("begin transaction")  # one snapshot of the store for every table
+        con.execute(f"create temp table _run_days as select run_id, {_day('started_at')} as day from runs")
+        result = ExportResult(target)
+        tables: dict[str, dict] = {}
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target))
+        moves: list[tuple[Path, Path]] = []  # (staged, final): applied only once every table is written
+        with _dataset_failures(target, staging, created):
+            for name, by in PARTITIONED.items():
+                tables[name] = _export_partitioned(con, name, by, staging, (previous or {}).get("tables", {}).get(name),
+                                                   result, moves)
+            for name, where in WHOLE.items():
+                tables[name] = _export_whole(con, name, where, staging, result, moves)
+            files = con.execute("""select path, sha256, format, lines, loaded, rejected, skipped,
+                                          ingested_at::varchar, status, reason
+                                   from ingested_files order by path""").fetchall()
+            con.execute("commit")
+            manifest = {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
+                        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        "partitioned_by": "day (UTC)", "tables": tables,
+                        "source_files": [dict(zip(("path", "sha256", "format", "lines", "loaded", "rejected",
+                                                   "skipped", "ingested_at", "status", "reason"), row))
+                                         for row in files]}
+            _write_durably(staging / MANIFEST, (json.dumps(manifest, indent=1, default=str) + "\n").encode())
+            for staged, _ in moves:
+                _fsync(staged)
+    finally:
+        con.close()
+    # Every byte is on disk: now the moves (renames: they need no space), the removed days, the manifest last.
+    for staged, final in moves:
+        final.parent.mkdir(exist_ok=True)
+        if final.is_dir():
+            shutil.rmtree(final)
+        os.replace(staged, final)
+    for name, days in result.removed.items():
+        for day in days:
+            shutil.rmtree(target / name / f"day={day}", ignore_errors=True)
+    os.replace(staging / MANIFEST, target / MANIFEST)
+    shutil.rmtree(staging, ignore_errors=True)
+    return result
+
+
+@contextmanager
+def _dataset_failures(target: Path, staging: Path, created: bool) -> Iterator[None]:
+    """A dataset that cannot be written (a full disk, an I/O error) is left exactly as it was, and says so."""
+    try:
+        yield
+    except (duckdb.IOException, OSError) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise BadInput(f"Writing the dataset {target} failed: {durability.first_line(exc)}. Nothing in it was changed (the export is "
+                       "written beside it and moved in only when whole). Free disk space, then export again.") from exc
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of an export, checked to be one this version can read."""
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{folder}: no {MANIFEST}; give a folder that reconcile export --to wrote.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{path}: not a readable export manifest ({exc}); export again with reconcile export --to.") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BadInput(f"{path}: not a reconcile export manifest (format {manifest.get('format')!r}).")
+    if manifest.get("schema_version") != len(MIGRATIONS):
+        raise BadInput(f"{path}: exported with store schema {manifest.get('schema_version')}, this reconcile reads "
+                       f"schema {len(MIGRATIONS)}; export again from the store with this version.")
+    return manifest
+
+
+def _export_partitioned(con, name: str, by: str, staging: Path, before: dict | None, result: ExportResult,
+                        moves: list) -> dict:
+    if by == BY_RUN:  # a row whose run is missing (never, in a store) would otherwise have no day
+        source = (f"(select coalesce(d.day, '{UNKNOWN_DAY}') as day, t.* from {name} t "
+                  "left join _run_days d using (run_id))")
+    else:
+        source = f"(select {_day(by)} as day, t.* from {name} t)"
+    columns = _columns(con, name)
+    days = {day: {"rows": rows, "fingerprint": fingerprint} for day, rows, fingerprint in con.execute(
+        f"select day, count(*), sum(hash(row({columns})))::varchar from {source} group by day order by day").fetchall()}
+    old = (before or {}).get("days", {})
+    changed = sorted(day for day, facts in days.items() if old.get(day) != facts)
+    gone = sorted(set(old) - set(days))
+    if changed:
+        con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
+        con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
+                    f"to {string_literal(str(staging / name))} (format parquet, partition_by (day), compression zstd)")
+        moves += [(staging / name / f"day={day}", staging.parent / name / f"day={day}") for day in changed]
+    result.rows[name] = sum(facts["rows"] for facts in days.values())
+    result.written[name], result.removed[name] = changed, gone
+    result.unchanged[name] = len(days) - len(changed)
+    return {"partitioned_by": "day", "rows": result.rows[name], "days": days}
+
+
+def _export_whole(con, name: str, where: str, staging: Path, result: ExportResult, moves: list) -> dict:
+    staged = staging / f"{name}.parquet"
+    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(staged))} "
+                "(format parquet, compression zstd)")
+    moves.append((staged, staging.parent / staged.name))
+    rows = con.execute(f"select count(*) from {name} where {where}").fetchall()[0][0]
+    result.rows[name], result.written[name] = rows, ["all"]
+    return {"partitioned_by": None, "rows": rows, "file": staged.name}
+
+
+def _columns(con, name: str) -> str:
+    """The table's columns, in order, quoted (the export's column order is the store's)."""
+    names = [row[0] for row in con.execute("select column_name from information_schema.columns where table_name = ? "
+                                           "and table_catalog = 'source' order by ordinal_position", [name]).fetchall()]
+    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+
+
+def _day(column: str) -> str:
+    return f"coalesce(({column})::date::varchar, '{UNKNOWN_DAY}')"  # the session's zone is UTC
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync(path: Path) -> None:
+    """Flush a staged file (or every file of a staged folder) to the disk before it is moved into place."""
+    for item in ([path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())):
+        with open(item, "rb") as handle:
+            os.fsync(handle.fileno())

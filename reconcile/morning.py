@@ -1,0 +1,57 @@
+"""The morning job, whole: ingest the night, judge it, write both reports and the findings.
+
+``reconcile morning`` calls :func:`morning`; it is the one workflow that reaches across the layers
+(ingest, prices, checks, reports), so it sits above all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconcile import store
+from reconcile.checks import CheckReport, load_checks, write_junit
+from reconcile.errors import NoRuns
+from reconcile.ingest import IngestReport, ingest
+from reconcile.outputs import check_folder_target, make_folder, write_output
+from reconcile.reports.reporting import judge_night, write_finance, write_morning
+from reconcile.when import Window
+
+
+@dataclass
+class MorningResult:
+    ingested: IngestReport
+    checks: CheckReport
+    files: dict[str, Path]
+    night: str | None = None
+    earlier: dict[str, Any] | None = None  # findings on runs before the night: see judge_night
+
+
+def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
+            checks_dir: list[Path] | None = None, source: str = "auto", zone: str = "UTC") -> MorningResult:
+    """Ingest everything under ``folder`` (and the usage exports), run every check over the latest night's runs,
+    write the reports.
+
+    A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
+    """
+    checks_to_run = load_checks(checks_dir)
+    check_folder_target(out)
+    with store.connect(db) as con:
+        ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None)
+        if not con.execute("select count(*) from runs").fetchall()[0][0]:
+            totals = ingested.totals
+            raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
+                         f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
+                         "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
+        with store.frozen_views(con):  # the checks and both reports read the night priced once
+            judged = judge_night(con, checks_to_run, config, zone, record=True)  # the latest night's runs
+            checks = judged[1]
+            make_folder(out)
+            files = {"finance": write_finance(con, out / "finance.html", Window(zone=zone), source=source),
+                     "morning": write_morning(con, out / "morning.html", judged, config, zone=zone, source=source),
+                     "findings": out / "findings.json", "junit": out / "findings.xml"}
+        write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
+        write_junit(checks, files["junit"], "--out")
+    return MorningResult(ingested, checks, files, judged[0], judged[2])

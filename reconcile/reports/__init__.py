@@ -1,0 +1,1 @@
+"""The finance and morning reports (HTML), their charts."""

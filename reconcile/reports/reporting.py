@@ -1,0 +1,317 @@
+"""The HTML reports (finance, morning): their context, rendering and writing (``reconcile.morning`` runs the whole job).
+
+Reports are single self-contained files: CSS inline, charts as inline SVG, no script, no font and
+no URL of any kind, printable. Templates (``reports/*.html.j2``) render with autoescaping on, and
+every value printed passes through ``redact`` first, so a transcript's ``<script>`` is text and
+its API keys are masked.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import duckdb
+import jinja2
+from markupsafe import Markup, escape
+
+from reconcile import store
+from reconcile.analyses.budgets import budget_report, stop_reason_rates
+from reconcile.checks import CheckReport, Scope, load_checks, run_checks
+from reconcile.errors import BadInput
+from reconcile.analyses.glance import bill_vs_journals, glance, latest_night, night_buckets
+from reconcile.analyses.costs import GROUPS, SOURCE_TEXT, WINDOW, cost_report, costliest_runs
+from reconcile.display import literal
+from reconcile.money import described, left_out, usd
+from reconcile.outputs import check_file_target, write_output
+from reconcile.redact import redact
+from reconcile.analyses.replay import from_budgets, replay
+from reconcile.resources import reports_dir
+from reconcile.store import records
+from reconcile.store.status import STATUSES
+from reconcile.analyses.usage import usage_report
+from reconcile.when import TIME_GROUPS, Window, night_bounds, use_zone
+
+
+def _environment() -> jinja2.Environment:
+    # Our own markup (the charts, marked safe) passes as it is; every other value is redacted, made literal
+    # (a right-to-left override or a zero-width space shows as its escape, \u202e), then HTML-escaped.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=True,
+                             finalize=_shown,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)  # dollars and cents
+    env.filters["usd4"] = lambda micros, unknown="": usd(micros, unknown=unknown, places=4)  # a call's cost
+    env.filters["usd_signed"] = lambda micros: usd(micros, signed=True)
+    env.filters["cost"] = described  # a figure with what it leaves out: "unknown", "$x + unpriced (…)"
+    env.filters["cost4"] = lambda row: described(row, places=4)
+    env.filters["change"] = _change
+    env.globals["status_colours"] = STATUS_COLOURS
+    # a figure nobody knows reads "unknown" in every cell ("—" is for what does not apply: no night before)
+    env.filters["pct"] = lambda share, unknown="unknown": unknown if share is None else f"{share:.1%}"
+    env.filters["num"] = lambda value, unknown="unknown": (unknown if value is None else f"{value:,.0f}"
+                                                           if isinstance(value, (int, float)) else value)
+    env.filters["left_out"] = lambda row: ", ".join(left_out(row))  # what a tile's figure leaves out, under it
+    # a date, an amount or an id inside running text: never broken at its hyphen (2026-11-<br>28)
+    env.filters["nw"] = lambda value: Markup('<span class="nw">%s</span>') % _shown(value)
+    env.filters["words"] = _words
+    env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
+    return env
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints: secrets redacted, invisible and directional characters escaped."""
+    if isinstance(value, Markup):
+        return value
+    shown = redact(value)
+    return literal(shown) if isinstance(shown, str) else shown
+
+
+def _words(value: Any) -> Markup:
+    """Running text that wraps between words only: a token with a hyphen or a slash (a model name, a date, a path)
+    is kept whole (the browser would break claude-haiku-4-5 at a hyphen)."""
+    text = str(escape(_shown(value)))
+    return Markup(_JOINED.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', text))
+
+
+_JOINED = re.compile(r"\S*[-/]\S*")
+
+
+def _change(value: int | None, kind: str = "runs") -> str:
+    """A change from the night before: "+3", "−2", "no change"; money signed; unknown as "—"."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return "no change"
+    return usd(value, signed=True) if kind == "money" else f"{value:+,}".replace("-", "−")
+
+
+def _dollars(groups: list[dict[str, Any]], key: str) -> list[float | None]:
+    """Chart values in dollars; an unknown figure stays None (drawn as "unknown", never as a $0 bar)."""
+    return [None if g[key] is None else g[key] / 1e6 for g in groups]
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+def _catalogued(con: duckdb.DuckDBPyConnection, names, since, until) -> dict[str, dict[str | None, int]]:
+    """Per grouping and group (None: all of them), how many of its runs record their tool catalogue.
+
+    The runs that record one are found once (``run_facts`` reads every step); each grouping then
+    counts distinct (group, run) pairs of those runs, so no join or distinct count runs over the
+    priced steps of the runs that record none, and memory follows the runs, not the steps.
+    """
+    con.execute("create or replace temp table _catalogued_runs as select run_id from run_facts where catalogue")
+    try:
+        out = {}
+        for name in names:
+            rows = con.execute(f"""with pairs as (
+                                       select distinct {GROUPS[name][0]} as key, r.run_id
+                                       from step_view s join runs r using (run_id)
+                                       where {WINDOW} and r.run_id in (select run_id from _catalogued_runs))
+                                   select key, count(*) from pairs group by key
+                                   union all select null, count(distinct run_id) from pairs""",
+                               {"since": since, "until": until}).fetchall()
+            out[name] = {k: n for k, n in rows}
+        return out
+    finally:
+        con.execute("drop table if exists _catalogued_runs")
+
+
+def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("select count(*) from usage_buckets").fetchall()[0][0])
+
+
+def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None, source: str = "auto",
+                    period: str = "day") -> dict[str, Any]:
+    from reconcile.reports.charts import bar_chart  # matplotlib costs a quarter of a second to import: only the reports that draw pay it
+
+    window = window or Window()
+    if period not in TIME_GROUPS:
+        raise BadInput(f"--by {period!r}: the finance report groups spend by {', '.join(TIME_GROUPS)}")
+    use_zone(con, window.zone)
+    since, until = window.since, window.until
+    by = {name: cost_report(con, name, since, until, source) for name in (period, "model", "agent", "task_class")}
+    total = by[period]["total"]
+    charts = {  # each titled with what it shows, its axis with the unit
+        "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
+                                {"spend": _dollars(by[period]["groups"], "cost_micros")},
+                                f"Spend per {period} ({window.zone}): the runs started that {period}",
+                                xlabel="spend, US dollars"),
+        "by_model": bar_chart([g["key"] for g in by["model"]["groups"]],
+                              {"spend": _dollars(by["model"]["groups"], "cost_micros"),
+                               "the same calls without the cache": _dollars(by["model"]["groups"], "uncached_cost_micros")},
+                              "By model: spend, and what the same calls would cost without the cache",
+                              xlabel="US dollars, our prices"),
+        "by_agent": bar_chart([g["key"] for g in by["agent"]["groups"]],
+                              {"spend": _dollars(by["agent"]["groups"], "cost_micros"),
+                               "of it, catalogue tax": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
+                              "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
+                              xlabel="US dollars"),
+    }
+    catalogued = _catalogued(con, by, since, until)
+    for name in by:  # the catalogue tax of a group none of whose runs records a tool catalogue is not recorded, not $0
+        for g in [*by[name]["groups"], by[name]["total"]]:
+            g["catalogue_recorded"] = bool(catalogued[name].get(g["key"] if g is not by[name]["total"] else None))
+    costliest = costliest_runs(con, since, until, source)
+    usage = usage_report(con, "day", window) if _has_usage(con) else None
+    period_span = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
+                              "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
+    return {"generated_at": _now(window.zone), "period": [_local(t, window.zone) for t in period_span], "zone": window.zone,
+            "by_period": period, "total": total, "by": by, "charts": charts, "source": source,
+            "source_text": SOURCE_TEXT[source], "bill": bill_vs_journals(con, window),
+            "costliest": costliest, "usage": usage, "prices": by[period]["prices"],
+            "per_task": by[period]["cost_per_completed_task"],
+            "waste": by[period]["spend_on_failed_stalled_budget_stopped"],
+            "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
+
+
+# Step tables longer than this fold into <details>, so the page stays short; findings show this many, then fold
+# (a warning's findings fewer: errors come first to the eye).
+FOLD_ROWS = 12
+WARN_ROWS = 4
+
+
+def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None, zone: str = "UTC",
+                    source: str = "auto", night: str | None = None, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The morning report of ``night`` (default: the latest in the store); ``checks`` should judge that night's runs."""
+    from reconcile.reports.charts import share_chart
+
+    use_zone(con, zone)
+    night = night or latest_night(con)
+    failing = [r for r in checks.results if r.failures]
+    partial = [r for r in checks.results if r.not_judged]
+    run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
+    erred = {f.run_id for f in checks.findings if f.run_id and f.severity == "error"}
+    warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
+    runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
+                                                                   v.steps, v.tool_results, v.events, v.total_tokens,
+                                                                   v.cost_micros, v.wall_seconds,
+                                                                   c.unpriced_tokens, c.calls_without_usage,
+                                                                   c.calls_with_unknown_buckets
+                                                            from run_view v join run_costs c using (run_id)
+                                                            where v.run_id in (select unnest(?))""", [run_ids])}
+    steps = {}
+    for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
+                                from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
+        steps.setdefault(row["run_id"], []).append(row)
+    # night with night, as the glance compares them; nothing after the report's night
+    rates = stop_reason_rates(con, "agent", until=night_bounds(night, zone)[1] if night else None, period="night")
+    days = sorted({r["day"] for r in rates if r["day"]})
+    latest = [r for r in rates if days and r["day"] == days[-1]]
+    rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
+    for r in latest:
+        rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
+    budgets = budget_report(con, "agent", source=source)
+    seen = glance(con, checks, source, night, zone)
+    usage = usage_report(con, "model", seen["buckets"]) if seen["buckets"] else None  # the night's buckets only
+    shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
+    chart = share_chart([n["night"] for n in seen["nights"]],
+                        {s: [n[s] / n["runs"] for n in seen["nights"]] for s in shown},
+                        f"How each night's runs ended: status, share of the night's runs "
+                        f"(the last {len(seen['nights'])} night{'s' if len(seen['nights']) != 1 else ''})",
+                        STATUS_COLOURS, xlabel="share of the night's runs") if seen["nights"] else None
+    return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
+            "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
+            "rates": latest, "rate_rows": list(rate_rows.values()),
+            "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
+            "budgets": budgets, "replayed": _replayed(con, budgets, night, config, zone, source),
+            "usage": usage, "glance": seen, "rates_chart": chart, "earlier": earlier,
+            "store_runs": con.execute("select count(*) from runs").fetchall()[0][0],
+            "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source,
+            "not_loaded": records(con, "select path, status, reason from ingested_files where status <> 'loaded' "
+                                       "order by path")}
+
+
+def judge_night(con: duckdb.DuckDBPyConnection, checks_to_run: list, config=None, zone: str = "UTC",
+                scope: Scope | None = None, record: bool = False) -> tuple[str | None, CheckReport, dict[str, Any] | None]:
+    """The night a morning report is about, its checks, and what the checks find on earlier runs.
+
+    Without ``--since/--until`` the checks judge the latest night's runs only (noon to noon in ``zone``): a store of
+    many months would otherwise put March's findings in November's report. ``earlier`` counts the findings on runs
+    started before the judged runs, and names the command that lists them.
+    """
+    use_zone(con, zone)
+    given = scope if scope is not None and scope.active else None
+    night = latest_night(con, given.since, given.until) if given else latest_night(con)
+    if given is None and night:
+        buckets = night_buckets(con, night, zone)  # a provider bucket's finding falls in the night its bucket overlaps
+        scope = Scope(*night_bounds(night, zone), at_since=buckets.since if buckets else None)
+    scope = scope or Scope()
+    checks = run_checks(con, checks_to_run, scope, config=config, record=record)
+    return night, checks, _earlier(con, checks_to_run, config, scope, checks, record)
+
+
+def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope: Scope,
+             shown: CheckReport, keep: bool = False) -> dict[str, Any] | None:
+    """Findings on the runs started before ``scope`` (a second pass of the checks, made only when there are such runs).
+
+    With ``keep`` (the morning job) the verdicts reached on those runs are kept, though not recorded as a check
+    run: a store whose history no morning judged night by night (its first morning, a backlog ingested at once)
+    would otherwise have that history judged whole again every morning.
+
+    The command named lists them as ``reconcile check`` places them: a provider bucket's finding by the bucket's start,
+    so a daily bucket that began before the night is listed there too; ``shared`` counts those (``shown`` has them).
+    """
+    since = scope.since
+    if since is None:
+        return None
+    runs, undated = con.execute("select count(*) filter (where started_at < $since), count(*) filter (where started_at "
+                                "is null) from runs", {"since": since}).fetchall()[0]
+    if not runs and not undated:
+        return None
+    report = (run_checks(con, checks_to_run, Scope(until=since), config=config, record=False, keep=keep)
+              if runs else None)
+    on_the_night = {(f.check, f.step, f.detail) for f in shown.findings if f.run_id is None}
+    listed = report.findings if report else []
+    findings = [f for f in listed if f.run_id is not None or (f.check, f.step, f.detail) not in on_the_night]
+    errors = {r.name for r in report.results if r.outcome == "error"} if report else set()
+    return {"runs": runs, "undated": undated, "findings": len(findings), "shared": len(listed) - len(findings),
+            "errors": sum(1 for f in findings if f.check in errors),
+            "runs_with_findings": len({f.run_id for f in findings if f.run_id}),
+            "command": "reconcile check --until " + since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: str | None, config, zone: str,
+              source: str) -> dict[str, Any] | None:
+    """The recommended ceilings replayed over the latest night's runs: "if these limits had been on last night"."""
+    candidate = from_budgets(budgets)
+    if night is None or not candidate.limits:
+        return None
+    since, until = night_bounds(night, zone)
+    report = replay(con, [candidate], "agent", since, until, config, source)
+    return {"night": night, **report["candidates"][0]}
+
+
+STATUS_COLOURS = {"succeeded": "#5a9e4b", "failed": "#b8474b", "cancelled": "#8c8c8c", "budget_exceeded": "#e08a2c",
+                  "timed_out": "#7b61a8", "stalled": "#2f6f9f", "running": "#c9b037"}
+
+
+def _local(moment: datetime | None, zone: str) -> datetime | None:
+    return None if moment is None else moment.astimezone(ZoneInfo(zone))
+
+
+def _now(zone: str = "UTC") -> str:
+    return datetime.now(timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M ") + zone
+
+
+def write_finance(con: duckdb.DuckDBPyConnection, out: Path, window: Window | None = None, source: str = "auto",
+                  period: str = "day") -> Path:
+    check_file_target(out)
+    with store.frozen_views(con):
+        context = finance_context(con, window, source, period)
+    return write_output(out, render("finance.html.j2", context))
+
+
+def write_morning(con: duckdb.DuckDBPyConnection, out: Path, judged: tuple | None = None, config=None,
+                  checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto",
+                  scope: Scope | None = None) -> Path:
+    """The morning report of the latest night (or of the runs in ``scope``); ``judged``: :func:`judge_night`'s answer."""
+    check_file_target(out)
+    with store.frozen_views(con):
+        night, checks, earlier = judged or judge_night(con, load_checks(checks_dir), config, zone, scope)
+        context = morning_context(con, checks, config, zone, source, night, earlier)
+    return write_output(out, render("morning.html.j2", context))

@@ -1,0 +1,245 @@
+"""Opening the canonical store: path resolution, migrations, views, UTC."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from reconcile.errors import BadInput, StoreError
+from reconcile.store.migrations import MIGRATIONS, applied_migrations, apply_migrations
+from reconcile.store.views import STEP_ROWS, create_views, views_fingerprint
+
+DEFAULT_DB = "reconcile.duckdb"
+
+
+def default_db_path() -> Path:
+    """``$RECONCILE_DB`` if set, else ``./reconcile.duckdb``."""
+    return Path(os.environ.get("RECONCILE_DB") or DEFAULT_DB)
+
+
+def db_path(given: str | Path | None = None, config=None) -> Path:
+    """The store a command uses: ``--db`` (or ``$RECONCILE_DB``), else the configuration's ``db``, else the default."""
+    if given is not None:
+        return Path(given)
+    if config is not None and config.db is not None:
+        return Path(config.db.value)
+    return default_db_path()
+
+
+# Extensions are never fetched or loaded behind the user's back, by any connection; a read-only
+# one also cannot touch the file system or the network, or change these settings afterwards.
+EVERY_CONNECTION = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+# Run on every connection before anything else. DuckDB's progress bar (a connection's setting, not one
+# a config can give) is off: it draws on standard output once a statement passes two seconds, in the
+# middle of a --json or --csv answer (`cost --json` over a 10 M-step store did not parse).
+SESSION_SETTINGS = "set TimeZone = 'UTC'; set enable_progress_bar = false"
+_READ_ONLY = {**EVERY_CONNECTION, "enable_external_access": False}
+# DuckDB would take 80 % of the machine; a bounded limit makes large loads spill to disk instead.
+DEFAULT_MEMORY_LIMIT = "2GB"
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit for every connection: ``RECONCILE_MEMORY_LIMIT`` (e.g. ``4GB``), else 2 GB."""
+    value = os.environ.get("RECONCILE_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT).strip()
+    if not _MEMORY.fullmatch(value):
+        raise BadInput(f"RECONCILE_MEMORY_LIMIT={value!r} is not an amount of memory; write it like 2GB or 512MB.")
+    return value
+DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
+
+
+def connect(path: str | Path | None = None, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the store at ``path``, upgrading it as needed; ``":memory:"`` works too.
+
+    Only a read-write open with ``create`` makes a new store (``ingest`` and ``morning``): every
+    other command refuses a path where there is none, so a typo in ``--db`` is an error, never an
+    empty store that "passes". A path that is not a DuckDB store (a journal, a CSV, an empty
+    file), a store written by a newer reconcile, a corrupt or locked store: each is refused with
+    what it is and what to do. A read-only open first upgrades the file through a short
+    read-write open, so read-only commands work on a store written by an older version.
+    """
+    target = str(path if path is not None else default_db_path())
+    memory = target == ":memory:"
+    if not memory:
+        _check_file(target, read_only or not create)
+    if read_only and not memory and _needs_upgrade(target):
+        connect(target).close()
+    con = _open_waiting(target, read_only=read_only and not memory,
+                        config={**(_READ_ONLY if read_only and not memory else EVERY_CONNECTION),
+                                "memory_limit": memory_limit()})
+    con.execute(SESSION_SETTINGS)
+    if read_only and not memory:
+        con.execute("set lock_configuration = true")
+    _refuse_newer(con, target)
+    if not read_only or memory:
+        apply_migrations(con)
+        create_views(con)
+    return con
+
+
+def _check_file(target: str, must_exist: bool) -> None:
+    path = Path(target)
+    if not path.exists():
+        if must_exist:
+            raise StoreError(f"No store at {target}: nothing has been loaded there. Create it by loading runs: "
+                             f"reconcile ingest PATH --db {target} (or check --db and $RECONCILE_DB for a typo)")
+        return
+    if path.is_dir():
+        raise StoreError(f"--db {target} is a folder, not a store. Give a file, e.g. --db {path / 'reconcile.duckdb'}")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        raise StoreError(f"Cannot read the store {target}: {exc.strerror}. Check its permissions.") from exc
+    if head[8:12] != DUCKDB_MAGIC:
+        what = "an empty file" if not head else "not a DuckDB database (it starts " + repr(head[:12])[1:] + ")"
+        raise StoreError(f"--db {target} is {what}, so not a reconcile store; reconcile will not write over it. "
+                         "Give the store's path, or a new file name to create one.")
+
+
+def _held_by_another(exc: duckdb.Error) -> bool:
+    """DuckDB's file lock, held by another process (not "block", which damaged files mention)."""
+    text = str(exc).lower()
+    return "could not set lock" in text or "conflicting lock" in text
+
+
+def _open_failure(target: str, exc: duckdb.Error, waited: float | None = None) -> str:
+    text = str(exc)
+    if _held_by_another(exc):
+        after = f" (waited {waited:.0f} s)" if waited else ""
+        return (f"The store {target} is in use by another process{after}: DuckDB allows one writer, and no reader "
+                "while it writes. Wait for it to finish (or raise RECONCILE_LOCK_TIMEOUT), then run this again. "
+                f"({text.splitlines()[0]})")
+    return (f"Cannot open the store {target}: it is damaged or not a store this DuckDB can read "
+            f"({text.splitlines()[0]}). Restore it from a copy, or ingest again into a new --db.")
+
+
+def _refuse_newer(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """A store written by a newer reconcile is never rewritten by an older one."""
+    has_table = con.execute("select count(*) from information_schema.tables where table_name = '_migrations'").fetchall()
+    if not has_table[0][0]:
+        return
+    known = {m.__name__ for m in MIGRATIONS}
+    newer = sorted(row[0] for row in con.execute("select name from _migrations").fetchall() if row[0] not in known)
+    if newer:
+        con.close()
+        raise StoreError(f"The store {target} was written by a newer reconcile (its schema has {newer[0]}, which this "
+                         "version does not know): upgrade reconcile (pip install -U reconcile) to read it.")
+
+
+# Told once when an open has to wait for another process (the CLI prints it); None: wait silently.
+on_wait: Callable[[str], None] | None = None
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+def lock_timeout() -> float:
+    """How long an open waits for a store another process holds: ``RECONCILE_LOCK_TIMEOUT`` seconds, else 30."""
+    text = os.environ.get("RECONCILE_LOCK_TIMEOUT", str(DEFAULT_LOCK_TIMEOUT)).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400:
+        raise BadInput(f"RECONCILE_LOCK_TIMEOUT={text!r} is not a number of seconds from 0 to 86400; write it like 30.")
+    return value
+
+
+def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
+    """Open ``target``; while another process holds it (DuckDB: one writer, or any number of readers), wait.
+
+    A writer waits for readers (a notebook) and for another writer, a reader for a writer, up to
+    ``lock_timeout()``; ``on_wait`` is told once. Then the error says what held it and for how long.
+    """
+    started, told, limit = time.monotonic(), False, lock_timeout()
+    while True:
+        try:
+            return duckdb.connect(target, read_only=read_only, config=config)
+        except duckdb.Error as exc:
+            waited = time.monotonic() - started
+            if not _held_by_another(exc) or waited >= limit:
+                raise StoreError(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
+            if not told and on_wait is not None:
+                on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "
+                        "(RECONCILE_LOCK_TIMEOUT)")
+                told = True
+            time.sleep(0.25)
+
+
+def _needs_upgrade(target: str) -> bool:
+    con = _open_waiting(target, read_only=True, config=_READ_ONLY)
+    with con:
+        has_table = con.execute(
+            "select count(*) from information_schema.tables where table_name = '_migrations'"
+        ).fetchall()[0][0]
+        if not has_table:
+            return True
+        done = {row[0] for row in con.execute("select name from _migrations").fetchall()}
+        if any(m.__name__ not in done for m in MIGRATIONS):
+            return True
+        try:
+            fingerprint = con.execute("select fingerprint from _views").fetchall()
+        except duckdb.CatalogException:
+            return True
+    return fingerprint != [(views_fingerprint(),)]
+
+
+FROZEN_VIEWS = ("step_view", "run_view", "run_costs")  # in dependency order: the later read the earlier
+
+
+def freeze_query(name: str) -> str:
+    """The rows a frozen view is materialised from: the view's own, except that the steps come unsorted.
+
+    Sorting every step is most of the cost of freezing them, and no reader of the frozen rows relies on
+    their order: each asks for the one it needs.
+    """
+    return STEP_ROWS if name == "step_view" else f"select * from main.{name}"
+
+
+@contextmanager
+def frozen_views(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within the block, the priced views are computed once, not once a query.
+
+    ``step_view`` prices every step by joining the price tables; a report or the checks ask it
+    dozens of questions. Each view is materialised as a temporary table of the same name, which
+    this connection finds before the view (the temp schema comes first), so every query — and
+    every view built on it — reads the same rows, priced once. Re-entrant: an inner block reuses
+    the outer one's tables. Nothing is written to the store; a large table spills to DuckDB's
+    temp directory under the memory limit. Another engine (Spark) caches in its own way: a no-op.
+    """
+    if not isinstance(con, duckdb.DuckDBPyConnection):
+        yield
+        return
+    present = {row[0] for row in con.execute(
+        "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
+        [list(FROZEN_VIEWS)]).fetchall()}
+    if present:
+        yield
+        return
+    made = []
+    try:
+        for name in FROZEN_VIEWS:
+            con.execute(f"create temp table {name} as {freeze_query(name)}")
+            made.append(name)
+        yield
+    finally:
+        for name in reversed(made):
+            try:
+                con.execute(f"drop table if exists temp.{name}")
+            except duckdb.Error:
+                pass  # the connection failed: its temp tables go with it
+
+
+def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
+    """Rows of a query as dicts keyed by column name."""
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+__all__ = ["connect", "db_path", "records", "default_db_path", "applied_migrations", "DEFAULT_DB"]
