@@ -14,7 +14,7 @@ from typing import Any
 from reconcile import store
 from reconcile.checks import CheckReport, load_checks, write_junit
 from reconcile.errors import NoRuns
-from reconcile.ingest import IngestReport, ingest
+from reconcile.ingest.driver import IngestReport, ingest
 from reconcile.outputs import check_folder_target, make_folder, write_output
 from reconcile.reports.reporting import judge_night, write_finance, write_morning
 from reconcile.when import Window

@@ -27,7 +27,7 @@ def isolated(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def night_db(tmp_path_factory) -> Path:
     """The sample night ingested once for the whole session. Tests that change a store copy it first."""
-    from reconcile.ingest import ingest
+    from reconcile.ingest.driver import ingest
 
     path = tmp_path_factory.mktemp("night") / "night.duckdb"
     with store.connect(path) as con:

@@ -26,7 +26,7 @@ from reconcile import store  # noqa: E402
 from reconcile.cli import main  # noqa: E402
 from reconcile.errors import ExitCode  # noqa: E402
 from reconcile.formats import FORMATS  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 
 def _csv(header: str, rows: list[str]) -> bytes:

@@ -12,7 +12,7 @@ from journals import StepClock
 from reconcile import store
 from reconcile.analyses.budgets import bootstrap_p99, quantile_cont
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.analyses.budgets import latency_and_size
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from test_budgets import night
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "2026-11-28"

@@ -13,7 +13,7 @@ from journals import StepClock
 from reconcile import store
 from reconcile.checks import CheckDefinitionError, load_checks, parse_check, run_checks, select_checks
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answer_not_overwritten",

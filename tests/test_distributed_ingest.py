@@ -12,7 +12,7 @@ from pathlib import Path
 from journals import StepClock, write_simple_run
 from reconcile import store
 from reconcile.engines.distributed import _merge, ingest_shard, shard_key, shards_of
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 

@@ -14,7 +14,7 @@ from reconcile import store
 from reconcile.engines.dataset import open_dataset
 from reconcile.errors import ExitCode
 from reconcile.engines.export import export
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "hostile"))
 import bases  # noqa: E402
 from bases import jsonl  # noqa: E402
 from reconcile import store  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 from reconcile.reports.reporting import finance_context  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from journals import StepClock
 from reconcile import store
 from reconcile.analyses.budgets import budget_report, stop_reason_rates
 from reconcile.checks import load_checks, run_checks, select_checks
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 from reconcile.when import use_zone
 

@@ -12,7 +12,7 @@ from reconcile import store
 from reconcile.checks import load_checks, run_checks
 from reconcile.errors import ExitCode
 from reconcile.formats.claude_code import ClaudeCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 REFERENCE = REAL / "ccusage-reference"

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from reconcile import store
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 CODEX = ROOT / "tests" / "fixtures" / "realdata" / "codex-cli"
 SESSIONS = sorted((CODEX / "sessions").rglob("rollout-*.jsonl")) + [

@@ -11,7 +11,7 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.checks import load_checks, run_checks
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 FIXTURES = ROOT / "tests" / "fixtures"
 REAL = FIXTURES / "realdata"

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from reconcile import store
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 GEMINI = ROOT / "tests" / "fixtures" / "realdata" / "gemini-cli"
 FILES = sorted(p for p in GEMINI.iterdir() if p.suffix in (".json", ".jsonl"))

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT
 from reconcile import store
 from reconcile.formats.inspect_ai import FORMAT
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 INSPECT = ROOT / "tests" / "fixtures" / "realdata" / "inspect-ai"
 LOGS = sorted(p for p in INSPECT.iterdir() if p.suffix in (".json", ".eval"))

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from reconcile import store
 from reconcile.formats.mini_swe_agent import MiniSweAgent
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 MINI = ROOT / "tests" / "fixtures" / "realdata" / "mini-swe-agent"
 TRAJECTORIES = sorted(MINI.rglob("*.traj.json"))

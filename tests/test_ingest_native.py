@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from journals import StepClock, journal_file, write_simple_run
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from reconcile import store
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 SWE = REAL / "swe-agent"

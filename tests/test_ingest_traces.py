@@ -12,7 +12,7 @@ from reconcile import store
 from reconcile.formats.langfuse import FORMAT as LANGFUSE
 from reconcile.formats.openhands import FORMAT as OPENHANDS
 from reconcile.formats.otel import FORMAT as OTEL
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 FIXTURES = ROOT / "tests" / "fixtures"
 REAL = FIXTURES / "realdata"

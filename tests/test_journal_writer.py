@@ -14,7 +14,7 @@ import json
 import pytest
 
 from reconcile import store
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal, JournalError
 from reconcile.formats.journal_spec import record_problem
 

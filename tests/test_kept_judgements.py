@@ -21,7 +21,7 @@ from conftest import ROOT, SAMPLE_RUNS
 from journals import StepClock
 from reconcile import store
 from reconcile.checks import CheckDefinitionError, kept, load_checks, parse_check, run_checks
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 REAL_CC = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"

@@ -19,7 +19,7 @@ import reconcile.formats as formats
 from conftest import ROOT
 from reconcile import store
 from reconcile.errors import BadInput
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 TOY = ROOT / "tests" / "fixtures" / "toy_format"
 

@@ -22,7 +22,7 @@ import bases  # noqa: E402
 from bases import jsonl  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.store.canonical import MAX_DEPTH, json_depth  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 # 10^5 items load too (measured by hand, about 2 s a file); the test keeps 2 x 10^4 so it stays quick
 N = 20_000

@@ -12,7 +12,7 @@ import reconcile
 from journals import journal_file
 from reconcile import store
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 RECONCILE = [sys.executable, "-m", "reconcile.cli"]
 

@@ -14,7 +14,7 @@ from journals import StepClock, write_simple_run
 from reconcile.prices import price_files, pricing
 from reconcile import store
 from reconcile.errors import BadInput
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from conftest import ROOT
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 FIXTURES = ROOT / "tests" / "fixtures"
 PROVIDER = FIXTURES / "provider"

@@ -13,7 +13,7 @@ import os
 import duckdb
 
 from journals import journal_file
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.ingest.failures import store_failure
 from reconcile.ingest.files import Aliases, inspect
 

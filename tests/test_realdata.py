@@ -18,7 +18,7 @@ from reconcile import store
 from reconcile.checks import load_checks, run_checks
 from reconcile.analyses.coverage import require_runs
 from reconcile.errors import ExitCode, NoRuns
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 EXPECTED = ROOT / "tests" / "realdata_expected"

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import SAMPLE_RUNS
 from reconcile import store
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 from reconcile.analyses.replay import as_run, from_file, from_options, replay, stop_reason
 from reconcile.store.status import map_stop_reason, named_limit

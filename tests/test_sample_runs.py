@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SAMPLE_NIGHT, SAMPLE_RUNS
 from reconcile import store
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.store.status import STATUSES
 
 

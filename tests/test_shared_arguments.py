@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "hostile"))
 import bases  # noqa: E402
 from bases import jsonl  # noqa: E402
 from reconcile import store  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 SHARED = '{"z": [3, {"y": true, "b": null}], "a": "\\u00e9t\\u00e9", "m": {"k": 15}}'
 DEPTH = 600  # deeper than reconcile reads (512)

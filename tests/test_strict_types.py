@@ -17,7 +17,7 @@ import pytest
 
 from reconcile.formats.claude_code import FORMAT as CLAUDE_CODE
 from reconcile.formats.native import FIELDS, FORMAT as NATIVE
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.ingest.files import Aliases, inspect
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import create_staging_macros

@@ -11,7 +11,8 @@ import os
 import time
 
 from journals import journal_file
-from reconcile.ingest import files, ingest
+from reconcile.ingest import files
+from reconcile.ingest.driver import ingest
 
 
 def _age(path, seconds: float = 60) -> None:
@@ -28,7 +29,7 @@ def test_an_old_unchanged_file_is_not_read_again(con, tmp_path, monkeypatch):
     def no_reading(path):
         raise AssertionError(f"{path} was read again")
 
-    monkeypatch.setattr("reconcile.ingest.inspect", no_reading)
+    monkeypatch.setattr("reconcile.ingest.driver.inspect", no_reading)
     monkeypatch.setattr("reconcile.formats.detect.detect", no_reading)
     again = ingest(con, [journal])
     assert [(f.status, f.format) for f in again.files] == [("unchanged", "native")]
@@ -78,7 +79,7 @@ def test_unchanged_files_in_a_batch_are_not_read_either(con, tmp_path, monkeypat
     new = journal_file(folder / "bbbb-2.jsonl", runs=("eeee",))  # sorts among the old ones
     read = []
     original = files.inspect
-    monkeypatch.setattr("reconcile.ingest.inspect", lambda path: read.append(path.name) or original(path))
+    monkeypatch.setattr("reconcile.ingest.driver.inspect", lambda path: read.append(path.name) or original(path))
     again = ingest(con, [folder])
     assert read == [new.name]
     assert sorted((os.path.basename(f.path), f.status) for f in again.files) == sorted(

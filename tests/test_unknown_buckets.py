@@ -12,7 +12,7 @@ from journals import journal_file
 from reconcile import store
 from reconcile.checks import load_checks, run_checks, select_checks
 from reconcile.analyses.costs import cost_report
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.money import described
 
 

@@ -68,8 +68,9 @@ def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> None:
     ``_todo_checks(check_name, run_id)``: the runs in scope each check must judge afresh."""
     prices = con.execute("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
                          "from prices").fetchall()[0][0]
-    # the views' fingerprint as well as the code's: it covers the facts of formats installed as plug-ins
-    common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices])
+    # the views' fingerprint as well as the code's, and what the store says each format records (plug-ins too)
+    facts = repr(con.execute("select format, fact, recorded, how, inferred from format_facts order by all").fetchall())
+    common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices, facts])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
     # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.

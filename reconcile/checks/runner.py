@@ -22,6 +22,7 @@ from reconcile.store import frozen_views
 from reconcile.checks import kept
 from reconcile.checks.loader import Check, CheckDefinitionError
 from reconcile.config.settings import create_loop_firings, create_run_settings, set_variables
+from reconcile.config import Config
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -135,8 +136,6 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
     prints, ``reconcile morning`` keeps). ``keep`` (default: as ``record``) keeps each run's verdicts for
     the next check to reuse (``kept``) without recording the findings as a check run.
     """
-    from reconcile.config import Config
-
     config = config or Config()
     if settings:
         config = config.with_overrides([f"{k}={v}" for k, v in settings.items()])

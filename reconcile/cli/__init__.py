@@ -14,28 +14,10 @@ import typer
 
 from reconcile import durability
 from reconcile.errors import ExitCode, ReconcileError
-from reconcile.cli.help import MorningOrder, plain_metavars, version_option
+from reconcile.cli.help import plain_metavars
 from reconcile.cli.render import LiteralConsole
-
-app = typer.Typer(
-    name="reconcile",
-    help="Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store.",
-    no_args_is_help=True,
-    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    cls=MorningOrder,
-)
-
-
-@app.callback()
-def _root(
-    show_version: bool = typer.Option(False, "--version", callback=version_option, is_eager=True,
-                                      help="Print reconcile's version (and DuckDB's) and exit."),
-) -> None:
-    """Morning-after reconciliation of LLM agent runs: ingest journals, inspect runs, query the store."""
-
-from reconcile.cli import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # noqa: E402  (they register commands)
+from reconcile.cli.root import app
+from reconcile.cli import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # (they register commands)
 
 __all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd", "inspect_cmd", "replay_cmd", "report_cmd", "runs_cmd"]
 

@@ -12,7 +12,7 @@ from reconcile.analyses.ceilings import CEILINGS, OPTIONAL, UNITS
 from reconcile.errors import BadInput, ExitCode
 from reconcile.analyses.replay import from_budgets, replay
 from reconcile.store.status import STATUSES
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.sheets import Column, Sheet, json_rows
 from reconcile.analyses.coverage import require_runs
 from reconcile.when import use_zone, window

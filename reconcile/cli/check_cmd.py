@@ -13,7 +13,7 @@ from reconcile.checks import Scope, load_checks, run_checks, select_checks, writ
 from reconcile.sheets import Column, Sheet
 from reconcile.when import window
 from reconcile.errors import ExitCode
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SetOption, SinceOption, TzOption,
                       UntilOption, configured)

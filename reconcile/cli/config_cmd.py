@@ -11,7 +11,7 @@ from reconcile.checks import load_checks
 from reconcile.config.settings import loop_firings_sql, run_settings_statements, variable_statements
 from reconcile.config import describe
 from reconcile.sheets import Column, Sheet
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption, configured
 from reconcile.cli.render import console, output
 

@@ -20,7 +20,7 @@ from reconcile.analyses.projection import Inputs, fit, projection_sheet, project
 from reconcile.prices.reprice import reprice
 from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
 from reconcile.when import TIME_GROUPS, use_zone, window
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
                       UntilOption, WideOption, configured)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from reconcile.engines.export import export
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import ConfigOption, DbOption, JsonOption, configured
 from reconcile.cli.render import console, print_json, table
 

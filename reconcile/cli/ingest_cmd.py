@@ -15,9 +15,9 @@ from rich.progress import Progress
 from reconcile import store
 from reconcile.errors import ExitCode
 from reconcile.formats import FORMATS
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.ingest.result import NOT_LOADED
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.errors import BadInput
 from reconcile.cli.options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
 from reconcile.cli.render import LiteralConsole, console, literal, print_json, table

@@ -11,7 +11,7 @@ import typer
 from reconcile import store
 from reconcile.analyses.inspect import find_run, run_select, run_steps, step_detail
 from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.money import usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet

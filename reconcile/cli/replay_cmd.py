@@ -11,7 +11,7 @@ from reconcile.engines.dataset import reading
 from reconcile.errors import BadInput
 from reconcile.analyses.replay import as_run, from_file, from_options, replay
 from reconcile.analyses.replay.render import replay_sheet, text_lines
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
                       JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
                       WideOption, configured)

@@ -14,7 +14,7 @@ from reconcile.when import resolve_zone, window
 from reconcile.errors import ExitCode
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.check_cmd import print_report
 from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
 from reconcile.cli.options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,

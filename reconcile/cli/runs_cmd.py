@@ -10,7 +10,7 @@ from reconcile import store
 from reconcile.analyses.coverage import coverage
 from reconcile.analyses.runs import SORTS, list_runs, runs_summary
 from reconcile.when import use_zone, window
-from reconcile.cli import app
+from reconcile.cli.root import app
 from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
                       TzOption, UntilOption, WideOption, configured)
 from reconcile.cli.render import console, empty_window, output

@@ -30,6 +30,8 @@ from reconcile.errors import BadInput
 from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
 from reconcile.store.migrations import apply_migrations
 from reconcile.store.views import create_views
+from reconcile.formats import format_fact_rows
+from reconcile.sql_text import insert_rows
 from reconcile.sql_text import string_literal
 
 
@@ -53,6 +55,7 @@ def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datet
         for name in PARTITIONED:
             _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)
         create_views(con)
+        insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
         pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
         for name in WHOLE:  # the user's overrides and the prices the store resolved came with the data
             con.execute(f"insert into {name} select * from read_parquet(?)", [os.path.join(root, f"{name}.parquet")])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, export
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
 from reconcile.ingest.result import PassedOver
 

@@ -10,7 +10,8 @@ from reconcile.prices import pricing
 from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
 from reconcile.store.migrations import apply_migrations
 from reconcile.store import FROZEN_VIEWS
-from reconcile.store.views import VIEWS, _format_facts
+from reconcile.store.views import VIEWS
+from reconcile.formats import format_fact_rows
 from reconcile.engines.spark import SparkEngine
 
 _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double", "BOOLEAN": "boolean",
@@ -34,7 +35,7 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
         for name in WHOLE:
             engine.bind(name, folder / f"{name}.parquet", partitioned=False)
         engine.register_arrow("prices", _prices(folder))  # the data's overrides and the install's shipped prices
-        engine.register("format_facts", _format_facts(),
+        engine.register("format_facts", format_fact_rows(),
                         "format string, fact string, recorded boolean, how string, inferred boolean")
         for name, sql in VIEWS.items():  # in dependency order: a view built on a frozen one reads its rows
             engine.execute(sql)

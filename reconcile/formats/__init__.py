@@ -18,6 +18,7 @@ import importlib
 from importlib.metadata import entry_points
 
 from reconcile.errors import BadInput
+from reconcile.store.facts import RUN_FACT_NAMES
 from reconcile.formats.base import Format, TranscriptFormat
 
 ENTRY_POINT_GROUP = "reconcile.formats"
@@ -78,4 +79,15 @@ def transcript_formats() -> list[TranscriptFormat]:
     return [f for f in FORMATS.values() if isinstance(f, TranscriptFormat)]
 
 
-__all__ = ["FORMATS", "Format", "TranscriptFormat", "load_formats", "register", "transcript_formats"]
+def format_fact_rows() -> list[list]:
+    """What each registered transcript format records: ``format_facts`` rows, one per (format, fact).
+
+    The ingest writes them into the store (``ingest.bookkeeping.record_format_facts``) and a dataset
+    is opened with them: the store's views only read the table, so they need not know the formats.
+    """
+    return [[fmt.name, fact, fact in fmt.facts, fmt.facts.get(fact), fact in fmt.inferred]
+            for fmt in transcript_formats() for fact in RUN_FACT_NAMES]
+
+
+__all__ = ["FORMATS", "Format", "TranscriptFormat", "format_fact_rows", "load_formats", "register",
+           "transcript_formats"]

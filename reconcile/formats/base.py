@@ -45,6 +45,7 @@ from typing import ClassVar
 
 import duckdb
 
+from reconcile.ingest.landing import land
 from reconcile.ingest.result import FileCounts
 from reconcile.ingest.validate import Field
 from reconcile.sql_text import string_literal
@@ -89,8 +90,6 @@ class TranscriptFormat(Format):
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
-        from reconcile.ingest.landing import land
-
         return land(con, self, sources, forced)
 
     def staging_sql(self) -> list[str]:

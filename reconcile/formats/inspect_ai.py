@@ -42,7 +42,7 @@ import re
 from typing import ClassVar
 
 from reconcile.formats.base import TranscriptFormat
-from reconcile.formats.billing import NO_CACHE_WRITES_WHY
+from reconcile.ingest.billing import NO_CACHE_WRITES_WHY
 
 # A zip's first member name follows 26 bytes of header (time, CRC, sizes). The head arrives decoded as UTF-8
 # with replacement, where some of those bytes may pair into one character, so the name is looked for

@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from reconcile.formats.base import TranscriptFormat
-from reconcile.formats.billing import NO_CACHE_WRITES_WHY
+from reconcile.ingest.billing import NO_CACHE_WRITES_WHY
 
 
 class Langfuse(TranscriptFormat):

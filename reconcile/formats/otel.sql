@@ -133,7 +133,7 @@ from _ot o join _ot_runs r using (file_no, record_no)
 where o.trace_id is not null and o.span_id is not null and o.start_ts is not null
   and (not o.end_given or o.end_ts is not null) and o.role in ('agent', 'model', 'tool');
 
--- bills_no_cache_writes(model): the model's provider bills no cache writes (reconcile.formats.billing).
+-- bills_no_cache_writes(model): the model's provider bills no cache writes (reconcile.ingest.billing).
 create or replace temp table _ot_steps as
 select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
        s.start_ts as started_at,

@@ -62,3 +62,4 @@ def unchanged_by_stamp(known: dict[str, tuple[int, int | None, str]], path: str,
     except OSError:
         return None
     return fmt if (status.st_size, status.st_mtime_ns) == (size, mtime) else None
+

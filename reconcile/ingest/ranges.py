@@ -25,7 +25,7 @@ from datetime import date
 
 import duckdb
 
-from reconcile.formats.billing import NO_CACHE_WRITES_MACRO
+from reconcile.ingest.billing import NO_CACHE_WRITES_MACRO
 
 COUNT_MAX = 10**15
 INDEX_MAX = 2**31 - 1
@@ -144,7 +144,7 @@ STAGING_MACROS = (
         case when regexp_full_match(text, '{TIMESTAMP_SHAPE}') then try_cast(text as timestamptz) end""",
     f"create or replace temp macro in_window(ts) as {window_test('ts')}",
     f"create or replace temp macro window_text() as '{WINDOW_TEXT}'",
-    NO_CACHE_WRITES_MACRO,  # bills_no_cache_writes(model): see reconcile.formats.billing
+    NO_CACHE_WRITES_MACRO,  # bills_no_cache_writes(model): see reconcile.ingest.billing
 )
 
 

@@ -11,8 +11,7 @@ import hashlib
 
 import duckdb
 
-from reconcile.store.facts import RUN_FACT_NAMES, RUN_FACTS_VIEW
-from reconcile.sql_text import insert_rows
+from reconcile.store.facts import RUN_FACTS_VIEW
 from reconcile.store.usage_views import JOURNAL_USAGE, PROVIDER_USAGE, USAGE_RECONCILIATION
 from reconcile.store.status import canonical_status_macro_sql, install_status_macro
 
@@ -369,28 +368,21 @@ VIEWS = {"step_view": STEP_VIEW, "run_view": RUN_VIEW, "ledger_view": LEDGER_VIE
          "journal_usage": JOURNAL_USAGE, "provider_usage": PROVIDER_USAGE, "usage_reconciliation": USAGE_RECONCILIATION,
          "run_facts": RUN_FACTS_VIEW}
 ALL_VIEWS = list(VIEWS.values())
-
-
-def _format_facts() -> list[list]:
-    """What each registered transcript format records: one row per (format, fact)."""
-    from reconcile.formats import transcript_formats
-
-    return [[fmt.name, fact, fact in fmt.facts, fmt.facts.get(fact), fact in fmt.inferred]
-            for fmt in transcript_formats() for fact in RUN_FACT_NAMES]
+FORMAT_FACTS_COLUMNS = ("format varchar not null, fact varchar not null, recorded boolean not null, how varchar, "
+                        "inferred boolean not null")
 
 
 def views_fingerprint() -> str:
-    """A hash of the view definitions and format declarations, so a read-only open can tell they are stale."""
-    parts = [*ALL_VIEWS, canonical_status_macro_sql(), repr(_format_facts())]
+    """A hash of the view definitions, so a read-only open can tell they are stale."""
+    parts = [*ALL_VIEWS, canonical_status_macro_sql()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create every documented view and macro and record which definitions are in place."""
     install_status_macro(con, temporary=False)
-    con.execute("create or replace table format_facts (format varchar not null, fact varchar not null, "
-                "recorded boolean not null, how varchar, inferred boolean not null)")
-    insert_rows(con, "format_facts", _format_facts())
+    # What each format records: written by the ingest, which knows the formats (here only its shape).
+    con.execute(f"create table if not exists format_facts ({FORMAT_FACTS_COLUMNS})")
     for sql in ALL_VIEWS:
         con.execute(sql)
     con.execute("create or replace table _views (fingerprint varchar)")

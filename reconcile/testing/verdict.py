@@ -138,7 +138,7 @@ def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
     from reconcile import store
     from reconcile.checks import load_checks, run_checks, select_checks
     from reconcile.config import Config
-    from reconcile.ingest import ingest
+    from reconcile.ingest.driver import ingest
 
     reports = [BlockOneReport(d.outcomes, d.workdir, store_path) for d in driven]
     store_path.unlink(missing_ok=True)  # a fresh store every time: nothing from an earlier run

@@ -14,7 +14,7 @@ import corpus
 from reconcile import store
 from reconcile.cli import main
 from reconcile.errors import ExitCode
-from reconcile.ingest import ingest
+from reconcile.ingest.driver import ingest
 
 RUNNABLE = [c for c in corpus.CASES if c.skip is None]
 

@@ -19,7 +19,7 @@ from journals import StepClock  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.cli import main  # noqa: E402
 from reconcile.display import literal  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 from reconcile.journal import Journal  # noqa: E402
 
 RUN = "[red]r1:x:"

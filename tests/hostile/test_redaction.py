@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from journals import StepClock  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.reports.charts import bar_chart  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 from reconcile.journal import Journal  # noqa: E402
 from reconcile.redact import MASK, redact  # noqa: E402
 from reconcile.reports.reporting import write_finance, write_morning  # noqa: E402

@@ -19,7 +19,7 @@ from journals import journal_file  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.cli import main  # noqa: E402
 from reconcile.errors import ExitCode  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from journals import StepClock, write_simple_run  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.cli import main  # noqa: E402
 from reconcile.errors import ExitCode  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 RUNS = ("r1", "r2", "r3", "r4")
 FILES = ("a.jsonl", "b.jsonl", "c.jsonl")

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from reconcile import store  # noqa: E402
 from reconcile.checks import load_checks, run_checks  # noqa: E402
-from reconcile.ingest import ingest  # noqa: E402
+from reconcile.ingest.driver import ingest  # noqa: E402
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 OUT = ROOT / "tests" / "realdata_expected"

@@ -1,0 +1,332 @@
+"""Ingest files into the canonical store: discover, detect, load each file in one transaction.
+
+Files are loaded in path order, so that a run kept in several files belongs to the first of them
+(``bookkeeping``), and the store after any sequence of ingests equals a fresh ingest of the files
+as they are now: an unchanged file (same SHA-256, same format) is left alone, a changed one
+replaces its earlier rows, a file that is gone from a folder being ingested is forgotten, and a
+file whose runs another file outranked or gave up is loaded again.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable, Iterable
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from reconcile import durability
+from reconcile.errors import BadInput, InternalError, UnknownFormat, did_you_mean
+from reconcile.prices.pricing import resolve as resolve_prices
+from reconcile.sql_text import insert_rows
+from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
+from reconcile.ingest.discovery import discover, vanished
+from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
+from reconcile.ingest.files import Aliases, Source, inspect, on_disk, stored_name
+from reconcile.ingest.lines import load_lines_many
+from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
+from reconcile.ingest.result import FileResult, IngestReport, PassedOver
+from reconcile.formats import FORMATS, format_fact_rows
+from reconcile.formats.detect import Unreadable, detect
+
+ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
+
+# A batch's statements cost about the same for 40 files as for 2,000 (0.8 s a batch of Claude Code
+# sessions), so small files go in large batches; the bytes bound a batch's memory (about 7x its bytes).
+BATCH_FILES = 2000  # files of a batch-capable format loaded per statement set and transaction
+BATCH_BYTES = 256 * 1024 * 1024
+
+
+def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
+           progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
+           discovered: list[tuple[Path, bool]] | None = None) -> IngestReport:
+    """Load every recognised file under ``paths``; unchanged files are left as they are.
+
+    ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
+    ``discovered``: ``(file, named explicitly)`` pairs someone else listed (a shard of a distributed
+    ingest), loaded instead of walking ``paths``.
+    """
+    forced = _forced_format(format)
+    durability.begin(con, "the ingest")  # what an earlier process left in the log is written (or we stop here)
+    set_window(con, *(window or (EARLIEST, LATEST)))
+    _in_transaction(con, lambda: record_format_facts(con), "recording what each format records")
+    report = IngestReport()
+    found, folders = (discovered, []) if discovered is not None else discover(paths, report.passed_over)
+    queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
+    for path, explicit in found:
+        heapq.heappush(queue, (str(path), explicit, False))
+    for path in vanished(con, folders):
+        _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)), f"forgetting {path}")
+        report.forgotten.append(path)
+    done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
+    while queue:
+        group, fmt = _next_group(con, queue, forced, report, known)
+        if not group:
+            continue
+        if progress:
+            progress(Path(group[0][0]), done, done + len(queue) + len(group))
+        done += len(group)
+        results, reloads = load_files(con, group, fmt, forced is not None)
+        again = {str(path) for path in reloads}  # taken over by a fuller copy: its result is the one after
+        report.files = [f for f in report.files if f.path not in again] + [f for f in results if f.path not in again]
+        _requeue(queue, reloads)
+    report.files.sort(key=lambda f: f.path)
+    if any(f.loaded for f in report.files):
+        before = durability.mark(con)
+        resolve_prices(con)  # new models or days: price them once, here, not in every query
+        durability.save(con, "the prices of the models just loaded", before)
+    return report
+
+
+def _requeue(queue: list, paths: Iterable[str]) -> None:
+    for stored in paths:  # names as the store keeps them
+        path = on_disk(stored)
+        if os.path.exists(path):
+            heapq.heappush(queue, (path, False, True))
+
+
+def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: IngestReport,
+                known: dict) -> tuple[list[tuple[Path, bool]], object]:
+    """The next file in path order and, for a format that batches, the next ones of the same format.
+
+    A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
+    fresh ingest would not have its runs.
+    """
+
+    path, explicit, reload = _pop(queue)
+    if _unchanged(known, path, reload, forced, report):
+        return [], None
+    try:
+        fmt, found = (forced, "") if forced else detect(Path(path))
+    except Unreadable as exc:
+        _failed(con, queue, report, path, "unreadable", str(exc))
+        return [], None
+    if fmt is None:
+        if explicit:  # named, so meant to be loaded: a failure, where a folder's odd file is passed over
+            _failed(con, queue, report, path, "failed", f"not a format reconcile reads (found {found}). Known formats: "
+                    f"{', '.join(FORMATS)}. Use --format NAME to force one.")
+            return [], None
+        report.passed_over.append(PassedOver(stored_name(path), f"not a recognised format: {found}"))
+        if recorded(con, stored_name(path)) is not None:
+            name = stored_name(path)
+            _in_transaction(con, lambda: _requeue(queue, forget_file(con, name)), f"forgetting {name}")
+            report.forgotten.append(name)
+        return [], None
+    group = [(Path(path), reload)]
+    size = _size(path)
+    while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
+        following, follower_explicit, again = _pop(queue)
+        if _unchanged(known, following, again, forced, report):
+            continue  # a follower is held to its stamp as the first file is: an unchanged one is not opened
+        try:
+            other = forced is None and detect(Path(following))[0] is not fmt
+        except Unreadable:
+            other = True  # reported when its turn comes
+        if other:
+            heapq.heappush(queue, (following, follower_explicit, again))
+            break
+        group.append((Path(following), again))
+        size += _size(following)
+    return group, fmt
+
+
+def _pop(queue: list) -> tuple[str, bool, bool]:
+    """The next queued file; queued twice (found, and to reload), it is taken once, to reload."""
+    path, explicit, reload = heapq.heappop(queue)
+    while queue and queue[0][0] == path:
+        _, again_explicit, again = heapq.heappop(queue)
+        explicit, reload = explicit or again_explicit, reload or again
+    return path, explicit, reload
+
+
+def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestReport) -> bool:
+    """True (and reported) when ``path`` has the size and modification time it had when it loaded: not even opened."""
+    same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
+    if not same:
+        return False
+    report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
+    return True
+
+
+def _failed(con: duckdb.DuckDBPyConnection, queue: list, report: IngestReport, path: str, status: str,
+            why: str) -> None:
+    source = inspect(Path(path)) if status == "failed" else Source(Path(path))  # its lines, read but not loaded
+    result, reloads = record_failure(con, source, "unknown", status, why)
+    report.files.append(result)
+    _requeue(queue, reloads)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _forced_format(name: str | None):
+
+    if name is None:
+        return None
+    if name not in FORMATS:
+        raise BadInput(f"--format {name!r} is not a known format.{did_you_mean(name, FORMATS)} "
+                       f"Known formats: {', '.join(FORMATS)}.")
+    return FORMATS[name]
+
+
+def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], fmt,
+               forced: bool = False) -> tuple[list[FileResult], list[str]]:
+    """Load files of one format in one transaction: each file is whole or absent, never half.
+
+    An unchanged file (same SHA-256 and format as when last ingested) is left alone unless it
+    must be reloaded; a changed one replaces its earlier rows; a file that cannot be read is
+    reported, not loaded. With a format the user forced, a file none of whose lines is of that
+    format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
+    the failure is pinned on one file. Returns the results and the files to load again.
+    """
+    results, todo, reloads = [], [], []
+    sources = [(inspect(path), reload) for path, reload in group]
+    known = recorded_many(con, [source.name for source, _ in sources if not source.error])
+    stamped = []  # same content, now a stamp to trust: next time the file is not read
+    for source, reload in sources:
+        if source.error:
+            result, again = record_failure(con, source, fmt.name, "unreadable", source.error)
+            results.append(result)
+            reloads += again
+            continue
+        previous = known.get(source.name)
+        if previous == (source.sha256, fmt.name) and not reload:
+            results.append(FileResult(source.name, fmt.name, "unchanged", 0, 0, 0, 0))
+            if source.mtime_ns is not None:
+                stamped.append(source)
+        else:
+            todo.append((source, previous))
+    if stamped:  # one statement, not one a file
+        con.execute("update ingested_files f set mtime_ns = s.mtime from (select unnest($paths) as path, "
+                    "unnest($mtimes) as mtime) s where f.path = s.path",
+                    {"paths": [s.name for s in stamped], "mtimes": [s.mtime_ns for s in stamped]})
+    if len(todo) > 1:
+        try:
+            loaded, again = _load_transaction(con, todo, fmt, forced)
+            return results + loaded, reloads + again
+        except FILE_FAILURES:
+            pass  # one of them is bad: find out which, file by file
+    for source, previous in todo:
+        try:
+            loaded, again = _load_transaction(con, [(source, previous)], fmt, forced)
+        except FILE_FAILURES as exc:  # that file's failure, recorded; the others load
+            result, again = record_failure(con, source, fmt.name, "failed", reason(exc))
+            loaded = [result]
+        results += loaded
+        reloads += again
+    return results, reloads
+
+
+def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], fmt,
+                      forced: bool) -> tuple[list[FileResult], list[str]]:
+    sources = [source for source, _ in todo]
+    where = sources[0].name if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].name}"
+    aliases = Aliases(sources, decompress=getattr(fmt, "input", None) != "lines")
+    with aliases, store_failures(where, aliases.inputs):
+        if getattr(fmt, "input", None) == "lines":
+            # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
+            load_lines_many(con, sources)
+        con.execute("create or replace temp table _takeovers (path varchar)")
+        before = durability.mark(con)
+        con.execute("begin")
+        try:
+            reloads = []
+            for source, previous in todo:
+                if previous:
+                    reloads += forget_file(con, source.name)
+            counts = fmt.load(con, sources, forced)
+            reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
+            results = _record(con, todo, counts, fmt, forced)
+            con.execute("commit")
+        except duckdb.Error as exc:
+            _rollback(con)
+            if store_failure(exc, aliases.inputs):
+                durability.undo(con, before)  # a commit's own checkpoint may have failed after the log was written
+                raise  # the store, not the file: store_failures says so
+            raise load_failure(exc, fmt.name) from exc
+        except BaseException:
+            _rollback(con)
+            raise
+        finally:
+            for table in ("_takeovers", "_lines", "_files"):
+                try:
+                    con.execute(f"drop table if exists {table}")
+                except duckdb.Error:
+                    pass
+    durability.save(con, where, before)
+    loaded = {source.name for source in sources}
+    return results, [path for path in dict.fromkeys(reloads) if path not in loaded]
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("rollback")
+    except duckdb.Error:
+        pass  # the failure already ended the transaction (or the database): nothing was committed
+
+
+def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], counts, fmt,
+            forced: bool) -> list[FileResult]:
+    """Check each file's accounting and write the records, in one statement (only now: a record means it loaded)."""
+    results = []
+    for number, (source, previous) in enumerate(todo, 1):
+        path, count = source.name, counts[number]
+        if forced and count.lines and not count.loaded:
+            first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
+            why = (f"line {first[0][0]}: {first[0][1]}" if first
+                   else f"every line was skipped: {count.notes[0]}" if count.notes else "every line was skipped")
+            raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {count.lines} "
+                                f"lines is one ({why}). Leave --format out to detect the format.")
+        if count.loaded + count.rejected + count.skipped != count.lines:
+            raise InternalError(f"{path}: accounting does not add up ({count}); nothing was loaded")
+        results.append(FileResult(path, fmt.name, "replaced" if previous and previous[0] else "loaded", count.lines,
+                                  count.loaded, count.rejected, count.skipped, count.notes, count.skipped_by))
+    sources = [source for source, _ in todo]
+    # the lists are unnested side by side: one row a file
+    con.execute("insert into ingested_files by name select unnest($path) as path, unnest($sha256) as sha256, "
+                "$format as format, unnest($size)::bigint as size_bytes, unnest($lines)::bigint as lines, "
+                "unnest($loaded)::bigint as loaded, unnest($rejected)::bigint as rejected, "
+                "unnest($skipped)::bigint as skipped, $now as ingested_at, unnest($mtime)::bigint as mtime_ns, "
+                "'loaded' as status",
+                {"path": [s.name for s in sources], "sha256": [s.sha256 for s in sources], "format": fmt.name,
+                 "size": [s.size for s in sources], "lines": [r.lines for r in results],
+                 "loaded": [r.loaded for r in results], "rejected": [r.rejected for r in results],
+                 "skipped": [r.skipped for r in results], "now": datetime.now(timezone.utc),
+                 "mtime": [s.mtime_ns for s in sources]})
+    return results
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:
+    before = durability.mark(con)
+    con.execute("begin")
+    try:
+        work()
+        con.execute("commit")
+    except BaseException:
+        _rollback(con)
+        raise
+    durability.save(con, what, before)
+
+
+__all__ = ["ingest", "discover", "IngestReport"]
+
+
+def record_format_facts(con: duckdb.DuckDBPyConnection) -> bool:
+    """Write what each installed format records into ``format_facts`` if the store says otherwise; True if written.
+
+    The store's views and the checks read the table; the formats are known here, at the ingest.
+    The caller owns the transaction.
+    """
+    rows = sorted(format_fact_rows())
+    held = con.execute("select format, fact, recorded, how, inferred from format_facts order by all").fetchall()
+    if [tuple(row) for row in rows] == held:
+        return False
+    con.execute("delete from format_facts")
+    insert_rows(con, "format_facts", rows)
+    return True
