@@ -5,6 +5,7 @@ The figures themselves live in bench/RESULTS.md; here only that the harness work
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,19 @@ def test_a_failed_stage_is_reported_and_the_others_still_run(tmp_path):
     assert failed == "exit 2: error: out of memory"  # the last line of a long stderr, which did not stall the child
     text = run.table(10, [("bare", 1.0, 5.0, None), ("report", 2.0, 9.0, failed)])
     assert "| report | failed after 2.00 s: exit" in text
+
+
+def test_the_floor_benchmark_runs_every_stage(tmp_path):
+    """bench/floor.py: each stage runs those before it; the write stage lands the journal's step lines in steps."""
+    import duckdb
+
+    journal = Path(__file__).resolve().parent.parent / "sample_runs" / "2026-11-28" / "coder.jsonl"
+    floor = BENCH.parent / "floor.py"
+    for stage in ("bare", "text", "parse", "guard", "write", "hash"):
+        db = tmp_path / f"{stage}.duckdb"
+        done = subprocess.run([sys.executable, str(floor), stage, str(journal), str(db)], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, (stage, done.stderr[-2000:])
+    steps = sum(1 for line in journal.read_text().splitlines() if line.strip() and json.loads(line)["type"] == "step")
+    with duckdb.connect(str(tmp_path / "write.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from steps").fetchall()[0][0] == steps > 0

@@ -27,7 +27,7 @@ import duckdb
 
 from reconcile.analyses import ceilings
 from reconcile.analyses.ceilings import CEILINGS
-from reconcile.analyses.costs import SOURCES
+from reconcile.analyses.costs import cost_source
 from reconcile.errors import BadInput
 from reconcile.money import usd
 from reconcile.store import records
@@ -62,8 +62,7 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None,
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     if unit not in ceilings.UNITS:
         raise BadInput(f"--unit {unit!r}: choose one of {', '.join(ceilings.UNITS)}")
-    if source not in SOURCES:
-        raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
+    source = cost_source(source)
     window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     params = {"since": since, "until": until}
     ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source}, unit)

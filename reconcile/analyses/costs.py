@@ -20,6 +20,7 @@ partial sum says what it leaves out (unpriced tokens, calls without usage, runs 
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 import duckdb
@@ -30,7 +31,27 @@ from reconcile.money import cost_per_completed_task
 from reconcile.store import frozen_views, records
 from reconcile.when import TIME_GROUPS, bucket
 
-SOURCES = ("auto", "ours", "harness")
+
+
+class CostSource(StrEnum):
+    """Whose figure a run's cost is (``--cost-source``): see ``SOURCE_TEXT``."""
+
+    AUTO = "auto"
+    OURS = "ours"
+    HARNESS = "harness"
+
+
+SOURCES = tuple(source.value for source in CostSource)
+
+
+def cost_source(value: str) -> str:
+    """``value`` as a cost source; the one place an unknown one is refused, for the CLI and the API alike."""
+    try:
+        return CostSource(value).value
+    except ValueError:
+        raise BadInput(f"--cost-source {value!r}: choose one of {', '.join(SOURCES)}") from None
+
+
 SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
                "ours": "reconcile's prices of every call", "harness": "the harness's own record"}
 GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks and months in the chosen zone
@@ -115,8 +136,7 @@ def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", since: dateti
     """The cost of the runs started in [since, until), grouped ``by`` day, agent, model, task_class or run."""
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
-    if source not in SOURCES:
-        raise BadInput(f"--cost-source {source!r}: choose one of {', '.join(SOURCES)}")
+    source = cost_source(source)
     with frozen_views(con):  # a dozen questions to the priced steps: price them once
         return _cost_report(con, by, since, until, source)
 

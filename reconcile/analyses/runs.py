@@ -14,7 +14,8 @@ from typing import Any
 
 import duckdb
 
-from reconcile.analyses.costs import CHOSEN, SOURCES
+from reconcile.analyses.costs import CHOSEN
+from reconcile.analyses.costs import cost_source as checked_source
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
@@ -51,8 +52,7 @@ def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, stat
     unknown = [s for s in statuses or [] if s not in STATUSES]
     if unknown:
         raise BadInput(f"--status {unknown[0]!r} is not a status; statuses: {', '.join(STATUSES)}")
-    if cost_source not in SOURCES:
-        raise BadInput(f"--cost-source {cost_source!r}: choose {', '.join(SOURCES)}")
+    cost_source = checked_source(cost_source)
     if limit is not None and limit < 1:
         raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
     rows = records(con, f"""

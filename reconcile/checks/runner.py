@@ -17,7 +17,7 @@ import duckdb
 
 from reconcile.errors import BadInput, InternalError, did_you_mean
 from reconcile.store.facts import FACTS
-from reconcile.sql_text import insert_rows
+from reconcile.sql_text import insert_rows, string_literal
 from reconcile.store import frozen_views
 from reconcile.checks import kept
 from reconcile.checks.loader import Check, CheckDefinitionError
@@ -223,7 +223,7 @@ def _judgement_table(con: duckdb.DuckDBPyConnection, firings: bool) -> None:
 
 def _why(fact: str) -> str:
     """SQL for the reason a run of format ``source_format`` lacks ``fact``."""
-    what = FACTS[fact].what.replace("'", "''")
+    what = string_literal(FACTS[fact].what)[1:-1]  # spliced inside the literals below
     if fact == "result_bound":
         return (f"'no {what}: the run, the configuration and the format''s documented defaults give none '"
                 "|| '(set result_bound_tokens in reconcile.toml)'")
@@ -253,10 +253,9 @@ def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJ
                         f"as reason, {list(FACTS).index(fact)} as rank from _facts where not {fact}")
     for kind, name, value in config.disabled_for(check.name):
         column = "source_format" if kind == "format" else "agent"
-        quoted = name.replace("'", "''")
-        origin = value.origin.replace("'", "''")
-        branches.append(f"select run_id, source_format, 'switched off for {kind} {quoted} ({origin})' as reason, "
-                        f"-1 as rank from _facts where {column} = '{quoted}'")
+        reason = string_literal(f"switched off for {kind} {name} ({value.origin})")
+        branches.append(f"select run_id, source_format, {reason} as reason, "
+                        f"-1 as rank from _facts where {column} = {string_literal(name)}")
     if not branches:
         con.execute("create or replace temp table _unjudged as select null::varchar as run_id limit 0")
         return []

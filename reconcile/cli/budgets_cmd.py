@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from reconcile.engines.dataset import reading
 from reconcile.analyses.budgets import budget_report, emit, latency_and_size, stop_reason_rates
 from reconcile.analyses.ceilings import CEILINGS, OPTIONAL, UNITS
 from reconcile.errors import BadInput, ExitCode
@@ -15,10 +14,8 @@ from reconcile.store.status import STATUSES
 from reconcile.cli.root import app
 from reconcile.sheets import Column, Sheet, json_rows
 from reconcile.analyses.coverage import require_runs
-from reconcile.when import use_zone, window
-from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
-                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
-                      UntilOption, WideOption, configured)
+from reconcile.when import use_zone
+from reconcile.cli.options import CostSourceOption, Output, Source, WideOption, Window, grouped
 from reconcile.cli.render import console, output, table
 
 
@@ -45,37 +42,28 @@ def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
 
 
 @app.command("budgets")
+@grouped
 def budgets_command(
     by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model.")] = "agent",
     unit: Annotated[str, typer.Option("--unit", help=f"What spends a budget: {' or '.join(UNITS)} (an agent tree "
                                                      "shares one budget, seed 001: its runs' totals).")] = "run",
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
     alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
     cost_source: CostSourceOption = "auto",
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
+    given: Output = Output(),
     wide: WideOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
-    from_parquet: FromParquetOption = None,
-    engine: EngineOption = "duckdb",
-    master: MasterOption = None,
-    remote: RemoteOption = None,
+    source: Source = Source(),
 ) -> None:
     """Recommend step, token, time and spend ceilings from the p99 of succeeded runs (or agent trees).
 
     --csv and --parquet carry the ceilings' table (a row per group and ceiling); --json carries everything.
     Example: reconcile budgets --by agent --emit toml
     """
-    scope = window(since, until, tz)
-    config, path = configured(config_file, db)
-    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
+    config, path = source.configured()
+    with source.reading(path=path) as con:
         use_zone(con, scope.zone)
-        require_runs(con, scope, str(from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
+        require_runs(con, scope, str(source.from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
         report = budget_report(con, by, scope.since, scope.until, cost_source, unit)
         rates = stop_reason_rates(con, by, scope.since, scope.until)
         percentiles = latency_and_size(con, config, scope.since, scope.until)  # every section: the same window
@@ -90,7 +78,7 @@ def budgets_command(
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
         console.print(emit(report, emit_style, replayed), markup=False, end="")
-    elif output(sheet := ceilings_sheet(report), json_out, csv_out, parquet,
+    elif output(sheet := ceilings_sheet(report), given,
                 json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates,
                            **percentiles, "alerts": alerts}, wide=wide):
         _print(report, rates, percentiles, alerts, scope.zone)

@@ -8,39 +8,27 @@ from typing import Annotated
 import typer
 
 from reconcile.analyses.coverage import require_runs
-from reconcile.engines.dataset import reading
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
 from reconcile.sheets import Column, Sheet
-from reconcile.when import window
 from reconcile.errors import ExitCode
 from reconcile.cli.root import app
-from reconcile.cli.options import (ChecksDirOption, ConfigOption, CsvOption, DbOption, EngineOption, FromParquetOption,
-                      JsonOption, MasterOption, ParquetOption, RemoteOption, SetOption, SinceOption, TzOption,
-                      UntilOption, configured)
+from reconcile.cli.options import ChecksDirOption, Output, SetOption, Source, Window, grouped
 from reconcile.sheets import json_rows
 from reconcile.cli.render import console, output, table
 
 
 @app.command("check")
+@grouped
 def check_command(
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only this check (repeatable).")] = None,
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    times: Window = Window(),
     agent: Annotated[str | None, typer.Option("--agent", help="Report only this agent's runs.")] = None,
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML to this file.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
-    from_parquet: FromParquetOption = None,
-    engine: EngineOption = "duckdb",
-    master: MasterOption = None,
-    remote: RemoteOption = None,
+    given: Output = Output(),
+    source: Source = Source(),
 ) -> None:
     """Run every invariant check; exit 1 when one at error severity finds a violation.
 
@@ -49,18 +37,17 @@ def check_command(
     (exit 2), never a pass. --csv and --parquet carry one row per finding.
     Example: reconcile check --since 2026-11-28 --junit findings.xml
     """
-    config, path = configured(config_file, db, setting)
-    times = window(since, until, tz)
+    config, path = source.configured(setting)
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
-    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:  # checks read all the data: some judge a run against history
-        require_runs(con, times, str(from_parquet or path))
+    with source.reading(path=path) as con:  # checks read all the data: some judge a run against history
+        require_runs(con, times, str(source.from_parquet or path))
         report = run_checks(con, checks, scope, config=config, record=False)
     if junit:
         write_junit(report, junit)
-    if json_out or csv_out or parquet:
+    if not given.as_table:
         sheet = findings_sheet(report)  # JSON's findings are the CSV's rows, under the same names
-        output(sheet, json_out, csv_out, parquet, json_data={**report.to_json(), "findings": json_rows(sheet)})
+        output(sheet, given, json_data={**report.to_json(), "findings": json_rows(sheet)})
     else:
         print_report(report)
     if report.has_errors and not exit_zero:

@@ -12,32 +12,30 @@ from reconcile.config.settings import loop_firings_sql, run_settings_statements,
 from reconcile.config import describe
 from reconcile.sheets import Column, Sheet
 from reconcile.cli.root import app
-from reconcile.cli.options import ChecksDirOption, ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, SetOption, configured
+from reconcile.cli.options import ChecksDirOption, Output, SetOption, Store, grouped
 from reconcile.cli.render import console, output
 
 
 @app.command("config")
+@grouped
 def config_command(
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the SQL that sets the check variables and run_settings "
                                                     "for the store (to paste a check into the duckdb shell).")] = False,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """Print the effective settings — store, check settings, check severities — and where each came from.
 
     Example: reconcile config --set result_bound_tokens=4000
     """
-    config, path = configured(config_file, db, setting)
+    config, path = source.configured(setting)
     if sql:
         with store.connect(path, read_only=True) as con:
             statements = variable_statements(config) + run_settings_statements(con, config) + loop_firings_sql()
         console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
-    rows = describe(config, load_checks(checks_dir), path, db is not None)
+    rows = describe(config, load_checks(checks_dir), path, source.db is not None)
     output(Sheet([Column("what", "what"), Column("scope", "scope"), Column("value", "value"), Column("from", "from")],
-                 rows), json_out, csv_out, parquet)
+                 rows), given)

@@ -13,27 +13,20 @@ from reconcile.prices import pricing
 from reconcile import store
 from reconcile.analyses.costs import SOURCE_TEXT, cost_report, run_count_lines
 from reconcile.analyses.coverage import coverage
-from reconcile.engines.dataset import reading
 from reconcile.errors import BadInput
 from reconcile.money import described, usd
 from reconcile.analyses.projection import Inputs, fit, projection_sheet, projection_table
 from reconcile.prices.reprice import reprice
 from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
-from reconcile.when import TIME_GROUPS, use_zone, window
+from reconcile.when import TIME_GROUPS, use_zone
 from reconcile.cli.root import app
-from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
-                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption,
-                      UntilOption, WideOption, configured)
+from reconcile.cli.options import CostSourceOption, Output, Source, Store, WideOption, Window, grouped
 from reconcile.cli.render import console, empty_window, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
 prices_app = typer.Typer(help="The prices costs are computed with.", no_args_is_help=True)
 app.add_typer(cost_app, name="cost")
 app.add_typer(prices_app, name="prices")
-
-
-def _usd(micros: int | None, signed: bool = False) -> str:
-    return usd(micros, signed=signed, unknown="")
 
 
 def _pct(share: float | None) -> str:
@@ -94,23 +87,15 @@ def cost_json(report: dict, sheet: Sheet) -> dict:
 
 
 @cost_app.callback(invoke_without_command=True)
+@grouped
 def cost_command(
     ctx: typer.Context,
     by: Annotated[str, typer.Option("--by", help="Group by day, week, month, agent, model, task_class, run or tree (the root of an agent tree).")] = "model",
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     cost_source: CostSourceOption = "auto",
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
+    given: Output = Output(),
     wide: WideOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
-    from_parquet: FromParquetOption = None,
-    engine: EngineOption = "duckdb",
-    master: MasterOption = None,
-    remote: RemoteOption = None,
+    source: Source = Source(),
 ) -> None:
     """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
 
@@ -120,16 +105,14 @@ def cost_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    scope = window(since, until, tz)
-    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,
-                 remote) as con:
+    with source.reading(scope) as con:
         use_zone(con, scope.zone)
-        found = coverage(con, scope, str(from_parquet) if from_parquet else "the store")
+        found = coverage(con, scope, source.described)
         report = cost_report(con, by, scope.since, scope.until, cost_source)
     sheet = cost_sheet(report, by, scope.zone, cost_source)
     if not found.within:
-        return empty_window(found, sheet, json_out, csv_out, parquet, json_data=cost_json(report, sheet))
-    if not output(sheet, json_out, csv_out, parquet, json_data=cost_json(report, sheet), wide=wide):
+        return empty_window(found, sheet, given, json_data=cost_json(report, sheet))
+    if not output(sheet, given, json_data=cost_json(report, sheet), wide=wide):
         return None
     for line in run_count_lines(report, by, found):
         console.print(line)
@@ -185,6 +168,7 @@ def _turns(text: str | None) -> list[int] | None:
 
 
 @cost_app.command("project")
+@grouped
 def project_command(
     prefix: Annotated[int, typer.Option(min=0, help="Static prefix tokens sent every turn (system prompt + catalogue).")] = 9000,
     catalogue: Annotated[int, typer.Option(min=0, help="Of the prefix, the tool catalogue's tokens.")] = 7500,
@@ -199,11 +183,8 @@ def project_command(
     turns: Annotated[str | None, typer.Option(help="Turn counts to project, comma-separated. Default 3,5,10,20,40; "
                                                    "with --fit, each agent's median and p99.")] = None,
     fit_runs: Annotated[bool, typer.Option("--fit", help="Derive the inputs per agent from the runs in the store.")] = False,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """Project cost by turn count, cached and uncached, per completed task.
 
@@ -211,7 +192,7 @@ def project_command(
     """
     counts = _turns(turns)
     if fit_runs:
-        with store.connect(configured(config_file, db)[1], read_only=True) as con:
+        with store.connect(source.path, read_only=True) as con:
             fitted = fit(con, counts)
         rows = [{"agent": a["agent"], "runs": a["runs"], **a["inputs"], "observed_mean_micros":
                  None if a["observed_mean_cost_usd"] is None else int(a["observed_mean_cost_usd"] * 1_000_000)}
@@ -219,7 +200,7 @@ def project_command(
         sheet = Sheet(FIT_COLUMNS, rows, title="Inputs fitted per agent from its runs (medians)")
         # --json: each agent's row as the CSV has it, and its projection by turns
         projected = [{**row, "rows": agent["rows"]} for row, agent in zip(json_rows(sheet), fitted)]
-        if output(sheet, json_out, csv_out, parquet, json_data=projected):
+        if output(sheet, given, json_data=projected):
             for agent in fitted:
                 console.print(sheet_table(projection_sheet(agent["rows"], Decimal(str(agent["inputs"]["success_rate"])),
                                                            title=f"{agent['agent']}: projected cost by turns")))
@@ -230,23 +211,23 @@ def project_command(
     if not 0 < inputs.success_rate <= 1:
         raise BadInput(f"--success-rate {success_rate!r} must be a share above 0 and at most 1, e.g. 0.72")
     rows = projection_table(inputs, counts or [3, 5, 10, 20, 40])
-    output(projection_sheet(rows, inputs.success_rate), json_out, csv_out, parquet, json_data=rows)
+    output(projection_sheet(rows, inputs.success_rate), given, json_data=rows)
     return None
 
 
 @prices_app.command("add")
+@grouped
 def prices_add_command(
     file: Annotated[Path, typer.Argument(help="CSV or TOML: provider, model, from, to, input, output, "
                                               "cache_read, cache_write_5m, cache_write_1h (dollars per million "
                                               "tokens).")],
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """Load price overrides (negotiated rates, models genai-prices lacks); they win over the shipped prices.
 
     Example: reconcile prices add negotiated.csv
     """
-    with store.connect(configured(config_file, db)[1], create=False) as con:
+    with store.connect(source.path, create=False) as con:
         count = pricing.load_overrides(con, file.resolve())
         pricing.resolve(con)
     console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.")
@@ -262,39 +243,37 @@ PRICE_COLUMNS = [
 
 
 @prices_app.command("list")
+@grouped
 def prices_list_command(
     model: Annotated[str | None, typer.Option("--model", help="Only prices whose model contains this text.")] = None,
     snapshot: Annotated[bool, typer.Option("--snapshot", help="List the shipped prices too: reconcile's dated "
                                                       "corrections and the genai-prices snapshot.")] = False,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """List the price overrides (dollars per million tokens), and with --snapshot the shipped prices.
 
     Example: reconcile prices list --snapshot --model sonnet
     """
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+    with store.connect(source.path, read_only=True) as con:
         rows = pricing.list_prices(con, model, snapshot)
     what = "Prices" if snapshot else "Price overrides"
     sheet = Sheet(PRICE_COLUMNS, rows,
                   title=f"{what} (dollars per million tokens; overrides win over the shipped prices)")
-    if output(sheet, json_out, csv_out, parquet) and not rows:
+    if output(sheet, given) and not rows:
         console.print("No price overrides are loaded: costs use the genai-prices snapshot and reconcile's dated "
                       "corrections of it. Add one with reconcile prices add FILE; see the shipped prices with "
                       "--snapshot." if not snapshot else "No price matches.")
 
 
 @prices_app.command("remove")
+@grouped
 def prices_remove_command(
     file: Annotated[Path | None, typer.Argument(help="Remove the overrides loaded from this file.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Remove the overrides of this model (exactly as "
                                                                "listed).")] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="With --model: only this provider's.")] = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """Remove price overrides (by the file they came from, or by model); costs fall back to the snapshot.
 
@@ -302,21 +281,19 @@ def prices_remove_command(
     """
     if (file is None) == (model is None):
         raise BadInput("give the file the overrides came from, or --model MODEL (see reconcile prices list)")
-    with store.connect(configured(config_file, db)[1], create=False) as con:
+    with store.connect(source.path, create=False) as con:
         removed = pricing.remove_overrides(con, str(file.resolve()) if file else None, model, provider)
         pricing.resolve(con)
     console.print(f"{removed} price override(s) removed; costs now use the snapshot where no other override matches.")
 
 
 @app.command("reprice")
+@grouped
 def reprice_command(
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price the same usage with the snapshot's prices of this date.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price the same usage with this file's prices only.")] = None,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """The same usage under other prices, and the difference per model.
 
@@ -326,14 +303,14 @@ def reprice_command(
         day = dt.date.fromisoformat(as_of) if as_of else None
     except ValueError as exc:
         raise BadInput(f"--as-of {as_of!r} is not a date like 2026-01-01") from exc
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+    with store.connect(source.path, read_only=True) as con:
         result = reprice(con, day, prices.resolve() if prices else None)
     columns = [Column("model", "model"), Column("steps", "steps", "count"), Column("cost_micros", "now", "money"),
                Column("repriced_micros", "repriced", "money"), Column("difference_micros", "difference", "signed_money"),
                Column("repriced_as", "priced as")]
     rows = [{**m, "repriced_as": m["repriced_as"] or "(no price)"} for m in result["models"]]
     sheet = Sheet(every_key(columns, rows), rows)
-    output(sheet, json_out, csv_out, parquet, json_data={**in_dollars(result), "models": json_rows(sheet)})
+    output(sheet, given, json_data={**in_dollars(result), "models": json_rows(sheet)})
     return None
 
 
@@ -347,21 +324,13 @@ USAGE_COLUMNS = [
 
 
 @app.command("usage")
+@grouped
 def usage_command(
     by: Annotated[str, typer.Option("--by", help="Group by hour, day, week, month, model, api_key, workspace or "
                                                  "project.")] = "day",
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
-    from_parquet: FromParquetOption = None,
-    engine: EngineOption = "duckdb",
-    master: MasterOption = None,
-    remote: RemoteOption = None,
+    scope: Window = Window(),
+    given: Output = Output(),
+    source: Source = Source(),
 ) -> None:
     """The three-way match: what the provider billed, what the journals say, what the ledger counted.
 
@@ -369,10 +338,7 @@ def usage_command(
     Example: reconcile usage --by model --since 7d
     """
     from reconcile.analyses.usage import usage_report
-
-    scope = window(since, until, tz)
-    with reading(configured(config_file, db)[1], from_parquet, scope.since, scope.until, engine, master,
-                 remote) as con:
+    with source.reading(scope) as con:
         use_zone(con, scope.zone)
         report = usage_report(con, by, scope)
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
@@ -380,6 +346,6 @@ def usage_command(
     sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
                   title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
     data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
-    if output(sheet, json_out, csv_out, parquet, json_data=data) and report["phantom_runs"]:
+    if output(sheet, given, json_data=data) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

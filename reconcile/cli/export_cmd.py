@@ -9,16 +9,16 @@ import typer
 
 from reconcile.engines.export import export
 from reconcile.cli.root import app
-from reconcile.cli.options import ConfigOption, DbOption, JsonOption, configured
+from reconcile.cli.options import JsonOption, Store, grouped
 from reconcile.cli.render import console, print_json, table
 
 
 @app.command("export")
+@grouped
 def export_command(
     to: Annotated[Path, typer.Option("--to", metavar="DIR", help="The dataset's folder (created if missing).")],
     json_out: JsonOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """Write the canonical tables as Parquet partitioned by UTC day (hive layout), with a manifest.
 
@@ -27,7 +27,7 @@ def export_command(
     reads partitioned Parquet (docs/scale-out.md).
     Example: reconcile export --to /data/agent-runs
     """
-    result = export(configured(config_file, db)[1], to)
+    result = export(source.path, to)
     if json_out:
         print_json(result.to_json())
         return

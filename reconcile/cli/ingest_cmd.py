@@ -19,19 +19,19 @@ from reconcile.ingest.driver import ingest
 from reconcile.ingest.result import NOT_LOADED
 from reconcile.cli.root import app
 from reconcile.errors import BadInput
-from reconcile.cli.options import ConfigOption, DbOption, EngineOption, JsonOption, MasterOption, RemoteOption, configured
+from reconcile.cli.options import EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped
 from reconcile.cli.render import LiteralConsole, console, literal, print_json, table
 
 
 @app.command("ingest")
+@grouped
 def ingest_command(
     paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Files, folders (recursive), globs; .gz is read too.")],
     format: Annotated[str | None, typer.Option("--format", help=f"Force a format: {', '.join(FORMATS)}.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 2 when any line was rejected (a file that could not "
                                                           "be loaded at all is exit 2 always).")] = False,
     json_out: JsonOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
     engine: EngineOption = "duckdb",
     to: Annotated[Path | None, typer.Option("--to", metavar="DIR", help="With --engine spark: the dataset to write "
                                                                        "(as reconcile export writes it).")] = None,
@@ -48,7 +48,7 @@ def ingest_command(
     result is written as a dataset (--to DIR) for --from-parquet.
     Example: reconcile ingest sample_runs/ --db night.duckdb
     """
-    config, path = configured(config_file, db)
+    config, path = source.configured()
     if engine != "duckdb" or to is not None or master or remote:
         _spark_ingest(paths, engine, to, master, remote, config, json_out, strict)
         return

@@ -15,8 +15,8 @@ from reconcile.cli.root import app
 from reconcile.money import usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
-from reconcile.cli.options import ConfigOption, CsvOption, DbOption, JsonOption, ParquetOption, WideOption, configured
-from reconcile.cli.render import LiteralConsole, console, one_format, output, print_csv, print_json, rendered, table, to_jsonable
+from reconcile.cli.options import Output, Store, WideOption, grouped
+from reconcile.cli.render import LiteralConsole, console, output, print_csv, print_json, rendered, table, to_jsonable
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),
@@ -28,31 +28,28 @@ _HEADER_FIELDS = [
 
 
 @app.command("show")
+@grouped
 def show_command(
     run_id: Annotated[str, typer.Argument(help="A run id, or an unambiguous prefix of one.")],
     step: Annotated[int | None, typer.Option("--step", help="Show every recorded field of this step.")] = None,
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """Show a run's header and its steps, or one step in full; --csv and --parquet carry the steps.
 
     Example: reconcile show 8f3a --step 7
     """
-    one_format(json_out, csv_out, parquet)
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+    with store.connect(source.path, read_only=True) as con:
         run = find_run(con, run_id)
         if step is not None:
             detail = step_detail(con, run["run_id"], step)
-            if json_out:
+            if given.json:
                 return print_json(in_dollars(detail))
             console.print(table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
                                 title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(con, run["run_id"])
-    if json_out:
+    if given.json:
         return print_json(in_dollars({"run": run, "steps": steps}))  # money in dollars, as --csv has it
     shown = {**run, "root_run_id": run["root_run_id"] if run.get("root_run_id") != run["run_id"] else None}
     header = [(label, _value(shown.get(key))) for label, key in _HEADER_FIELDS if shown.get(key) not in (None, [])]
@@ -81,8 +78,8 @@ def show_command(
     kinds = {kind: sum(1 for s in steps if s["kind"] == kind) for kind in dict.fromkeys(s["kind"] for s in steps)}
     sheet = Sheet(STEP_COLUMNS, rows, title=f"run {run['run_id']}: {len(rows)} row(s) of steps"
                   + (f" ({', '.join(f'{n:,} {k}' for k, n in kinds.items())})" if kinds else ""))
-    if csv_out or parquet:
-        output(sheet, csv_out=csv_out, parquet=parquet)
+    if given.csv or given.parquet:
+        output(sheet, given)
         return None
     console.print(table(["", ""], header, header=False))
     output(sheet)
@@ -131,13 +128,11 @@ def _run_cost(run: dict) -> str:
 
 
 @app.command("sql")
+@grouped
 def sql_command(
     query: Annotated[str, typer.Argument(help="One SELECT over the documented views and tables.")],
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    given: Output = Output(),
+    source: Store = Store(),
 ) -> None:
     """Run a read-only SELECT against the store.
 
@@ -148,15 +143,14 @@ def sql_command(
 
     Example: reconcile sql "select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'"
     """
-    one_format(json_out, csv_out, parquet)
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+    with store.connect(source.path, read_only=True) as con:
         columns, rows = run_select(con, query)
-    if json_out:
+    if given.json:
         print_json([dict(zip(columns, row)) for row in rows])
-    elif csv_out:
+    elif given.csv:
         print_csv(columns, rows)
-    elif parquet:
-        written = write_output(parquet, rows_parquet(columns, rows), option="--parquet")
+    elif given.parquet:
+        written = write_output(given.parquet, rows_parquet(columns, rows), option="--parquet")
         LiteralConsole(stderr=True).print(f"wrote {len(rows)} row(s) to {written}")
     else:
         console.print(table(columns, rows))
@@ -164,25 +158,22 @@ def sql_command(
 
 
 @app.command("summary")
+@grouped
 def summary_command(
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
+    given: Output = Output(),
     wide: WideOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """Print what the store holds: runs by agent and status, cost, and the ingest accounting.
 
     --csv and --parquet carry the agents' table; --json carries everything.
     Example: reconcile summary --db night.duckdb
     """
-    one_format(json_out, csv_out, parquet)
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
-        if json_out or csv_out or parquet:
+    with store.connect(source.path, read_only=True) as con:
+        if not given.as_table:
             data = store_summary(con)
             sheet = agents_sheet(data["by_agent"])  # --json: the CSV's rows, and the rest in dollars too
-            return output(sheet, json_out, csv_out, parquet,
+            return output(sheet, given,
                           json_data={**in_dollars(data), "by_agent": json_rows(sheet)}) and None
         text = render_summary(con, lambda sheet: rendered(sheet, wide))
     console.print(text, markup=False, end="")

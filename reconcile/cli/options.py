@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from reconcile import store
+from reconcile.analyses.costs import cost_source
 from reconcile.config import Config, load_config
+from reconcile.engines.dataset import reading
+from reconcile.cli.render import Output
 from reconcile.store import DEFAULT_DB
+from reconcile.when import Window, window
 
 DbOption = Annotated[
     Path | None,
@@ -57,13 +65,99 @@ RemoteOption = Annotated[str | None, typer.Option(
     "--remote", metavar="URL", show_default=False,
     help="With --engine spark: a Spark Connect server (sc://host:15002) instead of --master.")]
 CostSourceOption = Annotated[str, typer.Option(
-    "--cost-source", help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
+    "--cost-source", callback=cost_source, help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
                           "every call could be priced, else the harness's.")]
+
+
 
 def configured(config_file: Path | None, db: Path | None, settings: list[str] | None = None) -> tuple[Config, Path]:
     """The configuration (with ``--set`` overrides) and the store path it leads to."""
     config = load_config(config_file, overrides=settings or [])
     return config, store.db_path(db, config)
+
+
 WideOption = Annotated[bool, typer.Option(
     "--wide", help="Show every column (by default a table leaves out the less-read columns and those with "
                    "nothing in them, and says which).")]
+
+
+# Option groups, declared once: a command takes one parameter of a group's type (``source: Source``) and
+# ``@grouped`` gives it the group's options, building the group from their values before the command runs.
+
+
+@dataclass(frozen=True)
+class Store:
+    """``--db`` and ``--config``: the store, and the configuration that may name it."""
+
+    db: Path | None = None
+    config_file: Path | None = None
+
+    def configured(self, settings: list[str] | None = None) -> tuple[Config, Path]:
+        """The configuration (with ``--set`` overrides) and the store path it leads to."""
+        return configured(self.config_file, self.db, settings)
+
+    @property
+    def path(self) -> Path:
+        return self.configured()[1]
+
+
+@dataclass(frozen=True)
+class Source(Store):
+    """``Store``, and ``--from-parquet``, ``--engine``, ``--master``, ``--remote``: where the tables are read."""
+
+    from_parquet: Path | None = None
+    engine: str = "duckdb"
+    master: str | None = None
+    remote: str | None = None
+
+    def reading(self, scope: Window | None = None, path: Path | None = None):
+        """The tables, read-only: the store, or the export pruned to ``scope``'s days, in the engine chosen."""
+        scope = scope or Window()
+        return reading(path or self.path, self.from_parquet, scope.since, scope.until, self.engine, self.master,
+                       self.remote)
+
+    @property
+    def described(self) -> str:
+        """What the tables were read from, as a note says it."""
+        return str(self.from_parquet) if self.from_parquet else "the store"
+
+
+_GROUPS: dict[type, tuple[dict[str, tuple[Any, Any]], Callable[..., Any]]] = {
+    Store: ({"config_file": (ConfigOption, None), "db": (DbOption, None)}, Store),
+    Source: ({"config_file": (ConfigOption, None), "db": (DbOption, None), "from_parquet": (FromParquetOption, None),
+              "engine": (EngineOption, "duckdb"), "master": (MasterOption, None), "remote": (RemoteOption, None)},
+             Source),
+    Window: ({"since": (SinceOption, None), "until": (UntilOption, None), "tz": (TzOption, None)},
+             lambda since, until, tz: window(since, until, tz)),
+    Output: ({"json_out": (JsonOption, False), "csv_out": (CsvOption, False), "parquet": (ParquetOption, None)},
+             lambda json_out, csv_out, parquet: Output(json_out, csv_out, parquet)),
+}
+
+
+def grouped(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``command`` the options of each group it takes (a parameter typed ``Store``, ``Source``, ``Window`` or
+    ``Output``), in that parameter's place; the command receives the group built from their values.
+
+    Put it under ``@app.command()``. A value a group refuses (a ``--since`` that is no time) is a
+    ``BadInput``, reported as every other.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    parameters, groups = [], {}
+    for parameter in signature.parameters.values():
+        group = _GROUPS.get(parameter.annotation)
+        if group is None:
+            parameters.append(parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        groups[parameter.name] = group
+        parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+                       for name, (annotation, default) in group[0].items()]
+
+    @functools.wraps(command)
+    def run(**values: Any) -> Any:
+        for name, (declared, build) in groups.items():
+            values[name] = build(**{option: values.pop(option) for option in declared})
+        return command(**values)
+
+    run.__signature__ = signature.replace(parameters=parameters)  # what Typer reads
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    return run

@@ -9,6 +9,7 @@ import math
 import re
 import sys
 import textwrap
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -222,25 +223,35 @@ def rendered(sheet: Sheet, wide: bool = False) -> str:
     return capture.export_text()
 
 
-def one_format(json_out: bool = False, csv_out: bool = False, parquet: Path | None = None) -> None:
-    """Refuse two output formats at once (which one would win is a guess)."""
-    if sum([bool(json_out), bool(csv_out), parquet is not None]) > 1:
-        raise BadInput("choose one of --json, --csv and --parquet FILE")
+@dataclass(frozen=True)
+class Output:
+    """``--json``, ``--csv``, ``--parquet FILE``: how a command gives its table (a table on the terminal when none
+    is chosen). Two at once are refused (which one would win is a guess)."""
+
+    json: bool = False
+    csv: bool = False
+    parquet: Path | None = None
+
+    def __post_init__(self) -> None:
+        if sum([bool(self.json), bool(self.csv), self.parquet is not None]) > 1:
+            raise BadInput("choose one of --json, --csv and --parquet FILE")
+
+    @property
+    def as_table(self) -> bool:
+        return not (self.json or self.csv or self.parquet is not None)
 
 
-def output(sheet: Sheet, json_out: bool = False, csv_out: bool = False, parquet: Path | None = None,
-           json_data: Any = None, wide: bool = False) -> bool:
+def output(sheet: Sheet, given: Output = Output(), json_data: Any = None, wide: bool = False) -> bool:
     """Print ``sheet`` as a table, or as JSON (``json_data`` when given), CSV on stdout, or a Parquet file.
 
     Returns True when it printed the table, so a command adds its other tables and notes only then.
     """
-    one_format(json_out, csv_out, parquet)
-    if json_out:
+    if given.json:
         print_json(json_rows(sheet) if json_data is None else json_data)  # json_data holds the same rows
-    elif csv_out:
+    elif given.csv:
         sys.stdout.write(to_csv(sheet))
-    elif parquet is not None:
-        written = write_parquet(sheet, parquet)
+    elif given.parquet is not None:
+        written = write_parquet(sheet, given.parquet)
         LiteralConsole(stderr=True).print(f"wrote {len(sheet.rows)} row(s) to {written}")
     else:
         console.print(sheet_table(sheet, wide))
@@ -250,12 +261,11 @@ def output(sheet: Sheet, json_out: bool = False, csv_out: bool = False, parquet:
     return False
 
 
-def empty_window(found: Coverage, sheet: Sheet, json_out: bool = False, csv_out: bool = False,
-                 parquet: Path | None = None, json_data: Any = None) -> None:
+def empty_window(found: Coverage, sheet: Sheet, given: Output, json_data: Any = None) -> None:
     """A listing command's answer for a window with no runs: the one line (exit 0), and, for --json, --csv
     or --parquet, the empty result in the shape a full one has, on stdout (or in the file), the line on stderr."""
-    if json_out or csv_out or parquet is not None:
-        output(sheet, json_out, csv_out, parquet, json_data=json_data)
+    if not given.as_table:
+        output(sheet, given, json_data=json_data)
         LiteralConsole(stderr=True).print(found.empty_line())
     else:
         console.print(found.empty_line())

@@ -7,20 +7,18 @@ from typing import Annotated
 
 import typer
 
-from reconcile.engines.dataset import reading
 from reconcile.errors import BadInput
 from reconcile.analyses.replay import as_run, from_file, from_options, replay
 from reconcile.analyses.replay.render import replay_sheet, text_lines
 from reconcile.cli.root import app
-from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, EngineOption, FromParquetOption,
-                      JsonOption, MasterOption, ParquetOption, RemoteOption, SinceOption, TzOption, UntilOption,
-                      WideOption, configured)
+from reconcile.cli.options import CostSourceOption, Output, Source, WideOption, Window, grouped
 from reconcile.sheets import in_dollars
 from reconcile.cli.render import console, output
-from reconcile.when import use_zone, window
+from reconcile.when import use_zone
 
 
 @app.command("replay")
+@grouped
 def replay_command(
     set_values: Annotated[list[str] | None, typer.Option(
         "--set", help="A candidate limit, KEY=VALUE: max_steps, max_tokens, max_prompt_tokens, max_completion_tokens, "
@@ -41,20 +39,11 @@ def replay_command(
                                                  "groups as such).")] = "agent",
     runs: Annotated[bool, typer.Option("--runs", help="With --json, --csv or --parquet: a row per run and "
                                                       "candidate instead of per group.")] = False,
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     cost_source: CostSourceOption = "auto",
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
+    given: Output = Output(),
     wide: WideOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
-    from_parquet: FromParquetOption = None,
-    engine: EngineOption = "duckdb",
-    master: MasterOption = None,
-    remote: RemoteOption = None,
+    source: Source = Source(),
 ) -> None:
     """Replay candidate limits over past runs: which it would have stopped, where, what it saves and costs.
 
@@ -66,8 +55,7 @@ def replay_command(
 
     Example: reconcile replay --set max_steps=16 --set max_cost_usd=0.50 --detector calls_window
     """
-    scope = window(since, until, tz)
-    config, path = configured(config_file, db)
+    config, path = source.configured()
     candidates = from_options(set_values or [], detector or [], base)
     candidates += [from_file(file, base) for file in limits or []]
     for candidate in candidates:
@@ -76,9 +64,9 @@ def replay_command(
                            f"replay it with --by {candidate.by}")
     if as_run_too:
         candidates.insert(0, as_run())
-    with reading(path, from_parquet, engine=engine, master=master, remote=remote) as con:
+    with source.reading(path=path) as con:
         use_zone(con, scope.zone)
         report = replay(con, candidates or None, by, scope.since, scope.until, config, cost_source, runs=runs)
-    if output(replay_sheet(report, runs), json_out, csv_out, parquet, json_data=in_dollars(report), wide=wide):
+    if output(replay_sheet(report, runs), given, json_data=in_dollars(report), wide=wide):
         for line in text_lines(report):
             console.print(line, markup=False, highlight=False)

@@ -10,15 +10,15 @@ import typer
 from reconcile.checks import Scope
 from reconcile.analyses.coverage import require_runs
 from reconcile.engines.dataset import reading
-from reconcile.when import resolve_zone, window
+from reconcile.when import resolve_zone
 from reconcile.errors import ExitCode
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
 from reconcile.cli.check_cmd import print_report
 from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
-from reconcile.cli.options import (ChecksDirOption, ConfigOption, CostSourceOption, DbOption, FromParquetOption, SetOption,
-                      SinceOption, TzOption, UntilOption, configured)
+from reconcile.cli.options import (ChecksDirOption, CostSourceOption, FromParquetOption, SetOption, Store, TzOption,
+                                  Window, grouped)
 from reconcile.cli.render import console
 
 report_app = typer.Typer(help="Self-contained HTML reports that open offline.", no_args_is_help=True)
@@ -27,23 +27,20 @@ OutFile = Annotated[Path, typer.Option("--out", help="The HTML file to write.")]
 
 
 @report_app.command("finance")
+@grouped
 def finance_command(
     out: OutFile = Path("finance.html"),
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     by: Annotated[str, typer.Option("--by", help="Group spend over time by day, week or month.")] = "day",
     cost_source: CostSourceOption = "auto",
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
     from_parquet: FromParquetOption = None,
 ) -> None:
     """Write the finance report: spend, cache savings, catalogue tax, cost per completed task.
 
     Example: reconcile report finance --out finance.html --since 2026-11-01
     """
-    _, path = configured(config_file, db)
-    scope = window(since, until, tz)
+    _, path = source.configured()
     with reading(path, from_parquet, scope.since, scope.until) as con:
         require_runs(con, scope, str(from_parquet or path))
         written = write_finance(con, out, scope, cost_source, by)
@@ -51,16 +48,14 @@ def finance_command(
 
 
 @report_app.command("morning")
+@grouped
 def morning_report_command(
     out: OutFile = Path("morning.html"),
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
     from_parquet: FromParquetOption = None,
 ) -> None:
     """Write the morning report: the night at a glance, findings with their runs' steps, what was not judged.
@@ -71,8 +66,7 @@ def morning_report_command(
 
     Example: reconcile report morning --out morning.html
     """
-    config, path = configured(config_file, db, setting)
-    scope = window(since, until, tz)
+    config, path = source.configured(setting)
     with reading(path, from_parquet) as con:  # not pruned: the glance compares with earlier nights
         require_runs(con, scope, str(from_parquet or path))
         written = write_morning(con, out, config=config, checks_dir=checks_dir, zone=scope.zone,
@@ -81,6 +75,7 @@ def morning_report_command(
 
 
 @app.command("morning")
+@grouped
 def morning_command(
     folder: Annotated[Path, typer.Argument(help="The night's journals and transcripts (searched recursively).")],
     usage: Annotated[list[Path] | None, typer.Option("--usage", help="A provider usage or cost export (repeatable).")] = None,
@@ -90,8 +85,7 @@ def morning_command(
     cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """Ingest a night, run every check, write both reports and the findings; exit as check does.
 
@@ -99,7 +93,7 @@ def morning_command(
     with no runs is an error (exit 2) that says what was found instead.
     Example: reconcile morning sample_runs/ --out morning/
     """
-    config, path = configured(config_file, db, setting)
+    config, path = source.configured(setting)
     result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
                      zone=resolve_zone(tz))
     console.print(summary_line(result.ingested, verbose=True))  # the night's files one by one: reconcile ingest -v

@@ -9,21 +9,19 @@ import typer
 from reconcile import store
 from reconcile.analyses.coverage import coverage
 from reconcile.analyses.runs import SORTS, list_runs, runs_summary
-from reconcile.when import use_zone, window
+from reconcile.when import use_zone
 from reconcile.cli.root import app
-from reconcile.cli.options import (ConfigOption, CostSourceOption, CsvOption, DbOption, JsonOption, ParquetOption, SinceOption,
-                      TzOption, UntilOption, WideOption, configured)
+from reconcile.cli.options import CostSourceOption, Output, Store, WideOption, Window, grouped
 from reconcile.cli.render import console, empty_window, output
 
 
 @app.command("runs")
+@grouped
 def runs_command(
     status: Annotated[list[str] | None, typer.Option("--status", help="Only runs with this status (repeatable), "
                                                      "e.g. --status failed --status budget_exceeded.")] = None,
     agent: Annotated[list[str] | None, typer.Option("--agent", help="Only this agent's runs (repeatable).")] = None,
-    since: SinceOption = None,
-    until: UntilOption = None,
-    tz: TzOption = None,
+    scope: Window = Window(),
     sort: Annotated[str, typer.Option("--sort", help=f"Order by {', '.join(SORTS)} (the largest first; "
                                                      "started: the earliest first).")] = "started",
     limit: Annotated[int | None, typer.Option("-n", "--limit", help="Show only the first N runs.")] = None,
@@ -34,24 +32,20 @@ def runs_command(
     trees: Annotated[bool, typer.Option("--tree", help="One row an agent tree: every sub-agent run folded into the "
                                                        "run at its root (any format; seed 001's shared budget).")] = False,
     cost_source: CostSourceOption = "auto",
-    json_out: JsonOption = False,
-    csv_out: CsvOption = False,
-    parquet: ParquetOption = None,
+    given: Output = Output(),
     wide: WideOption = False,
-    config_file: ConfigOption = None,
-    db: DbOption = None,
+    source: Store = Store(),
 ) -> None:
     """List the runs, one row each: status, stop reason, start, wall time, steps, tokens and cost.
 
     Example: reconcile runs --status failed --since yesterday --sort cost -n 10
     """
-    scope = window(since, until, tz)
-    with store.connect(configured(config_file, db)[1], read_only=True) as con:
+    with store.connect(source.path, read_only=True) as con:
         use_zone(con, scope.zone)
         found = coverage(con, scope)
         sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source, trees)
     if not found.within:
-        return empty_window(found, sheet, json_out, csv_out, parquet)
-    if output(sheet, json_out, csv_out, parquet, wide=wide):
+        return empty_window(found, sheet, given)
+    if output(sheet, given, wide=wide):
         for line in runs_summary(sheet.rows, found):
             console.print(line)

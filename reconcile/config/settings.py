@@ -15,7 +15,7 @@ import duckdb
 
 from reconcile.errors import BadInput
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
-from reconcile.sql_text import string_literal
+from reconcile.sql_text import string_literal, typed_literal
 
 # A tool result that starts the way failures start: a traceback, an "Error:"-style prefix (also
 # "ValueError:", "fatal:"), Claude Code's <tool_use_error> or "Exit code N", an HTTP status line,
@@ -90,11 +90,10 @@ def validate_setting(key: str, value, where: str) -> str:
 
 
 def _literal(value, kind: str) -> str:
-    if value is None:
-        return f"null::{_SQL_TYPES[kind]}"
-    if kind in ("regex", "detector") or not isinstance(value, (int, float)) and kind not in ("count", "share", "number"):
+    if value is not None and (kind in ("regex", "detector") or not isinstance(value, (int, float))
+                              and kind not in ("count", "share", "number")):
         return string_literal(value)
-    return f"cast('{value}' as {_SQL_TYPES[kind]})"
+    return typed_literal(value, _SQL_TYPES[kind])
 
 
 def variable_statements(config) -> list[str]:

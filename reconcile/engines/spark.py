@@ -8,11 +8,9 @@ what the runner builds once (the runs in scope, the facts each run records) is c
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import sys
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import sqlglot
 from sqlglot.tokens import TokenType
 
 from reconcile.errors import BadInput
-from reconcile.sql_text import string_literal
+from reconcile.sql_text import value_literal
 from reconcile.engines import EngineError
 from reconcile.engines.spark_sql import NotPortable, render
 
@@ -187,23 +185,5 @@ def _bind_parameters(sql: str, params: Any) -> str:
                 and following.text in params and following.start == token.end + 1:
             places.append((token.start, following.end, params[following.text]))
     for start, end, value in reversed(places):
-        sql = sql[:start] + _literal(value) + sql[end + 1:]
+        sql = sql[:start] + value_literal(value) + sql[end + 1:]
     return sql
-
-
-def _literal(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, Decimal)):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, dt.datetime):
-        return f"timestamptz '{value.astimezone(dt.timezone.utc).isoformat()}'"
-    if isinstance(value, dt.date):
-        return f"date '{value.isoformat()}'"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    return string_literal(value)

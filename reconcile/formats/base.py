@@ -50,8 +50,6 @@ from reconcile.ingest.result import FileCounts
 from reconcile.ingest.validate import Field
 from reconcile.sql_text import string_literal
 
-INPUTS = ("lines", "document", "text")
-
 
 class Format(ABC):
     """Anything ``reconcile ingest`` can recognise and load."""

@@ -288,8 +288,12 @@ def load_provider_export(kind: str):
         )
         con.execute(f"update _pn set missing = coalesce(missing, {_out_of_range(table)}) where r_read")
         keys = DIMENSIONS if table == "usage" else COST_KEYS
-        key = "concat_ws('|', '" + provider + "', bucket_start, bucket_end, " + ", ".join(
-            f"coalesce({k}::varchar, '')" for k in keys) + ")"
+
+        def bucket_key(alias: str = "") -> str:  # a bucket's identity, over the staged rows or (alias) the stored ones
+            return (f"concat_ws('|', '{provider}', {alias}bucket_start, {alias}bucket_end, "
+                    + ", ".join(f"coalesce({alias}{k}::varchar, '')" for k in keys) + ")")
+
+        key = bucket_key()
         con.execute(
             f"""create or replace temp table _stage_records as
             select 1 as file_no, record_no, raw,
@@ -310,8 +314,7 @@ def load_provider_export(kind: str):
                   from _pn)"""
         )
         target = "usage_buckets" if table == "usage" else "billed_costs"
-        stored_key = key.replace("bucket_start, bucket_end", "t.bucket_start, t.bucket_end").replace(
-            "coalesce(", "coalesce(t.")
+        stored_key = bucket_key("t.")
         con.execute(
             f"""insert into usage_replacements
             select distinct '{table}', r.bucket_key, t.source_file, $source, now()

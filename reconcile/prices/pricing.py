@@ -30,7 +30,7 @@ import duckdb
 from reconcile.errors import BadInput
 from reconcile.prices.price_files import CORRECTIONS, corrections, read_override_rows
 from reconcile.store import records
-from reconcile.sql_text import string_literal
+from reconcile.sql_text import string_literal, value_literal
 
 BUCKETS = ("uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 SNAPSHOT = "genai-prices"
@@ -232,7 +232,7 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
                       f"where {where} and {in_period} order by {order} limit 1").fetchall()
     if not row:
         return NO_PRICE
-    return ", ".join(_literal(v) for v in [*row[0], lookup])
+    return ", ".join(value_literal(v, "decimal(18, 9)") for v in [*row[0], lookup])
 
 
 # Model ids as harnesses write them, reduced to what a price list knows (tried in order; the first
@@ -286,13 +286,3 @@ def _genai_match(provider: str | None, model: str) -> tuple[str, str, str | None
             except (LookupError, ValueError):
                 continue
     return None
-
-
-def _literal(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return string_literal(value)
-    if isinstance(value, Decimal):
-        return f"{value}::decimal(18, 9)"
-    return str(value)

@@ -34,15 +34,15 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
         tail = (pricing.match_sql(con, provider, model, day, table="_file_prices", snapshot=False)
                 if prices_file is not None else pricing.match_sql(con, provider, model, as_of))
         con.execute("insert into _alt_prices select ?, ?, ?, " + tail, [provider, model, day])
-    alternative = STEP_COST.replace("mp.", "ap.")
     rows = records(con, f"""
         select s.price_model as model, count(*) as steps,
-               sum(s.cost_micros)::bigint as cost_micros, sum({alternative})::bigint as repriced_micros,
-               any_value(ap.matched_model) as repriced_as, any_value(ap.source) as repriced_source,
-               count(*) filter (where ap.matched_model is null) as unpriced_after
+               sum(s.cost_micros)::bigint as cost_micros, sum({STEP_COST})::bigint as repriced_micros,
+               any_value(mp.matched_model) as repriced_as, any_value(mp.source) as repriced_source,
+               count(*) filter (where mp.matched_model is null) as unpriced_after
         from step_view s join runs r using (run_id)
-        left join _alt_prices ap on ap.provider is not distinct from s.price_provider and ap.model = s.price_model
-            and ap.day = coalesce(s.started_at, r.started_at, now())::date
+        -- the other prices under the name the shared step cost reads them by (mp), so it applies as it is
+        left join _alt_prices mp on mp.provider is not distinct from s.price_provider and mp.model = s.price_model
+            and mp.day = coalesce(s.started_at, r.started_at, now())::date
         where s.kind = 'model' group by 1 order by 1""")
     for row in rows:
         row["difference_micros"] = (row["repriced_micros"] - row["cost_micros"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 class Fact:
     name: str
     what: str  # completes "records no …"
-    known_sql: str  # over ``r`` (runs), ``t`` (step totals) and ``ff_<name>`` (the format's declaration)
+    known_sql: str  # over ``r`` (runs), ``t`` (step totals), ``cat`` (the catalogue) and ``ff_<name>`` (the declaration)
     subject: str = "run"  # run | bucket (a provider's usage or cost row)
 
 
@@ -48,8 +48,8 @@ FACTS: dict[str, Fact] = {f.name: f for f in [
          "r.ledger_tool_results) is not null"),
     # a run of a format that records catalogues, offered no tool and calling none, has an empty one
     Fact("catalogue", "tool catalogue (which tools exist)",
-         "t.catalogued or (coalesce(t.tool_steps, 0) = 0 and " + _declared("catalogue") + ")"),
-    Fact("side_effects", "mark of the tools that change the world (side_effect in its tool catalogue)", "t.side_effects_marked"),
+         "coalesce(cat.catalogued, false) or (coalesce(t.tool_steps, 0) = 0 and " + _declared("catalogue") + ")"),
+    Fact("side_effects", "mark of the tools that change the world (side_effect in its tool catalogue)", "coalesce(cat.side_effects_marked, false)"),
     Fact("context_size", "context size of each model call", "coalesce(t.model_steps, 0) = 0 or t.context_steps > 0"),
     Fact("thread", "conversation threads (which model calls continue one conversation)", _declared("thread")),
     Fact("call_ids", "link between a tool result and the call that asked for it", _declared("call_ids")),
@@ -84,14 +84,15 @@ with t as (
            count(*) filter (where s.kind = 'model' and s.input_hash is not null) as hashed_steps
     from steps s group by s.run_id
 ),
-catalogued as (select run_id, bool_and(side_effect is not null) as marked from run_tools group by run_id),
+cat as (select run_id, true as catalogued, bool_and(side_effect is not null) as side_effects_marked
+        from run_tools group by run_id),
 tree as (select v.run_id, t.budget_scope as root_scope from run_view v join runs t on t.run_id = v.root_run_id)
 select r.run_id, r.source_format, r.agent,
-       {", ".join(f"({FACTS[name].known_sql.replace('t.catalogued', 'c.run_id is not null').replace('t.side_effects_marked', 'coalesce(c.marked, false)')}) as {name}"
+       {", ".join(f"({FACTS[name].known_sql}) as {name}"
                   for name in RUN_FACT_NAMES)}
 from runs r
 left join t using (run_id)
-left join catalogued c using (run_id)
+left join cat using (run_id)
 left join tree using (run_id)
 {" ".join(f"left join format_facts ff_{name} on ff_{name}.format = r.source_format and ff_{name}.fact = '{name}'"
           for name in _DECLARED)}

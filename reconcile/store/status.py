@@ -152,16 +152,16 @@ def _case(rules: list[Rule], raw: str, itself: str, by_reason: str | None = None
     return "case " + " ".join(branches)
 
 
-def canonical_status_macro_sql() -> str:
-    """SQL for the ``canonical_status(raw)`` macro, built from the same rules."""
-    return "create or replace macro canonical_status(raw) as " + _case(STOP_REASON_RULES, "raw", "lower(trim(raw))") + " end"
+def canonical_status_macro_sql(temporary: bool = False) -> str:
+    """SQL for the ``canonical_status(raw)`` macro, built from the same rules (per connection when ``temporary``)."""
+    return f"create or replace {'temp ' if temporary else ''}macro canonical_status(raw) as " + _case(STOP_REASON_RULES, "raw", "lower(trim(raw))") + " end"
 
 
-def run_end_status_macro_sql() -> str:
+def run_end_status_macro_sql(temporary: bool = False) -> str:
     """SQL for ``run_end_status(status, reason)``: a run_end line's canonical status (``map_run_end``)."""
     by_reason = "case when canonical_status(reason) in ('succeeded', 'running') then 'failed' " \
                 "else coalesce(canonical_status(reason), 'failed') end"
-    return ("create or replace macro run_end_status(status, reason) as "
+    return (f"create or replace {'temp ' if temporary else ''}macro run_end_status(status, reason) as "
             + _case(HARNESS_STATUS_RULES, "status", "lower(trim(status))", by_reason)
             + " else canonical_status(reason) end")
 
@@ -169,5 +169,5 @@ def run_end_status_macro_sql() -> str:
 def install_status_macro(con: duckdb.DuckDBPyConnection, temporary: bool = True) -> None:
     """Create the ``canonical_status`` and ``run_end_status`` macros: temporary (per connection), or stored in
     the file so checks that use them run in any DuckDB client."""
-    for sql in (canonical_status_macro_sql(), run_end_status_macro_sql()):
-        con.execute(sql.replace("create or replace macro", "create or replace temp macro") if temporary else sql)
+    for sql in (canonical_status_macro_sql(temporary), run_end_status_macro_sql(temporary)):
+        con.execute(sql)

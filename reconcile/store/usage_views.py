@@ -26,8 +26,14 @@ from steps s join runs r using (run_id)
 where s.kind = 'model' and s.started_at is not null
 """
 
-_GROUPING = ("((model is not null)::int * 8 + (api_key_id is not null)::int * 4 + (workspace_id is not null)::int * 2"
-             " + (project_id is not null)::int)")
+
+
+def _grouping(alias: str = "") -> str:
+    """How finely a usage row is grouped: one bit a dimension it names (``alias``: the table's, when joined)."""
+    return (f"(({alias}model is not null)::int * 8 + ({alias}api_key_id is not null)::int * 4"
+            f" + ({alias}workspace_id is not null)::int * 2 + ({alias}project_id is not null)::int)")
+
+
 
 # Written without QUALIFY so it reads the same in Spark (docs/scale-out.md): a join to the finest grouping.
 PROVIDER_USAGE = f"""
@@ -35,12 +41,11 @@ create or replace view provider_usage as
 select u.*, u.source_file || '#' || u.source_record as usage_row
 from usage_buckets u
 -- several downloads may group one bucket differently: compare against the finest grouping only
-join (select provider, bucket_start, bucket_end, max({_GROUPING}) as finest
+join (select provider, bucket_start, bucket_end, max({_grouping()}) as finest
       from usage_buckets group by provider, bucket_start, bucket_end) f
   on f.provider is not distinct from u.provider and f.bucket_start is not distinct from u.bucket_start
  and f.bucket_end is not distinct from u.bucket_end
-where {_GROUPING.replace("(model", "(u.model").replace("(api_key_id", "(u.api_key_id")
-       .replace("(workspace_id", "(u.workspace_id").replace("(project_id", "(u.project_id")} = f.finest
+where {_grouping("u.")} = f.finest
 """
 
 USAGE_RECONCILIATION = f"""

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reconcile.sql_text import string_literal
 from reconcile.store.facts import FACTS
 from reconcile.testing.provider import FakeProvider, write_report
 from reconcile.testing.stubs import EXPECTATIONS
@@ -215,7 +216,7 @@ class _Placer:
 
 def _unjudged(con, checks: list) -> list[tuple[str, str, str]]:
     """(run, check, what it lacks) for each run a check could not judge, as the runner decides it (``run_facts``)."""
-    branches = [f"select run_id, '{check.name}' as check_name, '{FACTS[fact].what.replace(chr(39), chr(39) * 2)}' "
+    branches = [f"select run_id, {string_literal(check.name)} as check_name, {string_literal(FACTS[fact].what)} "
                 f"as what from run_facts where not {fact}"
                 for check in checks for fact in check.needs if FACTS[fact].subject == "run"]
     if not branches:
