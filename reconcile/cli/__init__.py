@@ -17,9 +17,11 @@ from reconcile.errors import ExitCode, ReconcileError
 from reconcile.cli.help import plain_metavars
 from reconcile.cli.render import LiteralConsole
 from reconcile.cli.root import app
-from reconcile.cli import budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd, replay_cmd, report_cmd, runs_cmd  # (they register commands)
+from reconcile.cli import (budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd,
+                           prices_cmd, replay_cmd, report_cmd, runs_cmd, usage_cmd)  # (they register commands)
 
-__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd", "inspect_cmd", "replay_cmd", "report_cmd", "runs_cmd"]
+__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd",
+           "inspect_cmd", "prices_cmd", "replay_cmd", "report_cmd", "runs_cmd", "usage_cmd"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,22 +1,18 @@
-"""``reconcile cost``, ``reconcile cost project``, ``reconcile prices add``, ``reconcile reprice``."""
+"""``reconcile cost`` and ``reconcile cost project``: what the runs cost, and what they would cost."""
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reconcile.prices import pricing
 from reconcile import store
 from reconcile.analyses.costs import SOURCE_TEXT, cost_report, run_count_lines
 from reconcile.analyses.coverage import coverage
 from reconcile.errors import BadInput
 from reconcile.money import described, usd
 from reconcile.analyses.projection import Inputs, fit, projection_sheet, projection_table
-from reconcile.prices.reprice import reprice
 from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
 from reconcile.when import TIME_GROUPS, use_zone
 from reconcile.cli.root import app
@@ -24,9 +20,7 @@ from reconcile.cli.options import CostSourceOption, Output, Source, Store, WideO
 from reconcile.cli.render import console, empty_window, output, sheet_table
 
 cost_app = typer.Typer(help="What the runs cost, and what they would cost.", no_args_is_help=False)
-prices_app = typer.Typer(help="The prices costs are computed with.", no_args_is_help=True)
 app.add_typer(cost_app, name="cost")
-app.add_typer(prices_app, name="prices")
 
 
 def _pct(share: float | None) -> str:
@@ -212,140 +206,4 @@ def project_command(
         raise BadInput(f"--success-rate {success_rate!r} must be a share above 0 and at most 1, e.g. 0.72")
     rows = projection_table(inputs, counts or [3, 5, 10, 20, 40])
     output(projection_sheet(rows, inputs.success_rate), given, json_data=rows)
-    return None
-
-
-@prices_app.command("add")
-@grouped
-def prices_add_command(
-    file: Annotated[Path, typer.Argument(help="CSV or TOML: provider, model, from, to, input, output, "
-                                              "cache_read, cache_write_5m, cache_write_1h (dollars per million "
-                                              "tokens).")],
-    source: Store = Store(),
-) -> None:
-    """Load price overrides (negotiated rates, models genai-prices lacks); they win over the shipped prices.
-
-    Example: reconcile prices add negotiated.csv
-    """
-    with store.connect(source.path, create=False) as con:
-        count = pricing.load_overrides(con, file.resolve())
-        pricing.resolve(con)
-    console.print(f"{count} price(s) loaded from {file}; costs now use them where they match.")
-
-
-PRICE_COLUMNS = [
-    Column("provider", "provider"), Column("model", "model"), Column("effective_from", "from"),
-    Column("effective_to", "to"), Column("uncached_mtok", "input", "decimal"),
-    Column("cache_read_mtok", "cache read", "decimal"), Column("cache_write_5m_mtok", "cache write 5m", "decimal"),
-    Column("cache_write_1h_mtok", "cache write 1h", "decimal"), Column("output_mtok", "output", "decimal"),
-    Column("source", "source"), Column("source_version", "version"),
-]
-
-
-@prices_app.command("list")
-@grouped
-def prices_list_command(
-    model: Annotated[str | None, typer.Option("--model", help="Only prices whose model contains this text.")] = None,
-    snapshot: Annotated[bool, typer.Option("--snapshot", help="List the shipped prices too: reconcile's dated "
-                                                      "corrections and the genai-prices snapshot.")] = False,
-    given: Output = Output(),
-    source: Store = Store(),
-) -> None:
-    """List the price overrides (dollars per million tokens), and with --snapshot the shipped prices.
-
-    Example: reconcile prices list --snapshot --model sonnet
-    """
-    with store.connect(source.path, read_only=True) as con:
-        rows = pricing.list_prices(con, model, snapshot)
-    what = "Prices" if snapshot else "Price overrides"
-    sheet = Sheet(PRICE_COLUMNS, rows,
-                  title=f"{what} (dollars per million tokens; overrides win over the shipped prices)")
-    if output(sheet, given) and not rows:
-        console.print("No price overrides are loaded: costs use the genai-prices snapshot and reconcile's dated "
-                      "corrections of it. Add one with reconcile prices add FILE; see the shipped prices with "
-                      "--snapshot." if not snapshot else "No price matches.")
-
-
-@prices_app.command("remove")
-@grouped
-def prices_remove_command(
-    file: Annotated[Path | None, typer.Argument(help="Remove the overrides loaded from this file.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Remove the overrides of this model (exactly as "
-                                                               "listed).")] = None,
-    provider: Annotated[str | None, typer.Option("--provider", help="With --model: only this provider's.")] = None,
-    source: Store = Store(),
-) -> None:
-    """Remove price overrides (by the file they came from, or by model); costs fall back to the snapshot.
-
-    Example: reconcile prices remove negotiated.csv
-    """
-    if (file is None) == (model is None):
-        raise BadInput("give the file the overrides came from, or --model MODEL (see reconcile prices list)")
-    with store.connect(source.path, create=False) as con:
-        removed = pricing.remove_overrides(con, str(file.resolve()) if file else None, model, provider)
-        pricing.resolve(con)
-    console.print(f"{removed} price override(s) removed; costs now use the snapshot where no other override matches.")
-
-
-@app.command("reprice")
-@grouped
-def reprice_command(
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Price the same usage with the snapshot's prices of this date.")] = None,
-    prices: Annotated[Path | None, typer.Option("--prices", help="Price the same usage with this file's prices only.")] = None,
-    given: Output = Output(),
-    source: Store = Store(),
-) -> None:
-    """The same usage under other prices, and the difference per model.
-
-    Example: reconcile reprice --as-of 2026-01-01
-    """
-    try:
-        day = dt.date.fromisoformat(as_of) if as_of else None
-    except ValueError as exc:
-        raise BadInput(f"--as-of {as_of!r} is not a date like 2026-01-01") from exc
-    with store.connect(source.path, read_only=True) as con:
-        result = reprice(con, day, prices.resolve() if prices else None)
-    columns = [Column("model", "model"), Column("steps", "steps", "count"), Column("cost_micros", "now", "money"),
-               Column("repriced_micros", "repriced", "money"), Column("difference_micros", "difference", "signed_money"),
-               Column("repriced_as", "priced as")]
-    rows = [{**m, "repriced_as": m["repriced_as"] or "(no price)"} for m in result["models"]]
-    sheet = Sheet(every_key(columns, rows), rows)
-    output(sheet, given, json_data={**in_dollars(result), "models": json_rows(sheet)})
-    return None
-
-
-USAGE_COLUMNS = [
-    Column("provider_tokens", "provider tokens", "count"), Column("journal_tokens", "journal tokens", "count"),
-    Column("ledger_tokens", "ledger tokens", "count"), Column("coverage_tokens", "coverage", "share"),
-    Column("unexplained_tokens", "unexplained tokens", "count"), Column("unexplained_micros", "unexplained $", "money"),
-    Column("phantom_tokens", "phantom tokens", "count"), Column("phantom_micros", "phantom $", "money"),
-    Column("coverage_usd", "coverage $", "share"), Column("unpriced_rows", "unpriced buckets", "count"),
-]
-
-
-@app.command("usage")
-@grouped
-def usage_command(
-    by: Annotated[str, typer.Option("--by", help="Group by hour, day, week, month, model, api_key, workspace or "
-                                                 "project.")] = "day",
-    scope: Window = Window(),
-    given: Output = Output(),
-    source: Source = Source(),
-) -> None:
-    """The three-way match: what the provider billed, what the journals say, what the ledger counted.
-
-    A provider's daily buckets are UTC days: --tz UTC keeps each one whole.
-    Example: reconcile usage --by model --since 7d
-    """
-    from reconcile.analyses.usage import usage_report
-    with source.reading(scope) as con:
-        use_zone(con, scope.zone)
-        report = usage_report(con, by, scope)
-    # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
-    columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
-    sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
-                  title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
-    data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
-    if output(sheet, given, json_data=data) and report["phantom_runs"]:
-        console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

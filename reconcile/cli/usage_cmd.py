@@ -1,0 +1,50 @@
+"""``reconcile usage``: the three-way match of the provider's bill, the journals and the ledgers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from reconcile.sheets import Column, Sheet, every_key, in_dollars, json_rows
+from reconcile.when import use_zone
+from reconcile.cli.root import app
+from reconcile.cli.options import Output, Source, Window, grouped
+from reconcile.cli.render import console, output
+
+
+USAGE_COLUMNS = [
+    Column("provider_tokens", "provider tokens", "count"), Column("journal_tokens", "journal tokens", "count"),
+    Column("ledger_tokens", "ledger tokens", "count"), Column("coverage_tokens", "coverage", "share"),
+    Column("unexplained_tokens", "unexplained tokens", "count"), Column("unexplained_micros", "unexplained $", "money"),
+    Column("phantom_tokens", "phantom tokens", "count"), Column("phantom_micros", "phantom $", "money"),
+    Column("coverage_usd", "coverage $", "share"), Column("unpriced_rows", "unpriced buckets", "count"),
+]
+
+
+@app.command("usage")
+@grouped
+def usage_command(
+    by: Annotated[str, typer.Option("--by", help="Group by hour, day, week, month, model, api_key, workspace or "
+                                                 "project.")] = "day",
+    scope: Window = Window(),
+    given: Output = Output(),
+    source: Source = Source(),
+) -> None:
+    """The three-way match: what the provider billed, what the journals say, what the ledger counted.
+
+    A provider's daily buckets are UTC days: --tz UTC keeps each one whole.
+    Example: reconcile usage --by model --since 7d
+    """
+    from reconcile.analyses.usage import usage_report
+    with source.reading(scope) as con:
+        use_zone(con, scope.zone)
+        report = usage_report(con, by, scope)
+    # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
+    columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
+    sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
+                  title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
+    data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
+    if output(sheet, given, json_data=data) and report["phantom_runs"]:
+        console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
+    return None
