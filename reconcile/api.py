@@ -28,6 +28,7 @@ from reconcile import store
 from reconcile.analyses.budgets import budget_report
 from reconcile.analyses.costs import cost_report
 from reconcile.analyses.inspect import find_run
+from reconcile.when import Window
 
 
 class Reconcile:
@@ -104,7 +105,7 @@ class Reconcile:
         pairs = [f"{k}={v}" for k, v in sets.items()] if isinstance(sets, dict) else list(sets or [])
         detectors = [detector] if isinstance(detector, str) else list(detector or [])
         candidates = from_options(pairs, detectors, base) + ([from_file(Path(limits), base)] if limits else [])
-        report = replay(self.con, candidates or None, by, since, until, runs=runs)
+        report = replay(self.con, candidates or None, by, Window(since, until), runs=runs)
         if runs:
             rows = [{"candidate": c["name"], **row} for c in report["candidates"] for row in c["runs"]]
         else:

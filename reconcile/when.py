@@ -39,10 +39,19 @@ class Window:
     until: datetime | None = None
     zone: str = "UTC"
 
+    @property
+    def params(self) -> dict[str, datetime | None]:
+        """``$since`` and ``$until`` for :data:`RUNS_IN_WINDOW`."""
+        return {"since": self.since, "until": self.until}
+
     def describe(self) -> str:
         shown = [f"from {_shown(self.since, self.zone)}" if self.since else "",
                  f"until {_shown(self.until, self.zone)}" if self.until else ""]
         return " ".join(part for part in shown if part) or "all time"
+
+
+# A run (``r``) started in the window: the SQL every analysis filters by, with ``Window.params``.
+RUNS_IN_WINDOW = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
 
 
 def _shown(moment: datetime, zone: str) -> str:

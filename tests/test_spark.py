@@ -90,16 +90,16 @@ def test_the_cost_report_is_the_same_in_spark(engines, by):
     duck, spark = engines
     for con in (duck, spark):
         use_zone(con, "UTC")
-    same(cost_report(duck, by, None, None, "auto"), cost_report(spark, by, None, None, "auto"))
+    same(cost_report(duck, by, None, "auto"), cost_report(spark, by, None, "auto"))
 
 
 def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
     duck, spark = engines
     for con in (duck, spark):
         use_zone(con, "UTC")
-    same(budget_report(duck, "agent", None, None, "auto"), budget_report(spark, "agent", None, None, "auto"))
-    same(budget_report(duck, "agent", None, None, "auto", "tree"), budget_report(spark, "agent", None, None, "auto", "tree"))
-    same(stop_reason_rates(duck, "agent", None, None), stop_reason_rates(spark, "agent", None, None))
+    same(budget_report(duck, "agent", None, "auto"), budget_report(spark, "agent", None, "auto"))
+    same(budget_report(duck, "agent", None, "auto", "tree"), budget_report(spark, "agent", None, "auto", "tree"))
+    same(stop_reason_rates(duck, "agent", None), stop_reason_rates(spark, "agent", None))
     same(latency_and_size(duck, Config()), latency_and_size(spark, Config()))
 
 

@@ -31,7 +31,7 @@ from reconcile.analyses.costs import cost_source
 from reconcile.errors import BadInput
 from reconcile.money import usd
 from reconcile.store import records
-from reconcile.when import bucket, night_sql
+from reconcile.when import RUNS_IN_WINDOW, Window, bucket, night_sql
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
           "model": "coalesce(r.model, '(none)')"}
@@ -54,7 +54,7 @@ def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, see
     return quantile_cont(estimates, 0.025), quantile_cont(estimates, 0.975)
 
 
-def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Window | None = None,
                   source: str = "auto", unit: str = "run") -> dict[str, Any]:
     """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
     success rate, and for each ceiling the evidence and the recommendation."""
@@ -63,9 +63,8 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None,
     if unit not in ceilings.UNITS:
         raise BadInput(f"--unit {unit!r}: choose one of {', '.join(ceilings.UNITS)}")
     source = cost_source(source)
-    window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
-    params = {"since": since, "until": until}
-    ceilings.stage_runs(con, GROUPS[by], window, {**params, "source": source}, unit)
+    params = (window or Window()).params
+    ceilings.stage_runs(con, GROUPS[by], RUNS_IN_WINDOW, {**params, "source": source}, unit)
     groups = records(con, f"""
         select key, count(*) as runs, count(*) filter (where succeeded) as succeeded,
                count(*) filter (where status = 'budget_exceeded') as budget_stopped,
@@ -217,29 +216,28 @@ def _number(value: float | int) -> str:
     return str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
-def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", since=None, until=None,
+def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Window | None = None,
                       period: str = "day") -> list[dict[str, Any]]:
     """Per group and day (or ``night``: noon to noon) of the zone ``use_zone`` set, each status's share and its
     change from the period before. A night is the unit of an overnight loop: days would compare its two halves."""
-    window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
     when = night_sql("r.started_at") if period == "night" else bucket("r.started_at", period)
     return records(con, f"""
         with counts as (
             select {GROUPS[by]} as key, {when} as day, r.status, count(*) as runs
-            from runs r where {window} group by all
+            from runs r where {RUNS_IN_WINDOW} group by all
         ),
         shares as (
             select *, runs / sum(runs) over (partition by key, day) as share from counts
         )
         select *, share - lag(share) over (partition by key, status order by day) as change
-        from shares order by key, day, status""", {"since": since, "until": until})
+        from shares order by key, day, status""", (window or Window()).params)
 
 
-def latency_and_size(con: duckdb.DuckDBPyConnection, config=None, since=None,
-                     until=None) -> dict[str, list[dict[str, Any]]]:
+def latency_and_size(con: duckdb.DuckDBPyConnection, config=None,
+                     window: Window | None = None) -> dict[str, list[dict[str, Any]]]:
     """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
 
-    Over the steps of the runs started in ``[since, until)``, as every other section of ``budgets``
+    Over the steps of the runs started in ``window``, as every other section of ``budgets``
     (a run without a start time is in no window, only in the unbounded one). The share above the bound counts only the results whose run has a bound (its own, configured,
     or its harness's documented one); with none known it is NULL, not 0.
     """
@@ -247,20 +245,20 @@ def latency_and_size(con: duckdb.DuckDBPyConnection, config=None, since=None,
     from reconcile.config import Config
 
     create_run_settings(con, config or Config())
-    params: dict | None = {"since": since, "until": until}
-    window = """run_id in (select r.run_id from runs r where ($since is null or r.started_at >= $since)
-                                                  and ($until is null or r.started_at < $until))"""
-    if since is None and until is None:
-        window, params = "run_id is not null", None  # every step, runs without a start time included
+    window = window or Window()
+    params: dict | None = window.params
+    steps_in = f"run_id in (select r.run_id from runs r where {RUNS_IN_WINDOW})"
+    if window.since is None and window.until is None:
+        steps_in, params = "run_id is not null", None  # every step, runs without a start time included
     latency = records(con, f"""
         select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
                quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
-        from step_view where ms is not null and {window} group by all order by 1, 2""", params)
+        from step_view where ms is not null and {steps_in} group by all order by 1, 2""", params)
     sizes = records(con, f"""
         select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
                count(*) filter (where s.result_tokens > b.result_bound_tokens)
                    / nullif(count(*) filter (where b.result_bound_tokens is not null), 0) as share_above_bound
         from steps s join run_settings b using (run_id)
-        where s.kind = 'tool' and s.result_tokens is not null and s.{window}
+        where s.kind = 'tool' and s.result_tokens is not null and s.{steps_in}
         group by 1 order by 1""", params)
     return {"latency": latency, "result_size": sizes}

@@ -19,7 +19,6 @@ partial sum says what it leaves out (unpriced tokens, calls without usage, runs 
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -29,7 +28,7 @@ from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
 from reconcile.money import cost_per_completed_task
 from reconcile.store import frozen_views, records
-from reconcile.when import TIME_GROUPS, bucket
+from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, bucket
 
 
 
@@ -69,7 +68,7 @@ LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coal
           "|| ' wall=' || coalesce(r.max_wall_seconds::varchar || 's', '-') || ' spend=' "
           "|| coalesce('$' || printf('%.2f', r.max_cost_micros / 1000000), '-')")
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
-WINDOW = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
+WINDOW = RUNS_IN_WINDOW
 
 # Each run's cost under the chosen source. ``complete``: the figure leaves nothing out.
 CHOSEN = """chosen as (
@@ -131,27 +130,26 @@ def _lines(by: str) -> str:
 )"""
 
 
-def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", since: datetime | None = None,
-                until: datetime | None = None, source: str = "auto") -> dict[str, Any]:
-    """The cost of the runs started in [since, until), grouped ``by`` day, agent, model, task_class or run."""
+def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", window: Window | None = None,
+                source: str = "auto") -> dict[str, Any]:
+    """The cost of the runs started in ``window`` (all runs without one), grouped ``by`` day, agent, model,
+    task_class or run."""
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     source = cost_source(source)
     with frozen_views(con):  # a dozen questions to the priced steps: price them once
-        return _cost_report(con, by, since, until, source)
+        return _cost_report(con, by, window or Window(), source)
 
 
-def _cost_report(con: duckdb.DuckDBPyConnection, by: str, since: datetime | None, until: datetime | None,
-                 source: str) -> dict[str, Any]:
-    window = {"since": since, "until": until}
-    params = {**window, "source": source}
+def _cost_report(con: duckdb.DuckDBPyConnection, by: str, window: Window, source: str) -> dict[str, Any]:
+    params = {**window.params, "source": source}
     base = f"from step_view s join runs r using (run_id) where {WINDOW}"
     tokens = {row["key"]: row for row in records(
-        con, f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window)}
+        con, f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
     costs = {row["key"]: row for row in records(
         con, f"with {CHOSEN}, {_lines(by)} select key, {_COST} from lines group by 1", params)}
     groups = [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
-    total = _derive("total", records(con, f"select {_TOKENS} {base}", window)[0],
+    total = _derive("total", records(con, f"select {_TOKENS} {base}", window.params)[0],
                     records(con, f"with {CHOSEN}, {_lines(by)} select {_COST} from lines", params)[0], source)
     per_task = records(con, f"""
         with {CHOSEN}
@@ -185,7 +183,7 @@ def _cost_report(con: duckdb.DuckDBPyConnection, by: str, since: datetime | None
             "prices": price_sources(con)}
 
 
-def costliest_runs(con: duckdb.DuckDBPyConnection, since=None, until=None, source: str = "auto",
+def costliest_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, source: str = "auto",
                    limit: int = 10) -> list[dict[str, Any]]:
     """The runs that cost most under ``source``, with where each figure came from."""
     return records(con, f"""
@@ -197,7 +195,7 @@ def costliest_runs(con: duckdb.DuckDBPyConnection, since=None, until=None, sourc
                case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets
         from runs r join run_view v using (run_id) join chosen c using (run_id)
         where c.cost_micros is not null and {WINDOW}
-        order by c.cost_micros desc, r.run_id limit {int(limit)}""", {"since": since, "until": until, "source": source})
+        order by c.cost_micros desc, r.run_id limit {int(limit)}""", {**(window or Window()).params, "source": source})
 
 
 def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def cost_command(
     with source.reading(scope) as con:
         use_zone(con, scope.zone)
         found = coverage(con, scope, source.described)
-        report = cost_report(con, by, scope.since, scope.until, cost_source)
+        report = cost_report(con, by, scope, cost_source)
     sheet = cost_sheet(report, by, scope.zone, cost_source)
     if not found.within:
         return empty_window(found, sheet, given, json_data=cost_json(report, sheet))

@@ -66,7 +66,7 @@ def replay_command(
         candidates.insert(0, as_run())
     with source.reading(path=path) as con:
         use_zone(con, scope.zone)
-        report = replay(con, candidates or None, by, scope.since, scope.until, config, cost_source, runs=runs)
+        report = replay(con, candidates or None, by, scope, config, cost_source, runs=runs)
     if output(replay_sheet(report, runs), given, json_data=in_dollars(report), wide=wide):
         for line in text_lines(report):
             console.print(line, markup=False, highlight=False)

@@ -33,7 +33,7 @@ from reconcile.resources import reports_dir
 from reconcile.store import records
 from reconcile.store.status import STATUSES
 from reconcile.analyses.usage import usage_report
-from reconcile.when import TIME_GROUPS, Window, night_bounds, use_zone
+from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, night_bounds, use_zone
 
 
 def _environment() -> jinja2.Environment:
@@ -97,7 +97,7 @@ def render(template: str, context: dict[str, Any]) -> str:
     return _environment().get_template(template).render(**context)
 
 
-def _catalogued(con: duckdb.DuckDBPyConnection, names, since, until) -> dict[str, dict[str | None, int]]:
+def _catalogued(con: duckdb.DuckDBPyConnection, names, window: Window) -> dict[str, dict[str | None, int]]:
     """Per grouping and group (None: all of them), how many of its runs record their tool catalogue.
 
     The runs that record one are found once (``run_facts`` reads every step); each grouping then
@@ -114,7 +114,7 @@ def _catalogued(con: duckdb.DuckDBPyConnection, names, since, until) -> dict[str
                                        where {WINDOW} and r.run_id in (select run_id from _catalogued_runs))
                                    select key, count(*) from pairs group by key
                                    union all select null, count(distinct run_id) from pairs""",
-                               {"since": since, "until": until}).fetchall()
+                               window.params).fetchall()
             out[name] = {k: n for k, n in rows}
         return out
     finally:
@@ -133,8 +133,7 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
     if period not in TIME_GROUPS:
         raise BadInput(f"--by {period!r}: the finance report groups spend by {', '.join(TIME_GROUPS)}")
     use_zone(con, window.zone)
-    since, until = window.since, window.until
-    by = {name: cost_report(con, name, since, until, source) for name in (period, "model", "agent", "task_class")}
+    by = {name: cost_report(con, name, window, source) for name in (period, "model", "agent", "task_class")}
     total = by[period]["total"]
     charts = {  # each titled with what it shows, its axis with the unit
         "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
@@ -152,14 +151,14 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
                               "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
                               xlabel="US dollars"),
     }
-    catalogued = _catalogued(con, by, since, until)
+    catalogued = _catalogued(con, by, window)
     for name in by:  # the catalogue tax of a group none of whose runs records a tool catalogue is not recorded, not $0
         for g in [*by[name]["groups"], by[name]["total"]]:
             g["catalogue_recorded"] = bool(catalogued[name].get(g["key"] if g is not by[name]["total"] else None))
-    costliest = costliest_runs(con, since, until, source)
+    costliest = costliest_runs(con, window, source)
     usage = usage_report(con, "day", window) if _has_usage(con) else None
-    period_span = con.execute("select min(started_at), max(started_at) from runs where ($since is null or started_at >= $since) "
-                              "and ($until is null or started_at < $until)", {"since": since, "until": until}).fetchall()[0]
+    period_span = con.execute(f"select min(started_at), max(started_at) from runs r where {RUNS_IN_WINDOW}",
+                              window.params).fetchall()[0]
     return {"generated_at": _now(window.zone), "period": [_local(t, window.zone) for t in period_span], "zone": window.zone,
             "by_period": period, "total": total, "by": by, "charts": charts, "source": source,
             "source_text": SOURCE_TEXT[source], "bill": bill_vs_journals(con, window),
@@ -199,7 +198,8 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
         steps.setdefault(row["run_id"], []).append(row)
     # night with night, as the glance compares them; nothing after the report's night
-    rates = stop_reason_rates(con, "agent", until=night_bounds(night, zone)[1] if night else None, period="night")
+    rates = stop_reason_rates(con, "agent", Window(until=night_bounds(night, zone)[1] if night else None),
+                              period="night")
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
     rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
@@ -281,8 +281,7 @@ def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: st
     candidate = from_budgets(budgets)
     if night is None or not candidate.limits:
         return None
-    since, until = night_bounds(night, zone)
-    report = replay(con, [candidate], "agent", since, until, config, source)
+    report = replay(con, [candidate], "agent", Window(*night_bounds(night, zone)), config, source)
     return {"night": night, **report["candidates"][0]}
 
 

@@ -37,7 +37,7 @@ from reconcile.analyses.coverage import require_runs
 from reconcile.errors import BadInput
 from reconcile.money import cost_per_completed_task
 from reconcile.store import records
-from reconcile.when import Window
+from reconcile.when import RUNS_IN_WINDOW, Window
 from reconcile.analyses.replay.candidates import Candidate, as_run, from_budgets, from_file, from_options
 from reconcile.analyses.replay.fence import prepare, replay_candidate
 from reconcile.analyses.replay.summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL, stop_reason
@@ -48,26 +48,26 @@ SHOWN_RUNS = 50  # runs listed per group and candidate (the counts are always co
 
 
 def replay(con: duckdb.DuckDBPyConnection, candidates: list[Candidate] | None = None, by: str = "agent",
-           since=None, until=None, config=None, source: str = "auto", runs: bool = False) -> dict[str, Any]:
+           window: Window | None = None, config=None, source: str = "auto", runs: bool = False) -> dict[str, Any]:
     """Replay each candidate over the runs in the window; with no candidate, the ceilings ``budgets``
     recommends. ``runs``: also every run's row (where it would stop, why, what that saved)."""
     from reconcile.config import Config
 
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
-    window = "($since is null or r.started_at >= $since) and ($until is null or r.started_at < $until)"
-    params = {"since": since, "until": until}
-    require_runs(con, Window(since, until))
+    window = window or Window()
+    params = window.params
+    require_runs(con, window)
     if not candidates:
-        candidates = [from_budgets(budget_report(con, by, since, until, source))]
-    prepare(con, config or Config(), window, params)
+        candidates = [from_budgets(budget_report(con, by, window, source))]
+    prepare(con, config or Config(), RUNS_IN_WINDOW, params)
     results = []
     for candidate in candidates:
-        replay_candidate(con, candidate, GROUPS[by], window, params)
+        replay_candidate(con, candidate, GROUPS[by], RUNS_IN_WINDOW, params)
         results.append(_summarise(con, candidate, runs))
     for table in ("_replay_runs", "_replay_loops", "_replay_limits", "loop_detectors", "_replay_steps"):
         con.execute(f"drop table if exists {table}")
-    return {"by": by, "since": since, "until": until, "candidates": results}
+    return {"by": by, "since": window.since, "until": window.until, "candidates": results}
 
 
 def _summarise(con: duckdb.DuckDBPyConnection, candidate: Candidate, with_runs: bool) -> dict[str, Any]:
