@@ -125,7 +125,7 @@ def _refuse_newer(con: duckdb.DuckDBPyConnection, target: str) -> None:
     has_table = con.execute("select count(*) from information_schema.tables where table_name = '_migrations'").fetchall()
     if not has_table[0][0]:
         return
-    known = {m.__name__ for m in MIGRATIONS}
+    known = {m.name for m in MIGRATIONS}
     newer = sorted(row[0] for row in con.execute("select name from _migrations").fetchall() if row[0] not in known)
     if newer:
         con.close()
@@ -180,7 +180,7 @@ def _needs_upgrade(target: str) -> bool:
         if not has_table:
             return True
         done = {row[0] for row in con.execute("select name from _migrations").fetchall()}
-        if any(m.__name__ not in done for m in MIGRATIONS):
+        if any(m.name not in done for m in MIGRATIONS):
             return True
         try:
             fingerprint = con.execute("select fingerprint from _views").fetchall()

@@ -1,8 +1,9 @@
 """Ordered, named schema migrations of the canonical store.
 
-Each migration is a function ``mNNN_what(con)`` (in ``reconcile.store.migration_steps``);
-``apply_migrations`` runs the ones not yet recorded in ``_migrations``, each in its own
-transaction. A migration that has shipped is never edited: change the schema by adding the next one.
+Each migration is a SQL file, ``reconcile/store/sql/migrations/mNNN_what.sql``, whose header says what it
+changes; ``apply_migrations`` runs the ones not yet recorded in ``_migrations``, each in its own
+transaction, in the order of their names. A migration that has shipped is never edited: change the
+schema by adding the next file.
 
 Uniqueness (one row per run id, per (run id, step index)) is enforced by the loader rather than
 by PRIMARY KEY constraints: DuckDB checks unique constraints eagerly inside a transaction, which
@@ -12,18 +13,27 @@ breaks the delete-then-reinsert a re-ingested file needs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib import resources
 
 import duckdb
 
-from reconcile.store import migration_steps
 
-Migration = Callable[[duckdb.DuckDBPyConnection], None]
+@dataclass(frozen=True)
+class Migration:
+    name: str  # mNNN_what: its number places it
+    sql: str
 
-# the steps in order: their names say it (m001_…, m002_…)
-MIGRATIONS: list[Migration] = [getattr(migration_steps, name) for name in sorted(vars(migration_steps))
-                               if re.fullmatch(r"m\d{3}_\w+", name)]
+
+def _load() -> list[Migration]:
+    folder = resources.files("reconcile.store") / "sql" / "migrations"
+    found = sorted((entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in folder.iterdir()
+                   if re.fullmatch(r"m\d{3}_\w+\.sql", entry.name))
+    return [Migration(name, sql) for name, sql in found]
+
+
+MIGRATIONS: list[Migration] = _load()
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -39,11 +49,11 @@ def apply_migrations(con: duckdb.DuckDBPyConnection, upto: str | None = None) ->
     done = set(applied_migrations(con))
     ran = []
     for migration in MIGRATIONS:
-        name = migration.__name__
+        name = migration.name
         if name not in done:
             con.execute("begin")
             try:
-                migration(con)
+                con.execute(migration.sql)
                 con.execute(
                     "insert into _migrations values (?, ?)", [name, datetime.now(timezone.utc)]
                 )

@@ -40,13 +40,16 @@ def workload(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def clean(workload, tmp_path_factory) -> tuple[dict, float]:
-    """The workload ingested undisturbed: the store's snapshot, and how long the whole process took."""
-    db = tmp_path_factory.mktemp("clean") / "clean.duckdb"
-    started = time.perf_counter()
-    assert subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True).returncode == 0
-    seconds = time.perf_counter() - started
+    """The workload ingested undisturbed: the store's snapshot, and how long the whole process took (the faster of
+    two fresh ingests: one timed while the other test worker was busy would place the kills after a quicker one ends)."""
+    timings = []
+    for attempt in range(2):
+        db = tmp_path_factory.mktemp("clean") / f"clean{attempt}.duckdb"
+        started = time.perf_counter()
+        assert subprocess.run([*RECONCILE, "ingest", workload, "--db", db], capture_output=True).returncode == 0
+        timings.append(time.perf_counter() - started)
     with store.connect(db, read_only=True) as con:
-        return snapshot(con), seconds
+        return snapshot(con), min(timings)
 
 
 def test_sigkill_mid_ingest_five_times_then_a_reingest_equals_a_clean_one(workload, clean, tmp_path):
@@ -58,8 +61,10 @@ def test_sigkill_mid_ingest_five_times_then_a_reingest_equals_a_clean_one(worklo
         ingest = subprocess.Popen([*RECONCILE, "ingest", workload, "--db", db],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # within the ingest as long as it takes here: fixed sleeps of 0.3-3 s met a finished one 4 times in 5
-        # once the workload loaded in about 1.5 s. The first, timed ingest is the slowest (cold): stay early.
-        time.sleep(chance.uniform(0.25, 0.6) * seconds)
+        # once the workload loaded in about 1.5 s. Stay early: each ingest after a kill has less left to load
+        # (the files the killed one committed are unchanged), so a late share met a finished one 3 times in 5
+        # in one full-suite run.
+        time.sleep(chance.uniform(0.15, 0.45) * seconds)
         running += ingest.poll() is None
         ingest.send_signal(signal.SIGKILL)
         ingest.wait()
