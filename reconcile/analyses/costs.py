@@ -31,7 +31,6 @@ from reconcile.store import frozen_views, records
 from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, bucket
 
 
-
 class CostSource(StrEnum):
     """Whose figure a run's cost is (``--cost-source``): see ``SOURCE_TEXT``."""
 

@@ -65,9 +65,9 @@ RemoteOption = Annotated[str | None, typer.Option(
     "--remote", metavar="URL", show_default=False,
     help="With --engine spark: a Spark Connect server (sc://host:15002) instead of --master.")]
 CostSourceOption = Annotated[str, typer.Option(
-    "--cost-source", callback=cost_source, help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where "
-                          "every call could be priced, else the harness's.")]
-
+    "--cost-source", callback=cost_source,  # checked at parse time, by the function the analyses use too
+    help="ours (reconcile's prices), harness (the harness's own record), or auto: ours where every call could be "
+         "priced, else the harness's.")]
 
 
 def configured(config_file: Path | None, db: Path | None, settings: list[str] | None = None) -> tuple[Config, Path]:
@@ -122,13 +122,13 @@ class Source(Store):
         return str(self.from_parquet) if self.from_parquet else "the store"
 
 
-_GROUPS: dict[type, tuple[dict[str, tuple[Any, Any]], Callable[..., Any]]] = {
-    Store: ({"config_file": (ConfigOption, None), "db": (DbOption, None)}, Store),
-    Source: ({"config_file": (ConfigOption, None), "db": (DbOption, None), "from_parquet": (FromParquetOption, None),
-              "engine": (EngineOption, "duckdb"), "master": (MasterOption, None), "remote": (RemoteOption, None)},
-             Source),
+_STORE_OPTIONS = {"config_file": (ConfigOption, None), "db": (DbOption, None)}
+_GROUPS: dict[type, tuple[dict[str, tuple[Any, Any]], Callable[..., Any]]] = {  # (option: (alias, default)), build
+    Store: (_STORE_OPTIONS, Store),
+    Source: ({**_STORE_OPTIONS, "from_parquet": (FromParquetOption, None), "engine": (EngineOption, "duckdb"),
+              "master": (MasterOption, None), "remote": (RemoteOption, None)}, Source),
     Window: ({"since": (SinceOption, None), "until": (UntilOption, None), "tz": (TzOption, None)},
-             lambda since, until, tz: window(since, until, tz)),
+             lambda since, until, tz: window(since, until, tz)),  # --tz is window()'s zone
     Output: ({"json_out": (JsonOption, False), "csv_out": (CsvOption, False), "parquet": (ParquetOption, None)},
              lambda json_out, csv_out, parquet: Output(json_out, csv_out, parquet)),
 }

@@ -31,9 +31,7 @@ from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, 
 from reconcile.store.migrations import apply_migrations
 from reconcile.store.views import create_views
 from reconcile.formats import format_fact_rows
-from reconcile.sql_text import insert_rows
-from reconcile.sql_text import string_literal
-
+from reconcile.sql_text import insert_rows, string_literal
 
 
 @contextmanager

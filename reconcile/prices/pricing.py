@@ -89,7 +89,6 @@ def _snapshot_columns(version: str) -> list[list]:
     return [[None if v is None else str(_nine(v)) for v in column] for column in zip(*rows)]
 
 
-
 def _nine(value: Any) -> Any:
     return value.quantize(Decimal("1e-9")) if isinstance(value, Decimal) else value
 

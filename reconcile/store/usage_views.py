@@ -27,12 +27,10 @@ where s.kind = 'model' and s.started_at is not null
 """
 
 
-
 def _grouping(alias: str = "") -> str:
     """How finely a usage row is grouped: one bit a dimension it names (``alias``: the table's, when joined)."""
     return (f"(({alias}model is not null)::int * 8 + ({alias}api_key_id is not null)::int * 4"
             f" + ({alias}workspace_id is not null)::int * 2 + ({alias}project_id is not null)::int)")
-
 
 
 # Written without QUALIFY so it reads the same in Spark (docs/scale-out.md): a join to the finest grouping.
