@@ -17,6 +17,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.checks import kept, load_checks, run_checks
+from reconcile.engine import DuckDBEngine
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,10 +35,10 @@ def main() -> None:
     timings = []
     for check in checks:
         started = time.perf_counter()
-        report = run_checks(con, [check])
+        report = run_checks(DuckDBEngine(con), [check])
         timings.append((time.perf_counter() - started, check.name, report.results[0].failures))
     started = time.perf_counter()
-    run_checks(con, checks)
+    run_checks(DuckDBEngine(con), checks)
     total = time.perf_counter() - started
     print(f"{steps} steps, {len(checks)} checks")
     for seconds, name, failures in sorted(timings, reverse=True):
@@ -59,16 +60,16 @@ def kept_verdicts(db: Path) -> None:
         usable = kept.usable
         kept.usable = lambda con: False
         started = time.perf_counter()
-        run_checks(con, checks, record=False)
+        run_checks(DuckDBEngine(con), checks, record=False)
         print(f"no verdict kept (as before): {time.perf_counter() - started:.2f} s")
         kept.usable = usable
         for label in ("first check, keeping its verdicts", "again, every verdict kept"):
             started = time.perf_counter()
-            report = run_checks(con, checks)
+            report = run_checks(DuckDBEngine(con), checks)
             print(f"{label}: {time.perf_counter() - started:.2f} s ({report.kept} verdicts kept)")
         con.execute("delete from kept_judgements where hash(run_id) % 10 = 0")
         started = time.perf_counter()
-        report = run_checks(con, checks)
+        report = run_checks(DuckDBEngine(con), checks)
         print(f"a tenth of the runs judged again: {time.perf_counter() - started:.2f} s ({report.kept} verdicts kept)")
         con.close()
 

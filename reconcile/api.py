@@ -21,10 +21,10 @@ from __future__ import annotations
 from contextlib import ExitStack
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from reconcile import store
+from reconcile.engine import DuckDBEngine, Engine
 from reconcile.analyses.budgets import budget_report
 from reconcile.analyses.costs import cost_report
 from reconcile.analyses.inspect import find_run
@@ -40,19 +40,17 @@ class Reconcile:
         if dataset is None:
             # Read-only: any number of notebooks and CLI readers share the store; a writer (ingest) waits for them.
             # A typo in the path is an error, not an empty store.
-            self.con = store.connect(path, read_only=True, create=False)
-            self._open.callback(self.con.close)
+            self.engine: Engine = DuckDBEngine(store.connect(path, read_only=True, create=False), owned=True)
+            self._open.callback(self.engine.close)
         else:
             from reconcile.engines.dataset import reading
 
-            self.con = self._open.enter_context(reading(Path(), Path(dataset), engine=engine, master=master,
+            self.engine = self._open.enter_context(reading(Path(), Path(dataset), engine=engine, master=master,
                                                         remote=remote))
 
     def sql(self, query: str, params: list | None = None) -> pl.DataFrame:
         """Any query over the documented views and tables, as a DataFrame."""
-        if isinstance(self.con, duckdb.DuckDBPyConnection):
-            return self.con.sql(query, params=params or None).pl()  # a relation, not execute(): DuckDB 2
-        return pl.from_arrow(self.con.arrow(query, params))  # another engine: its result as Arrow
+        return pl.from_arrow(self.engine.execute(query, params))
 
     def runs(self) -> pl.DataFrame:
         return self.sql("select * from run_view order by started_at, run_id")
@@ -61,7 +59,7 @@ class Reconcile:
         """Every step, or one run's (its id or an unambiguous prefix; an unknown id raises ``RunNotFound``, as the CLI)."""
         if run_id is None:
             return self.sql("select * from step_view")
-        run_id = find_run(self.con, run_id)["run_id"]
+        run_id = find_run(self.engine, run_id)["run_id"]
         return self.sql("select * from step_view where run_id = ? order by idx", [run_id])
 
     def findings(self, latest: bool = True) -> pl.DataFrame:
@@ -70,17 +68,17 @@ class Reconcile:
         return self.sql(f"select * from findings {where} order by check_name, run_id, step")
 
     def costs(self, by: str = "model") -> pl.DataFrame:
-        report = cost_report(self.con, by)
+        report = cost_report(self.engine, by)
         return pl.DataFrame([*report["groups"], report["total"]], infer_schema_length=None)
 
     def cost_per_completed_task(self, source: str = "auto") -> pl.DataFrame:
         """A group's spend / its succeeded runs, by agent, task class, model and limits (as ``reconcile cost``)."""
-        return pl.DataFrame(cost_report(self.con, "agent", source=source)["cost_per_completed_task"],
+        return pl.DataFrame(cost_report(self.engine, "agent", source=source)["cost_per_completed_task"],
                             infer_schema_length=None)
 
     def budgets(self, by: str = "agent") -> pl.DataFrame:
         rows = []
-        for group in budget_report(self.con, by)["groups"]:
+        for group in budget_report(self.engine, by)["groups"]:
             row = {"key": group["key"], "runs": group["runs"], "success_rate": group["success_rate"],
                    "flags": [f["flag"] for f in group["flags"]]}
             for metric, values in group["metrics"].items():
@@ -105,7 +103,7 @@ class Reconcile:
         pairs = [f"{k}={v}" for k, v in sets.items()] if isinstance(sets, dict) else list(sets or [])
         detectors = [detector] if isinstance(detector, str) else list(detector or [])
         candidates = from_options(pairs, detectors, base) + ([from_file(Path(limits), base)] if limits else [])
-        report = replay(self.con, candidates or None, by, Window(since, until), runs=runs)
+        report = replay(self.engine, candidates or None, by, Window(since, until), runs=runs)
         if runs:
             rows = [{"candidate": c["name"], **row} for c in report["candidates"] for row in c["runs"]]
         else:

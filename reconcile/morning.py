@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reconcile import store
+from reconcile.engine import DuckDBEngine
 from reconcile.checks import CheckReport, load_checks, write_junit
 from reconcile.errors import NoRuns
 from reconcile.ingest.driver import IngestReport, ingest
@@ -40,17 +41,18 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
     check_folder_target(out)
     with store.connect(db) as con:
         ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None)
-        if not con.execute("select count(*) from runs").fetchall()[0][0]:
+        engine = DuckDBEngine(con)  # the store just written, judged and reported in the same connection
+        if not engine.value("select count(*) from runs"):
             totals = ingested.totals
             raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
-        with store.frozen_views(con):  # the checks and both reports read the night priced once
-            judged = judge_night(con, checks_to_run, config, zone, record=True)  # the latest night's runs
+        with store.frozen_views(engine):  # the checks and both reports read the night priced once
+            judged = judge_night(engine, checks_to_run, config, zone, record=True)  # the latest night's runs
             checks = judged[1]
             make_folder(out)
-            files = {"finance": write_finance(con, out / "finance.html", Window(zone=zone), source=source),
-                     "morning": write_morning(con, out / "morning.html", judged, config, zone=zone, source=source),
+            files = {"finance": write_finance(engine, out / "finance.html", Window(zone=zone), source=source),
+                     "morning": write_morning(engine, out / "morning.html", judged, config, zone=zone, source=source),
                      "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
         write_junit(checks, files["junit"], "--out")

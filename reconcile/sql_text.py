@@ -42,13 +42,17 @@ def typed_literal(value: Any, sql_type: str) -> str:
 
 
 def insert_rows(con, table: str, rows: list[list] | list[tuple]) -> None:
-    """Insert ``rows`` (in the table's column order) by one statement.
+    """Insert ``rows`` (in the table's column order) by one statement (:func:`insert_statement`)."""
+    if rows:
+        con.execute(*insert_statement(table, rows))
+
+
+def insert_statement(table: str, rows: list[list] | list[tuple]) -> tuple[str, list[list]]:
+    """One statement and its parameters inserting ``rows`` (at least one) into ``table``, column by column.
 
     Not ``executemany``, which runs its statement once a row: 2,000 rows a batch of small files
     cost half a second there, a few milliseconds here. Not for money: a list of Python Decimals
     of different scales is bound as one type that need not be exact (insert money as text, cast).
     """
-    if not rows:
-        return
     columns = [list(column) for column in zip(*rows)]
-    con.execute(f"insert into {table} select " + ", ".join(f"unnest(${n})" for n in range(1, len(columns) + 1)), columns)
+    return f"insert into {table} select " + ", ".join(f"unnest(${n})" for n in range(1, len(columns) + 1)), columns

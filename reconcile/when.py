@@ -21,8 +21,8 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-import duckdb
 
+from reconcile.engine import Engine
 from reconcile.errors import BadInput
 
 TIME_GROUPS = ("day", "week", "month")
@@ -151,9 +151,9 @@ def window(since: str | None, until: str | None, zone: str | None = None, now: d
     return Window(start, stop, name)
 
 
-def use_zone(con: duckdb.DuckDBPyConnection, zone: str) -> None:
-    """Make ``zone`` the one :func:`bucket` groups in on ``con`` (stored times stay UTC)."""
-    con.execute("set variable reconcile_tz = ?", [zone])
+def use_zone(engine: Engine, zone: str) -> None:
+    """Make ``zone`` the one :func:`bucket` groups in on ``engine`` (stored times stay UTC)."""
+    engine.run("set variable reconcile_tz = ?", [zone])
 
 
 def local_sql(expression: str) -> str:

@@ -13,6 +13,7 @@ from reconcile import store
 from reconcile.analyses.budgets import latency_and_size
 from reconcile.ingest.driver import ingest
 from reconcile.when import Window
+from reconcile.engine import DuckDBEngine
 from test_budgets import night
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs" / "2026-11-28"
@@ -71,8 +72,8 @@ def test_a_window_with_no_runs_has_no_latency_or_size_rows(cli, night_db):
     empty = cli("budgets", "--since", "2031-01-01", "--db", night_db)
     assert empty.code == 2 and "Latency" not in empty.out  # no table from all time under an empty window
     with store.connect(night_db, read_only=True) as con:
-        nothing = latency_and_size(con, None, Window(datetime(2031, 1, 1, tzinfo=timezone.utc)))
-        everything = latency_and_size(con)
+        nothing = latency_and_size(DuckDBEngine(con), None, Window(datetime(2031, 1, 1, tzinfo=timezone.utc)))
+        everything = latency_and_size(DuckDBEngine(con))
     assert nothing == {"latency": [], "result_size": []}
     assert everything["latency"] and everything["result_size"]  # the store has them: the window took them away
 

@@ -15,6 +15,7 @@ from reconcile.checks import CheckDefinitionError, load_checks, parse_check, run
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
+from reconcile.engine import DuckDBEngine
 
 REQUIRED = ["steps_equal_tool_results", "ledger_matches_transcript", "final_answer_not_overwritten",
             "tool_calls_paired", "known_tools_only", "side_effects_once", "no_stuck_side_effects",
@@ -51,7 +52,7 @@ def test_every_required_check_ships_and_has_fixtures():
 @pytest.mark.parametrize("name", REQUIRED)
 def test_the_check_finds_exactly_its_planted_rows(tmp_path, name):
     con, expected = store_with(tmp_path, PLANTED[name])
-    report = run_checks(con, select_checks(load_checks(), [name]))
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), [name]))
     assert sorted(((f.run_id, f.step) for f in report.findings), key=str) == sorted(expected, key=str)
     assert all(f.detail for f in report.findings)
 
@@ -59,7 +60,7 @@ def test_the_check_finds_exactly_its_planted_rows(tmp_path, name):
 @pytest.mark.parametrize("name", REQUIRED)
 def test_the_clean_fixture_passes_every_check(tmp_path, name):
     con, _ = store_with(tmp_path, CLEAN[name])
-    report = run_checks(con, load_checks())
+    report = run_checks(DuckDBEngine(con), load_checks())
     assert [(f.check, f.run_id, f.step, f.detail) for f in report.findings] == []
 
 
@@ -77,28 +78,28 @@ def unbounded_run(j):
 def test_a_run_without_a_bound_is_not_judged_until_configuration_gives_one(tmp_path):
     con, _ = store_with(tmp_path, unbounded_run)
     checks = select_checks(load_checks(), ["tool_results_bounded", "tool_errors_flagged"])
-    report = run_checks(con, checks)
+    report = run_checks(DuckDBEngine(con), checks)
     assert report.findings == []
     bounded = report.results[[r.name for r in report.results].index("tool_results_bounded")]
     assert [(n.count, n.source) for n in bounded.not_judged] == [(1, "native")]
     assert "set result_bound_tokens" in bounded.not_judged[0].reason
-    assert len(run_checks(con, checks, settings={"result_bound_tokens": "2000"}).findings) == 1
-    assert run_checks(con, checks, settings={"result_bound_tokens": "10000"}).findings == []
-    assert run_checks(con, checks).findings == []  # nothing is remembered from one run to the next
-    flagged = run_checks(con, checks, settings={"tool_error_pattern": "x{40}", "result_bound_tokens": "2000"}).findings
+    assert len(run_checks(DuckDBEngine(con), checks, settings={"result_bound_tokens": "2000"}).findings) == 1
+    assert run_checks(DuckDBEngine(con), checks, settings={"result_bound_tokens": "10000"}).findings == []
+    assert run_checks(DuckDBEngine(con), checks).findings == []  # nothing is remembered from one run to the next
+    flagged = run_checks(DuckDBEngine(con), checks, settings={"tool_error_pattern": "x{40}", "result_bound_tokens": "2000"}).findings
     assert {f.check for f in flagged} == {"tool_errors_flagged", "tool_results_bounded"}
 
 
 def test_the_run_s_own_bound_wins_over_configuration(tmp_path):
     con, _ = store_with(tmp_path, PLANTED["tool_results_bounded"])  # the run declares 2,000 tokens
     checks = select_checks(load_checks(), ["tool_results_bounded"])
-    assert len(run_checks(con, checks, settings={"result_bound_tokens": "10000"}).findings) == 1
+    assert len(run_checks(DuckDBEngine(con), checks, settings={"result_bound_tokens": "10000"}).findings) == 1
 
 
 def test_findings_and_check_runs_are_kept(tmp_path):
     con, _ = store_with(tmp_path, PLANTED["known_tools_only"])
-    run_checks(con, load_checks())
-    run_checks(con, load_checks())
+    run_checks(DuckDBEngine(con), load_checks())
+    run_checks(DuckDBEngine(con), load_checks())
     assert con.execute("select count(distinct checked_at), count(*) from check_runs").fetchall() == [(2, 2 * len(REQUIRED))]
     rows = con.execute("select check_name, severity, run_id, step from findings where check_name = 'known_tools_only'").fetchall()
     assert rows == [("known_tools_only", "error", "invented", 0)] * 2

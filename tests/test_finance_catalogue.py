@@ -15,6 +15,7 @@ from bases import jsonl  # noqa: E402
 from reconcile import store  # noqa: E402
 from reconcile.ingest.driver import ingest  # noqa: E402
 from reconcile.reports.reporting import finance_context  # noqa: E402
+from reconcile.engine import DuckDBEngine
 
 
 def test_each_grouping_says_which_groups_record_a_catalogue(tmp_path):
@@ -32,8 +33,8 @@ def test_each_grouping_says_which_groups_record_a_catalogue(tmp_path):
             expected[record["agent"]] = expected.get(record["agent"], False) or "tools" in record
     with store.connect(tmp_path / "s.duckdb") as con:
         ingest(con, [tmp_path / "night.jsonl"])
-        with store.frozen_views(con):
-            context = finance_context(con)
+        with store.frozen_views(DuckDBEngine(con)):
+            context = finance_context(DuckDBEngine(con))
     by_agent = {g["key"]: g["catalogue_recorded"] for g in context["by"]["agent"]["groups"]}
     assert by_agent == expected == {"listed": True, "unlisted": False}
     assert context["by"]["agent"]["total"]["catalogue_recorded"] is True

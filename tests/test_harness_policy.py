@@ -15,6 +15,7 @@ from reconcile.checks import load_checks, run_checks, select_checks
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 from reconcile.when import use_zone
+from reconcile.engine import DuckDBEngine
 
 def micros(dollars):
     """A --json amount (exact dollars, as --csv has it) back in micro-dollars, to compare with sums and ratios."""
@@ -75,7 +76,7 @@ def test_runs_cost_and_budgets_report_per_tree(trees, cli):
 
 def test_a_sub_agent_under_a_shared_budget_is_judged_with_its_tree(trees):
     with store.connect(trees) as con:
-        report = run_checks(con, select_checks(load_checks(), ["budgets_enforced"]), record=False)
+        report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["budgets_enforced"]), record=False)
     assert report.findings == [] and report.results[0].not_judged == []  # every run is under some budget
 
 
@@ -88,7 +89,7 @@ def test_prompt_and_completion_ceilings_are_recommended_where_the_harness_keeps_
             _run(journal, f"plain{n}", 2 + n, agent="plain", limits={"max_steps": 12})
     con = store.connect(tmp_path / "s.duckdb")
     ingest(con, [path])
-    groups = {g["key"]: g for g in budget_report(con, "agent")["groups"]}
+    groups = {g["key"]: g for g in budget_report(DuckDBEngine(con), "agent")["groups"]}
     fenced, plain = groups["fenced"], groups["plain"]
     assert fenced["configured"]["prompt_tokens"] == 60_000 and fenced["configured"]["completion_tokens"] == 8_000
     # the succeeded runs used 2,000 to 6,000 prompt tokens: the p99 is 5,960
@@ -117,17 +118,17 @@ def test_a_run_that_declares_no_detector_is_judged_by_the_one_configuration_name
     con = store.connect(tmp_path / "s.duckdb")
     ingest(con, [path])
     check = select_checks(load_checks(), ["loop_stopped_at_limit"])
-    plain = run_checks(con, check, record=False)
+    plain = run_checks(DuckDBEngine(con), check, record=False)
     assert [(f.run_id, f.step) for f in plain.findings] == [("declared", 6)]  # the third call, within six
     assert "no loop detector" in plain.results[0].not_judged[0].reason
-    configured = run_checks(con, check, settings={"agent.looper.loop_detector": "calls_window"}, record=False)
+    configured = run_checks(DuckDBEngine(con), check, settings={"agent.looper.loop_detector": "calls_window"}, record=False)
     assert sorted(f.run_id for f in configured.findings) == ["declared", "undeclared"]
     assert configured.results[0].not_judged == []
     # seed 001's detector for the runs that declare none: the same calls a third time anywhere (step 4)
-    seed001 = run_checks(con, check, settings={"loop_detector": "calls_anywhere"}, record=False)
+    seed001 = run_checks(DuckDBEngine(con), check, settings={"loop_detector": "calls_anywhere"}, record=False)
     assert sorted((f.run_id, f.step) for f in seed001.findings) == [("declared", 6), ("undeclared", 4)]
     # a configured limit is the threshold of every run that gives none: four calls never reach five
-    assert run_checks(con, check, settings={"loop_detector": "calls_anywhere", "loop_limit": "5"},
+    assert run_checks(DuckDBEngine(con), check, settings={"loop_detector": "calls_anywhere", "loop_limit": "5"},
                       record=False).findings == []
 
 
@@ -141,14 +142,14 @@ def test_the_morning_report_compares_night_with_night_and_honours_the_cost_sourc
             _run(journal, f"r{n}", 1, agent="a", status="model_finished" if n != 1 else "max_steps")
     con = store.connect(tmp_path / "s.duckdb")
     ingest(con, [path])
-    use_zone(con, "UTC")
-    nights = {(r["day"], r["status"]): r["runs"] for r in stop_reason_rates(con, "agent", period="night")}
+    use_zone(DuckDBEngine(con), "UTC")
+    nights = {(r["day"], r["status"]): r["runs"] for r in stop_reason_rates(DuckDBEngine(con), "agent", period="night")}
     # 23:30 and 01:30 are one night (noon to noon), not two days
     assert nights == {("2026-11-27", "succeeded"): 1, ("2026-11-27", "budget_exceeded"): 1,
                       ("2026-11-28", "succeeded"): 1}
     from reconcile.reports.reporting import morning_context
-    checks = run_checks(con, load_checks(), record=False)
-    assert morning_context(con, checks, source="harness")["budgets"]["cost_source"] == "harness"
+    checks = run_checks(DuckDBEngine(con), load_checks(), record=False)
+    assert morning_context(DuckDBEngine(con), checks, source="harness")["budgets"]["cost_source"] == "harness"
 
 
 def test_config_sql_lets_a_check_on_the_loop_replay_run_in_a_plain_duckdb_shell(tmp_path, cli):

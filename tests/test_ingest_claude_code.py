@@ -13,6 +13,7 @@ from reconcile.checks import load_checks, run_checks
 from reconcile.errors import ExitCode
 from reconcile.formats.claude_code import ClaudeCode
 from reconcile.ingest.driver import ingest
+from reconcile.engine import DuckDBEngine
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 REFERENCE = REAL / "ccusage-reference"
@@ -94,7 +95,7 @@ def test_tool_calls_pair_with_results_and_errors_keep_their_status(sessions):
 
 def test_checks_run_on_real_sessions_without_errors_of_their_own(sessions):
     con, _ = sessions
-    report = run_checks(con, load_checks())
+    report = run_checks(DuckDBEngine(con), load_checks())
     assert len(report.results) == len(load_checks())
     flagged = {f.check for f in report.findings}
     assert "tool_calls_paired" not in flagged and "status_consistent" not in flagged

@@ -12,6 +12,7 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
+from reconcile.engine import DuckDBEngine
 
 CODEX = ROOT / "tests" / "fixtures" / "realdata" / "codex-cli"
 SESSIONS = sorted((CODEX / "sessions").rglob("rollout-*.jsonl")) + [
@@ -237,7 +238,7 @@ def test_tool_status_from_the_end_events_of_newer_rollouts(tmp_path):
     assert f.rejected == 0 and f.loaded + f.skipped == f.lines == len(out)
     assert any("exec_command_end of a call with no output in this file" in str(n) for n in f.notes)
     from reconcile.checks import load_checks, run_checks
-    checks = run_checks(con, load_checks(), record=False)
+    checks = run_checks(DuckDBEngine(con), load_checks(), record=False)
     flagged = next(r for r in checks.results if r.name == "tool_errors_flagged")
     assert not flagged.not_judged  # the statuses are there to judge
     con.close()
@@ -340,7 +341,7 @@ def test_a_resume_and_a_hosted_web_search_explain_the_context_s_changes(codex):
     assert searched == (None, 23414)  # line 41 ran a web search in this request: billed, but not a context size
     from reconcile.checks import load_checks, run_checks, select_checks
 
-    report = run_checks(con, select_checks(load_checks(), ["no_silent_truncation"]), record=False)
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["no_silent_truncation"]), record=False)
     assert report.findings == [] and not report.results[0].not_judged
 
 

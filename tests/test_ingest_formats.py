@@ -12,6 +12,7 @@ from reconcile import store
 from reconcile.checks import load_checks, run_checks
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
+from reconcile.engine import DuckDBEngine
 
 FIXTURES = ROOT / "tests" / "fixtures"
 REAL = FIXTURES / "realdata"
@@ -43,7 +44,7 @@ def test_every_real_file_is_detected_and_loads_without_a_reject(everything):
 
 def test_checks_run_on_every_format_without_errors_of_their_own(everything):
     con, _ = everything
-    report = run_checks(con, load_checks())
+    report = run_checks(DuckDBEngine(con), load_checks())
     assert len(report.results) == len(load_checks())
     formats = {r[0] for r in con.execute("select distinct source_format from runs").fetchall()}
     assert formats == {"claude_code", "langfuse", "swe_agent", "openhands", "otel"}

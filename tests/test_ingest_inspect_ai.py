@@ -17,6 +17,7 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.formats.inspect_ai import FORMAT
 from reconcile.ingest.driver import ingest
+from reconcile.engine import DuckDBEngine
 
 INSPECT = ROOT / "tests" / "fixtures" / "realdata" / "inspect-ai"
 LOGS = sorted(p for p in INSPECT.iterdir() if p.suffix in (".json", ".eval"))
@@ -350,7 +351,7 @@ def test_the_ledger_check_judges_the_runs_whose_sums_are_known_and_finds_nothing
     from reconcile.checks import load_checks, run_checks, select_checks
 
     con, _ = inspect
-    report = run_checks(con, select_checks(load_checks(), ["ledger_matches_transcript"]), record=False)
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["ledger_matches_transcript"]), record=False)
     assert report.findings == []
     (result,) = report.results
     assert sum(n.count for n in result.not_judged) == 11  # 10 without their reads, 1 with no usage at all

@@ -11,6 +11,7 @@ import pytest
 from journals import StepClock, journal_file, write_simple_run
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
+from reconcile.engine import DuckDBEngine
 
 
 def counts(con):
@@ -212,7 +213,7 @@ with Journal({str(journal)!r}) as j:
     died = subprocess.run([sys.executable, "-c", script], capture_output=True)
     assert died.returncode == -9
     assert ingest(con, [journal]).totals["rejected"] == 0
-    report = run_checks(con, select_checks(load_checks(), ["no_stuck_side_effects"]), record=False)
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["no_stuck_side_effects"]), record=False)
     assert [(f.run_id, f.step) for f in report.findings] == [("killed", 1)]
     assert "started at step 1 and has no recorded outcome" in report.findings[0].detail
     assert con.execute("select tool_status, result_tokens from steps where kind = 'tool'").fetchall() == [("started", None)]

@@ -23,6 +23,7 @@ from reconcile import store
 from reconcile.checks import CheckDefinitionError, kept, load_checks, parse_check, run_checks
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
+from reconcile.engine import DuckDBEngine
 
 REAL_CC = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
 LATER = ("side_effects_once", "retries_within_limit")  # planted journals that arrive with the change
@@ -76,7 +77,7 @@ def _fresh(tmp_path, folder, monkeypatch, settings=None):
         ingest(con, [folder])
         with monkeypatch.context() as patch:
             patch.setattr(kept, "usable", lambda con: False)
-            return _verdicts(run_checks(con, load_checks(), settings=settings, record=False))
+            return _verdicts(run_checks(DuckDBEngine(con), load_checks(), settings=settings, record=False))
     finally:
         con.close()
         for leftover in tmp_path.glob("fresh.duckdb*"):
@@ -90,16 +91,16 @@ def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_p
     per_run = [c for c in checks if c.judges == "each run"]
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
 
-    first = run_checks(con, checks)
+    first = run_checks(DuckDBEngine(con), checks)
     assert first.kept == 0
     assert sum(len(r.findings) for r in first.results) > 20  # every planted check fires
-    again = run_checks(con, checks)
+    again = run_checks(DuckDBEngine(con), checks)
     assert again.kept == len(per_run) * runs  # nothing changed: no run judged again
     assert _verdicts(again) == _verdicts(first) == _fresh(tmp_path, night, monkeypatch)
 
     _change(night)
     ingest(con, [night])
-    warm = run_checks(con, checks)
+    warm = run_checks(DuckDBEngine(con), checks)
     runs_now = con.execute("select count(*) from runs").fetchall()[0][0]
     assert 0 < warm.kept < len(per_run) * runs_now  # some verdicts kept, the changed runs judged again
     assert _verdicts(warm) == _fresh(tmp_path, night, monkeypatch)
@@ -107,7 +108,7 @@ def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_p
     ledger = {f.run_id for f in warm.findings if f.check == "ledger_matches_transcript"}
     assert "fa88" in ledger and "fa88" not in {f.run_id for f in first.findings if f.check == "ledger_matches_transcript"}
 
-    changed = run_checks(con, checks, settings={"result_bound_tokens": "40"})
+    changed = run_checks(DuckDBEngine(con), checks, settings={"result_bound_tokens": "40"})
     assert changed.kept == 0  # another configuration: every run judged again
     assert _verdicts(changed) == _fresh(tmp_path, night, monkeypatch, settings={"result_bound_tokens": "40"})
     con.close()
@@ -125,7 +126,7 @@ def test_a_check_that_says_it_judges_each_run_must_name_the_run(tmp_path, night)
     con = store.connect(tmp_path / "kept.duckdb")
     ingest(con, [night / "sample"])
     with pytest.raises(CheckDefinitionError, match="names no run"):
-        run_checks(con, [parse_check(check)])
+        run_checks(DuckDBEngine(con), [parse_check(check)])
     con.close()
 
 
@@ -145,11 +146,11 @@ def test_judging_part_of_the_runs_leaves_an_enclosing_frozen_block_whole(tmp_pat
     con = store.connect(tmp_path / "kept.duckdb")
     ingest(con, [night])
     checks = load_checks()
-    run_checks(con, checks)
+    run_checks(DuckDBEngine(con), checks)
     con.execute("delete from kept_judgements where run_id in (select run_id from runs order by run_id limit 3)")
-    with frozen_views(con):
+    with frozen_views(DuckDBEngine(con)):
         whole = con.execute("select count(*) from temp.step_view").fetchall()[0][0]
-        report = run_checks(con, checks)
+        report = run_checks(DuckDBEngine(con), checks)
         assert 0 < report.kept
         assert con.execute("select count(*) from temp.step_view").fetchall()[0][0] == whole
         assert whole == con.execute("select count(*) from main.step_view").fetchall()[0][0]
@@ -161,8 +162,8 @@ def test_other_code_re_judges_every_run(tmp_path, night, monkeypatch):
     con = store.connect(tmp_path / "kept.duckdb")
     ingest(con, [night / "sample"])
     checks = load_checks()
-    run_checks(con, checks)
-    assert run_checks(con, checks).kept > 0
+    run_checks(DuckDBEngine(con), checks)
+    assert run_checks(DuckDBEngine(con), checks).kept > 0
     monkeypatch.setattr(kept, "code_fingerprint", lambda: "another version")
-    assert run_checks(con, checks).kept == 0
+    assert run_checks(DuckDBEngine(con), checks).kept == 0
     con.close()

@@ -19,6 +19,7 @@ from reconcile.checks import load_checks, run_checks
 from reconcile.analyses.coverage import require_runs
 from reconcile.errors import ExitCode, NoRuns
 from reconcile.ingest.driver import ingest
+from reconcile.engine import DuckDBEngine
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 EXPECTED = ROOT / "tests" / "realdata_expected"
@@ -39,7 +40,7 @@ def corpora(tmp_path_factory):
         con = store.connect(tmp_path_factory.mktemp(folder) / "real.duckdb")
         report = ingest(con, [REAL / folder])
         runs = dict(con.execute("select source_format, count(*) from runs group by all").fetchall())
-        checks = run_checks(con, load_checks(), record=False) if runs else None
+        checks = run_checks(DuckDBEngine(con), load_checks(), record=False) if runs else None
         loaded[folder] = (con, report, runs, checks)
     yield loaded
     for con, *_ in loaded.values():
@@ -63,7 +64,7 @@ def test_the_runs_each_corpus_yields(corpora, folder):
     if not runs:  # nothing reconcile reads yet: checking it is an error, never a pass
         assert expected["why_no_runs"]
         with pytest.raises(NoRuns):
-            require_runs(con, None, folder)
+            require_runs(DuckDBEngine(con), None, folder)
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

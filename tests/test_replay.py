@@ -20,6 +20,7 @@ from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 from reconcile.analyses.replay import as_run, from_file, from_options, replay, stop_reason
 from reconcile.store.status import map_stop_reason, named_limit
+from reconcile.engine import DuckDBEngine
 
 FENCE_STOPS = ("budget_exceeded", "timed_out", "stalled")
 PLANTED = json.loads((SAMPLE_RUNS / "planted.json").read_text())
@@ -35,7 +36,7 @@ def night(night_db):  # per test: a connection left open would refuse the CLI's 
 
 
 def test_each_runs_own_limits_replayed_find_the_stop_its_harness_wrote(night):
-    rows = replay(night, [as_run()], runs=True)["candidates"][0]["runs"]
+    rows = replay(DuckDBEngine(night), [as_run()], runs=True)["candidates"][0]["runs"]
     assert len(rows) == 300 and FENCE_DEFECTS
     disagree = set()
     for row in rows:
@@ -119,7 +120,7 @@ def _rows(report, candidate=0):
 
 
 def test_a_step_ceiling_cuts_a_success_and_saves_on_a_failure(small):
-    report = replay(small, from_options(["max_steps=5"], []), runs=True)
+    report = replay(DuckDBEngine(small), from_options(["max_steps=5"], []), runs=True)
     rows = _rows(report)
     assert rows["ok-5"]["outcome"] == "unchanged"  # five calls fit under five: it answered at the fifth
     assert (rows["fail-8"]["outcome"], rows["fail-8"]["calls_made"], rows["fail-8"]["ceiling"]) == ("cut", 5, "steps")
@@ -135,14 +136,14 @@ def test_a_step_ceiling_cuts_a_success_and_saves_on_a_failure(small):
 
 
 def test_a_run_its_own_fence_stopped_runs_on_under_a_looser_ceiling_and_nothing_is_claimed_for_it(small):
-    rows = _rows(replay(small, from_options(["max_steps=10"], []), runs=True))
+    rows = _rows(replay(DuckDBEngine(small), from_options(["max_steps=10"], []), runs=True))
     assert rows["limit-4"]["outcome"] == "runs_on" and rows["limit-4"]["spend_saved_micros"] == 0
-    same = _rows(replay(small, [as_run()], runs=True))["limit-4"]
+    same = _rows(replay(DuckDBEngine(small), [as_run()], runs=True))["limit-4"]
     assert (same["outcome"], same["ceiling"], same["new_status"]) == ("same_stop", "steps", "budget_exceeded")
 
 
 def test_a_cost_ceiling_over_unpriced_calls_is_not_judged_not_passed(small):
-    report = replay(small, from_options(["max_cost_usd=0.002"], []), runs=True)
+    report = replay(DuckDBEngine(small), from_options(["max_cost_usd=0.002"], []), runs=True)
     rows = _rows(report)
     assert rows["unpriced-7"]["outcome"] == "unchanged" and rows["unpriced-7"]["not_judged"] == "max_cost_micros"
     assert rows["fail-8"]["outcome"] == "cut" and rows["fail-8"]["ceiling"] == "cost_micros"
@@ -157,7 +158,7 @@ def test_an_unknown_count_leaves_the_token_ceiling_not_judged(planted, tmp_path)
         con.execute("update steps set output_tokens = null where run_id = 'fail-8' and idx = 2")
     con = store.connect(copy, read_only=True, create=False)
     try:
-        rows = _rows(replay(con, from_options(["max_tokens=5000"], []), runs=True))
+        rows = _rows(replay(DuckDBEngine(con), from_options(["max_tokens=5000"], []), runs=True))
     finally:
         con.close()
     # 1,100 tokens a call: the fifth call would find 4,400 — but from the second call on, the sum is unknown
@@ -167,7 +168,7 @@ def test_an_unknown_count_leaves_the_token_ceiling_not_judged(planted, tmp_path)
 
 
 def test_a_wall_clock_ceiling_counts_from_the_start_and_a_wrap_up_turn_is_priced_as_the_call_it_replaces(small):
-    report = replay(small, from_options(["max_wall_seconds=35", "wrap_up=true"], []), runs=True)
+    report = replay(DuckDBEngine(small), from_options(["max_wall_seconds=35", "wrap_up=true"], []), runs=True)
     rows = _rows(report)
     row = rows["fail-8"]  # calls at 10 s, 20 s, 30 s, 40 s: the fourth finds 40 s gone
     assert (row["outcome"], row["calls_made"], row["ceiling"], row["new_status"]) == ("cut", 3, "wall_seconds", "timed_out")
@@ -180,18 +181,18 @@ def test_a_wall_clock_ceiling_counts_from_the_start_and_a_wrap_up_turn_is_priced
 def test_per_group_limits_win_over_every_group_and_base_none_drops_the_runs_own(small, tmp_path):
     limits = tmp_path / "limits.toml"
     limits.write_text('max_steps = 3\n[budgets."b"]\nmax_steps = 6\n')
-    rows = _rows(replay(small, [from_file(limits)], runs=True))
+    rows = _rows(replay(DuckDBEngine(small), [from_file(limits)], runs=True))
     assert rows["ok-5"]["outcome"] == "cut" and rows["ok-5"]["max_steps"] == 3
     assert rows["ok-6b"]["outcome"] == "unchanged" and rows["ok-6b"]["max_steps"] == 6
-    own = _rows(replay(small, from_options(["max_cost_usd=100"], []), runs=True))
-    alone = _rows(replay(small, from_options(["max_cost_usd=100"], [], base="none"), runs=True))
+    own = _rows(replay(DuckDBEngine(small), from_options(["max_cost_usd=100"], []), runs=True))
+    alone = _rows(replay(DuckDBEngine(small), from_options(["max_cost_usd=100"], [], base="none"), runs=True))
     assert own["limit-4"]["outcome"] == "same_stop" and alone["limit-4"]["outcome"] == "runs_on"
 
 
 def test_a_detector_on_distinct_calls_stops_nothing_and_on_the_night_catches_loops(small, night):
-    rows = _rows(replay(small, from_options([], ["calls_window"]), runs=True))
+    rows = _rows(replay(DuckDBEngine(small), from_options([], ["calls_window"]), runs=True))
     assert {r["outcome"] for r in rows.values()} <= {"unchanged", "same_stop"}  # every call differs
-    report = replay(night, from_options([], ["all"], base="none"))
+    report = replay(DuckDBEngine(night), from_options([], ["all"], base="none"))
     names = [c["name"] for c in report["candidates"]]
     assert names == ["results_in_a_row", "calls_anywhere", "calls_window"]
     window = report["candidates"][2]["total"]

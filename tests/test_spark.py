@@ -18,6 +18,7 @@ from reconcile.analyses.budgets import budget_report, latency_and_size, stop_rea
 from reconcile.checks import Scope, load_checks, run_checks
 from reconcile.config import Config
 from reconcile.analyses.costs import cost_report
+from reconcile.engine import DuckDBEngine
 from reconcile.engines.dataset import open_dataset
 from reconcile.engines.export import export
 from reconcile.analyses.usage import usage_report
@@ -53,8 +54,8 @@ def engines(exported_night):
     from reconcile.engines.spark_dataset import open_spark_dataset
 
     spark = open_spark_dataset(exported_night, master="local[2]")
-    with open_dataset(exported_night) as duck:
-        yield duck, spark
+    with open_dataset(exported_night) as con:
+        yield DuckDBEngine(con), spark
     spark.close()
 
 
@@ -88,15 +89,15 @@ def test_every_check_finds_the_same_in_spark(engines):
 @pytest.mark.parametrize("by", ["model", "day", "agent", "run", "tree"])
 def test_the_cost_report_is_the_same_in_spark(engines, by):
     duck, spark = engines
-    for con in (duck, spark):
-        use_zone(con, "UTC")
+    for engine in (duck, spark):
+        use_zone(engine, "UTC")
     same(cost_report(duck, by, None, "auto"), cost_report(spark, by, None, "auto"))
 
 
 def test_budget_percentiles_and_stop_reasons_are_the_same_in_spark(engines):
     duck, spark = engines
-    for con in (duck, spark):
-        use_zone(con, "UTC")
+    for engine in (duck, spark):
+        use_zone(engine, "UTC")
     same(budget_report(duck, "agent", None, "auto"), budget_report(spark, "agent", None, "auto"))
     same(budget_report(duck, "agent", None, "auto", "tree"), budget_report(spark, "agent", None, "auto", "tree"))
     same(stop_reason_rates(duck, "agent", None), stop_reason_rates(spark, "agent", None))
@@ -109,8 +110,8 @@ def test_a_replay_is_the_same_in_spark(engines):
     from reconcile.analyses.replay import as_run, from_options, replay
 
     duck, spark = engines
-    for con in (duck, spark):
-        use_zone(con, "UTC")
+    for engine in (duck, spark):
+        use_zone(engine, "UTC")
     candidates = [as_run(), *from_options(["max_steps=8", "max_cost_usd=0.05", "tight:max_tokens=40000",
                                            "tight:max_wall_seconds=60"], ["all"])]
     ours, theirs = replay(duck, candidates, runs=True), replay(spark, candidates, runs=True)
@@ -120,8 +121,8 @@ def test_a_replay_is_the_same_in_spark(engines):
 
 def test_the_three_way_usage_match_is_the_same_in_spark(engines):
     duck, spark = engines
-    for con in (duck, spark):
-        use_zone(con, "UTC")
+    for engine in (duck, spark):
+        use_zone(engine, "UTC")
     same(usage_report(duck, "model", Window()), usage_report(spark, "model", Window()))
 
 

@@ -14,6 +14,7 @@ from reconcile.checks import load_checks, run_checks, select_checks
 from reconcile.analyses.costs import cost_report
 from reconcile.ingest.driver import ingest
 from reconcile.money import described
+from reconcile.engine import DuckDBEngine
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_the_run_totals_of_that_bucket_are_unknown_the_others_kept(con):
 
 
 def test_the_cost_report_says_which_calls_it_could_not_price(con):
-    by_run = {row["key"]: row for row in cost_report(con, by="run", source="ours")["groups"]}
+    by_run = {row["key"]: row for row in cost_report(DuckDBEngine(con), by="run", source="ours")["groups"]}
     assert by_run["known"]["cost_complete"] and by_run["known"]["calls_with_unknown_buckets"] == 0
     assert not by_run["partial"]["cost_complete"] and by_run["partial"]["calls_with_unknown_buckets"] == 1
     assert "1 calls with a token bucket unknown" in described(by_run["partial"])
@@ -56,7 +57,7 @@ def test_the_cost_report_says_which_calls_it_could_not_price(con):
 
 
 def test_the_ledger_check_does_not_judge_a_run_whose_token_sums_are_unknown(con):
-    report = run_checks(con, select_checks(load_checks(), ["ledger_matches_transcript"]), record=False)
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["ledger_matches_transcript"]), record=False)
     assert report.findings == []
     (result,) = report.results
     assert [n.text() for n in result.not_judged] == [

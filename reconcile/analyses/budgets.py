@@ -23,15 +23,14 @@ import math
 import random
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses import ceilings
 from reconcile.analyses.ceilings import CEILINGS
 from reconcile.analyses.costs import cost_source
 from reconcile.errors import BadInput
 from reconcile.money import usd
-from reconcile.store import records
 from reconcile.when import RUNS_IN_WINDOW, Window, bucket, night_sql
+from reconcile.engine import Engine
 
 GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task_class, '(none)')",
           "model": "coalesce(r.model, '(none)')"}
@@ -54,7 +53,7 @@ def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, see
     return quantile_cont(estimates, 0.025), quantile_cont(estimates, 0.975)
 
 
-def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Window | None = None,
+def budget_report(engine: Engine, by: str = "agent", window: Window | None = None,
                   source: str = "auto", unit: str = "run") -> dict[str, Any]:
     """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
     success rate, and for each ceiling the evidence and the recommendation."""
@@ -64,8 +63,8 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Win
         raise BadInput(f"--unit {unit!r}: choose one of {', '.join(ceilings.UNITS)}")
     source = cost_source(source)
     params = (window or Window()).params
-    ceilings.stage_runs(con, GROUPS[by], RUNS_IN_WINDOW, {**params, "source": source}, unit)
-    groups = records(con, f"""
+    ceilings.stage_runs(engine, GROUPS[by], RUNS_IN_WINDOW, {**params, "source": source}, unit)
+    groups = engine.records(f"""
         select key, count(*) as runs, count(*) filter (where succeeded) as succeeded,
                count(*) filter (where status = 'budget_exceeded') as budget_stopped,
                count(*) filter (where censored) as progressing,
@@ -73,19 +72,19 @@ def budget_report(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Win
                {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
                list(steps order by run_id) filter (where succeeded) as succeeded_steps
         from _budget_runs group by 1 order by 1""")
-    metrics = ceilings.measured(con)
-    found = ceilings.evidence(con, metrics)
+    metrics = ceilings.measured(engine)
+    found = ceilings.evidence(engine, metrics)
     kept_going = {}
-    for key, run_id in con.execute("""select key, run_id from _budget_runs where answered
-                                      and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2""").fetchall():
+    for key, run_id in engine.rows("""select key, run_id from _budget_runs where answered
+                                      and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2"""):
         kept_going.setdefault(key, []).append(run_id)
     report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
-    stops = ceilings.would_stop(con, {(g["key"], m): r["value"] for g in report
+    stops = ceilings.would_stop(engine, {(g["key"], m): r["value"] for g in report
                                       for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
     for g in report:
         for metric, recommendation in g["recommendation"].items():
             recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})
-    con.execute("drop table _budget_runs")
+    engine.run("drop table _budget_runs")
     return {"by": by, "unit": unit, "cost_source": source, "groups": report}
 
 
@@ -216,12 +215,12 @@ def _number(value: float | int) -> str:
     return str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
-def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", window: Window | None = None,
+def stop_reason_rates(engine: Engine, by: str = "agent", window: Window | None = None,
                       period: str = "day") -> list[dict[str, Any]]:
     """Per group and day (or ``night``: noon to noon) of the zone ``use_zone`` set, each status's share and its
     change from the period before. A night is the unit of an overnight loop: days would compare its two halves."""
     when = night_sql("r.started_at") if period == "night" else bucket("r.started_at", period)
-    return records(con, f"""
+    return engine.records(f"""
         with counts as (
             select {GROUPS[by]} as key, {when} as day, r.status, count(*) as runs
             from runs r where {RUNS_IN_WINDOW} group by all
@@ -233,7 +232,7 @@ def stop_reason_rates(con: duckdb.DuckDBPyConnection, by: str = "agent", window:
         from shares order by key, day, status""", (window or Window()).params)
 
 
-def latency_and_size(con: duckdb.DuckDBPyConnection, config=None,
+def latency_and_size(engine: Engine, config=None,
                      window: Window | None = None) -> dict[str, list[dict[str, Any]]]:
     """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
 
@@ -244,17 +243,17 @@ def latency_and_size(con: duckdb.DuckDBPyConnection, config=None,
     from reconcile.config.settings import create_run_settings
     from reconcile.config import Config
 
-    create_run_settings(con, config or Config())
+    create_run_settings(engine, config or Config())
     window = window or Window()
     params: dict | None = window.params
     steps_in = f"run_id in (select r.run_id from runs r where {RUNS_IN_WINDOW})"
     if window.since is None and window.until is None:
         steps_in, params = "run_id is not null", None  # every step, runs without a start time included
-    latency = records(con, f"""
+    latency = engine.records(f"""
         select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
                quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
         from step_view where ms is not null and {steps_in} group by all order by 1, 2""", params)
-    sizes = records(con, f"""
+    sizes = engine.records(f"""
         select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
                count(*) filter (where s.result_tokens > b.result_bound_tokens)
                    / nullif(count(*) filter (where b.result_bound_tokens is not null), 0) as share_above_bound

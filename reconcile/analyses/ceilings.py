@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses.costs import CHOSEN
 from reconcile.money import usd
 from reconcile.sql_text import string_literal
 from reconcile.store.status import STOP_REASON_RULES
+from reconcile.engine import Engine
 
 PROGRESS_WINDOW = 6  # calls looked at to decide a stopped run was still making progress
 # A step ceiling counts charged model calls: a wrap-up turn and a call the provider refused are not charged.
@@ -71,14 +71,14 @@ def units_sql(unit: str) -> str:
 SHOWN_IDS = 20  # ids listed per recommendation in JSON (the count is always complete)
 
 
-def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, params: dict, unit: str = "run") -> None:
+def stage_runs(engine: Engine, group_sql: str, window: str, params: dict, unit: str = "run") -> None:
     """``_budget_runs``: one row per run (or agent tree, ``unit``) in the window — its group, whether it succeeded
     or was cut while progressing (and by which ceiling), and its steps, tokens, wall seconds and cost."""
     # the rules tried in order, as the status mapping tries them: the first match names the limit (or none)
     cut_by = "case " + " ".join(
         f"when regexp_full_match(lower(trim(r.stop_reason)), {string_literal('(?:' + rule.pattern + ')')}) then "
         + (string_literal(rule.names) if rule.names in CEILINGS else "null") for rule in STOP_REASON_RULES) + " end"
-    con.execute(
+    engine.run(
         f"""create or replace temp table _budget_runs as
         with {CHOSEN},
         units as ({units_sql(unit)}),
@@ -112,11 +112,11 @@ def stage_runs(con: duckdb.DuckDBPyConnection, group_sql: str, window: str, para
     )
 
 
-def measured(con: duckdb.DuckDBPyConnection) -> list[str]:
+def measured(engine: Engine) -> list[str]:
     """The measures ``_budget_runs`` is judged on: every one, but seed 000's prompt and completion ceilings only
     where some run keeps them (each measure is a pass over the runs: on Spark, seconds)."""
-    kept = con.execute("select " + ", ".join(f"count(configured_{name})" for name in OPTIONAL)
-                       + " from _budget_runs").fetchall()[0]
+    kept = engine.rows("select " + ", ".join(f"count(configured_{name})" for name in OPTIONAL)
+                       + " from _budget_runs")[0]
     return [name for name in METRIC_SQL if name not in OPTIONAL or kept[OPTIONAL.index(name)]]
 
 
@@ -127,9 +127,9 @@ def _long_measures(metrics: list[str], with_run: bool = False) -> str:
                               "from _budget_runs" for name in metrics)
 
 
-def evidence(con: duckdb.DuckDBPyConnection, metrics: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+def evidence(engine: Engine, metrics: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
     """Per (group, ceiling): the naive quantiles, the cut runs, and the p99 counting them (robust, or a lower bound)."""
-    rows = con.execute(
+    rows = engine.rows(
         f"""with long as ({_long_measures(metrics)}),
         sample as (select * from long where (succeeded or censored) and value is not null),
         sizes as (
@@ -152,7 +152,7 @@ def evidence(con: duckdb.DuckDBPyConnection, metrics: list[str]) -> dict[tuple[s
                end as robust_p99
         from sizes z left join uncensored u using (key, metric)
         group by z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.succeeded, z.n, z.position"""
-    ).fetchall()
+    )
     return {(key, metric): {"naive": naive, "censored": k, "cut_by_ceiling": cut, "observed_p99": observed,
                             "robust_p99": robust, "succeeded": succeeded}
             for key, metric, naive, k, cut, observed, succeeded, robust in rows}
@@ -190,14 +190,14 @@ def recommend(metric: str, found: dict[str, Any] | None, configured: float | Non
     return result
 
 
-def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str], float],
+def would_stop(engine: Engine, recommended: dict[tuple[str, str], float],
                metrics: list[str]) -> dict[tuple[str, str], dict]:
     """For each (group, ceiling) recommendation, the succeeded runs that needed more than it."""
     if not recommended:
         return {}
     # the recommendations as a VALUES list and the ranking by a window: both read the same in Spark
     values = ", ".join(["(?, ?, ?)"] * len(recommended))
-    rows = con.execute(
+    rows = engine.rows(
         f"""with long as ({_long_measures(metrics, with_run=True)}),
         over as (
             select l.key, l.metric, l.run_id,
@@ -209,7 +209,7 @@ def would_stop(con: duckdb.DuckDBPyConnection, recommended: dict[tuple[str, str]
         select key, metric, count(*), list(run_id order by rank) filter (where rank <= {SHOWN_IDS})
         from over group by key, metric""",
         [item for (k, m), v in recommended.items() for item in (k, m, float(v))],
-    ).fetchall()
+    )
     return {(key, metric): {"count": count, "runs": runs} for key, metric, count, runs in rows}
 
 

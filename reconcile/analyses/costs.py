@@ -22,13 +22,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
 from reconcile.money import cost_per_completed_task
-from reconcile.store import frozen_views, records
+from reconcile.store import frozen_views
 from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, bucket
+from reconcile.engine import Engine
 
 
 class CostSource(StrEnum):
@@ -129,28 +129,28 @@ def _lines(by: str) -> str:
 )"""
 
 
-def cost_report(con: duckdb.DuckDBPyConnection, by: str = "model", window: Window | None = None,
+def cost_report(engine: Engine, by: str = "model", window: Window | None = None,
                 source: str = "auto") -> dict[str, Any]:
     """The cost of the runs started in ``window`` (all runs without one), grouped ``by`` day, agent, model,
     task_class or run."""
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     source = cost_source(source)
-    with frozen_views(con):  # a dozen questions to the priced steps: price them once
-        return _cost_report(con, by, window or Window(), source)
+    with frozen_views(engine):  # a dozen questions to the priced steps: price them once
+        return _cost_report(engine, by, window or Window(), source)
 
 
-def _cost_report(con: duckdb.DuckDBPyConnection, by: str, window: Window, source: str) -> dict[str, Any]:
+def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
     params = {**window.params, "source": source}
     base = f"from step_view s join runs r using (run_id) where {WINDOW}"
-    tokens = {row["key"]: row for row in records(
-        con, f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
-    costs = {row["key"]: row for row in records(
-        con, f"with {CHOSEN}, {_lines(by)} select key, {_COST} from lines group by 1", params)}
+    tokens = {row["key"]: row for row in engine.records(
+        f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
+    costs = {row["key"]: row for row in engine.records(
+        f"with {CHOSEN}, {_lines(by)} select key, {_COST} from lines group by 1", params)}
     groups = [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
-    total = _derive("total", records(con, f"select {_TOKENS} {base}", window.params)[0],
-                    records(con, f"with {CHOSEN}, {_lines(by)} select {_COST} from lines", params)[0], source)
-    per_task = records(con, f"""
+    total = _derive("total", engine.records(f"select {_TOKENS} {base}", window.params)[0],
+                    engine.records(f"with {CHOSEN}, {_lines(by)} select {_COST} from lines", params)[0], source)
+    per_task = engine.records(f"""
         with {CHOSEN}
         select coalesce(r.agent, '(none)') as agent, coalesce(r.task_class, '(none)') as task_class,
                coalesce(r.model, '(none)') as model, {LIMITS} as limits, count(*) as runs,
@@ -164,7 +164,7 @@ def _cost_report(con: duckdb.DuckDBPyConnection, by: str, window: Window, source
         if not row["complete"]:  # a partial sum is not the cost
             row["cost_micros"] = None
         row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
-    waste = records(con, f"""
+    waste = engine.records(f"""
         with {CHOSEN}
         select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
         from runs r join chosen c using (run_id) where {WINDOW} group by 1 order by 1""", params)
@@ -179,13 +179,13 @@ def _cost_report(con: duckdb.DuckDBPyConnection, by: str, window: Window, source
             "spend_on_failed_stalled_budget_stopped": {
                 "cost_micros": wasted, "share": wasted / spent if spent and wasted is not None else None,
                 "complete": all(row["complete"] for row in wasted_rows), "runs": sum(r["runs"] for r in wasted_rows)},
-            "prices": price_sources(con)}
+            "prices": price_sources(engine)}
 
 
-def costliest_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, source: str = "auto",
+def costliest_runs(engine: Engine, window: Window | None = None, source: str = "auto",
                    limit: int = 10) -> list[dict[str, Any]]:
     """The runs that cost most under ``source``, with where each figure came from."""
-    return records(con, f"""
+    return engine.records(f"""
         with {CHOSEN}
         select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
                c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
@@ -226,10 +226,10 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     return row
 
 
-def price_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+def price_sources(engine: Engine) -> list[dict[str, Any]]:
     """Which price lists priced the steps: the genai-prices snapshot version, override files."""
     # genai-prices records no data date; the newest price change its snapshot knows of dates it
-    return records(con, """select m.source, m.source_version, count(*) as models,
+    return engine.records("""select m.source, m.source_version, count(*) as models,
                                   (select max(effective_from) from prices p where p.source = m.source) as newest_price_change
                            from model_prices m where m.source is not null group by all order by 1""")
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-import duckdb
 
 from reconcile.errors import NoRuns
 from reconcile.when import Window
+from reconcile.engine import Engine
 
 # A note names this many runs; more are counted ("and 12 more").
 NAMED = 5
@@ -75,16 +75,16 @@ class Coverage:
         return f", {self.undated:,} without a start time" if self.undated else ""
 
 
-def coverage(con: duckdb.DuckDBPyConnection, window: Window | None, where: str = "the store") -> Coverage:
+def coverage(engine: Engine, window: Window | None, where: str = "the store") -> Coverage:
     """How many runs ``window`` holds, the store's span, and the runs without a start time."""
     window = window or Window()
-    total, within, first, last, undated, folded = con.execute(
+    total, within, first, last, undated, folded = engine.rows(
         f"select count(*), count(*) filter (where {_IN_WINDOW}), min(started_at), max(started_at), "
         "count(*) filter (where started_at is null), count(*) filter (where source_format = 'claude_code' "
         f"and parent_run_id is not null and {_IN_WINDOW}) from runs",
-        {"since": window.since, "until": window.until}).fetchall()[0]
-    ids = tuple(r[0] for r in con.execute(
-        f"select run_id from runs where started_at is null order by run_id limit {NAMED}").fetchall()) if undated else ()
+        {"since": window.since, "until": window.until})[0]
+    ids = tuple(r[0] for r in engine.rows(
+        f"select run_id from runs where started_at is null order by run_id limit {NAMED}")) if undated else ()
     return Coverage(where, window, total, within, first, last, undated, ids, folded)
 
 
@@ -93,9 +93,9 @@ _IN_WINDOW = ("($since is null or started_at >= $since) and ($until is null or s
               "and (started_at is not null or ($since is null and $until is null))")
 
 
-def require_runs(con: duckdb.DuckDBPyConnection, window: Window | None, where: str = "the store") -> Coverage:
+def require_runs(engine: Engine, window: Window | None, where: str = "the store") -> Coverage:
     """The window's coverage; a window (or store) with no runs is an error (exit 2) for a judging command."""
-    found = coverage(con, window, where)
+    found = coverage(engine, window, where)
     if not found.within:
         raise NoRuns(found.empty_line())
     return found

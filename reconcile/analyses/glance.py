@@ -11,21 +11,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses.costs import CHOSEN
 from reconcile.store.status import STATUSES
-from reconcile.store import records
 from reconcile.when import Window, night_bounds, night_sql
+from reconcile.engine import Engine
 
 RECENT_NIGHTS = 14
 
 
-def nights(con: duckdb.DuckDBPyConnection, recent: int = RECENT_NIGHTS, source: str = "auto",
+def nights(engine: Engine, recent: int = RECENT_NIGHTS, source: str = "auto",
            until: datetime | None = None) -> list[dict[str, Any]]:
     """The most recent nights (of runs started before ``until``), oldest first: runs, runs per status, and spend
     (None when nothing is known)."""
-    rows = records(con, f"""
+    rows = engine.records(f"""
         with {CHOSEN}
         select {night_sql('r.started_at')} as night, count(*) as runs,
                {", ".join(f"count(*) filter (where r.status = '{s}') as {s}" for s in STATUSES)},
@@ -40,7 +39,7 @@ def _change(now: int | None, before: int | None) -> int | None:
     return None if now is None or before is None else now - before
 
 
-def bill_vs_journals(con: duckdb.DuckDBPyConnection, window: Window | None = None) -> dict[str, Any] | None:
+def bill_vs_journals(engine: Engine, window: Window | None = None) -> dict[str, Any] | None:
     """What the providers billed for the buckets in ``window`` beside what the journals explain; None without exports.
 
     ``billed_micros`` is the providers' cost exports when loaded, else their usage exports priced by
@@ -50,13 +49,13 @@ def bill_vs_journals(con: duckdb.DuckDBPyConnection, window: Window | None = Non
     window = window or Window()
     params = {"since": window.since, "until": window.until}
     within = "($since is null or bucket_start >= $since) and ($until is null or bucket_start < $until)"
-    usage = records(con, f"""
+    usage = engine.records(f"""
         select count(*) as buckets, sum(provider_micros)::bigint as provider_micros,
                sum(explained_micros)::bigint as explained_micros, sum(phantom_micros)::bigint as phantom_micros,
                count(*) filter (where provider_micros is null) as unpriced_buckets,
                min(bucket_start) as first_bucket, max(bucket_start) as last_bucket, max(bucket_end) as buckets_end
         from usage_reconciliation where {within}""", params)[0]
-    billed = records(con, f"""select count(*) as lines, round(sum(amount_usd) * 1000000)::bigint as micros
+    billed = engine.records(f"""select count(*) as lines, round(sum(amount_usd) * 1000000)::bigint as micros
                               from billed_costs where {within}""", params)[0]
     if not usage["buckets"] and not billed["lines"]:
         return None
@@ -71,31 +70,31 @@ def bill_vs_journals(con: duckdb.DuckDBPyConnection, window: Window | None = Non
             "last_bucket": usage["last_bucket"], "buckets_end": usage["buckets_end"]}
 
 
-def latest_night(con: duckdb.DuckDBPyConnection, since: datetime | None = None,
+def latest_night(engine: Engine, since: datetime | None = None,
                  until: datetime | None = None) -> str | None:
     """The latest night with a run started in [since, until), in the zone :func:`use_zone` set; None without one."""
-    return con.execute(f"""select max({night_sql('started_at')}) from runs where started_at is not null
+    return engine.rows(f"""select max({night_sql('started_at')}) from runs where started_at is not null
                            and ($since is null or started_at >= $since) and ($until is null or started_at < $until)""",
-                       {"since": since, "until": until}).fetchall()[0][0]
+                       {"since": since, "until": until})[0][0]
 
 
-def night_buckets(con: duckdb.DuckDBPyConnection, night: str, zone: str) -> Window | None:
+def night_buckets(engine: Engine, night: str, zone: str) -> Window | None:
     """The provider buckets of a night: from the first that overlaps it (a daily UTC bucket starts before a night
     that starts at noon) to the night's end; None when no bucket overlaps it."""
     since, until = night_bounds(night, zone)
-    first = con.execute("""select min(bucket_start) from (select bucket_start, bucket_end from usage_buckets
+    first = engine.rows("""select min(bucket_start) from (select bucket_start, bucket_end from usage_buckets
                                                           union all select bucket_start, bucket_end from billed_costs)
                            where bucket_start < $until and bucket_end > $since""",
-                        {"since": since, "until": until}).fetchall()[0][0]
+                        {"since": since, "until": until})[0][0]
     return None if first is None else Window(first, until, zone)
 
 
-def glance(con: duckdb.DuckDBPyConnection, checks, source: str = "auto", night: str | None = None,
+def glance(engine: Engine, checks, source: str = "auto", night: str | None = None,
            zone: str = "UTC") -> dict[str, Any]:
     """A night (the latest, unless named) beside the one before: runs by status, spend, the bill of the provider
     buckets that overlap the night, findings by severity (``checks`` should be that night's)."""
-    recent = nights(con, source=source, until=night_bounds(night, zone)[1] if night else None)
-    buckets = night_buckets(con, night or recent[-1]["night"], zone) if night or recent else None
+    recent = nights(engine, source=source, until=night_bounds(night, zone)[1] if night else None)
+    buckets = night_buckets(engine, night or recent[-1]["night"], zone) if night or recent else None
     latest = recent[-1] if recent else None
     before = recent[-2] if len(recent) > 1 else None
     statuses = [{"status": s, "runs": latest[s], "before": before[s] if before else None,
@@ -109,6 +108,6 @@ def glance(con: duckdb.DuckDBPyConnection, checks, source: str = "auto", night: 
     return {"nights": recent, "latest": latest, "before": before, "statuses": statuses,
             "runs_change": _change(latest["runs"], before["runs"]) if latest and before else None,
             "spend_change": _change(latest["spend_micros"], before["spend_micros"]) if latest and before else None,
-            "bill": bill_vs_journals(con, buckets) if buckets else None, "buckets": buckets, "findings": severities,
+            "bill": bill_vs_journals(engine, buckets) if buckets else None, "buckets": buckets, "findings": severities,
             "checks_failing": {o: [r.name for r in checks.results if r.outcome == o] for o in severities},
             "not_judged": sum(1 for r in checks.results if r.not_judged)}

@@ -8,32 +8,31 @@ from typing import Any
 import duckdb
 
 from reconcile.errors import QueryError, RunNotFound
-from reconcile.store import records
+from reconcile.engine import Engine
 
 _ALLOWED_STATEMENTS = {"SELECT", "EXPLAIN"}
 
 
-def _one_tree(con: duckdb.DuckDBPyConnection, prefix: str) -> dict[str, Any] | None:
+def _one_tree(engine: Engine, prefix: str) -> dict[str, Any] | None:
     """The session every run starting with ``prefix`` belongs to (its id, or its id then "/"), if it is one."""
-    roots = con.execute("select distinct split_part(run_id, '/', 1) from run_view where starts_with(run_id, ?) "
-                        "limit 2", [prefix]).fetchall()
+    roots = engine.rows("select distinct split_part(run_id, '/', 1) from run_view where starts_with(run_id, ?) "
+                        "limit 2", [prefix])
     if len(roots) != 1:
         return None
-    session = records(con, "select * from run_view where run_id = ?", [roots[0][0]])
+    session = engine.records("select * from run_view where run_id = ?", [roots[0][0]])
     return session[0] if session else None
 
 
-def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
+def find_run(engine: Engine, run_id: str) -> dict[str, Any]:
     """The run_view row whose id is ``run_id``, or starts with it when that is unambiguous."""
-    exact = records(con, "select * from run_view where run_id = ?", [run_id])
+    exact = engine.records("select * from run_view where run_id = ?", [run_id])
     if exact:
         return exact[0]
-    matches = records(con,
-        "select * from run_view where starts_with(run_id, ?) order by run_id limit 6", [run_id]
+    matches = engine.records("select * from run_view where starts_with(run_id, ?) order by run_id limit 6", [run_id]
     )
     if len(matches) == 1:
         return matches[0]
-    session = _one_tree(con, run_id)
+    session = _one_tree(engine, run_id)
     if session is not None:  # a session's prefix is the session, not "ambiguous" with its own subagents
         return session
     if not matches:
@@ -43,27 +42,24 @@ def find_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
                       "Give more of the id.")
 
 
-def run_steps(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
+def run_steps(engine: Engine, run_id: str) -> list[dict[str, Any]]:
     """Every step of a run, in order, with what it did, its tokens, cost and time."""
-    return records(con,
-        """select idx, kind, what, agent_label, input_tokens, output_tokens, cost_micros, ms, error
+    return engine.records("""select idx, kind, what, agent_label, input_tokens, output_tokens, cost_micros, ms, error
            from step_view where run_id = ? order by idx""",
         [run_id],
     )
 
 
-def step_detail(con: duckdb.DuckDBPyConnection, run_id: str, idx: int) -> dict[str, Any]:
+def step_detail(engine: Engine, run_id: str, idx: int) -> dict[str, Any]:
     """All recorded fields of one step (nulls left out), plus the tool calls it asked for."""
-    rows = records(con,
-        "select s.*, st.output_text, st.result_preview, st.response_id, st.request_id, st.detail "
+    rows = engine.records("select s.*, st.output_text, st.result_preview, st.response_id, st.request_id, st.detail "
         "from step_view s join steps st using (run_id, idx) where s.run_id = ? and s.idx = ?",
         [run_id, idx],
     )
     if not rows:
         raise RunNotFound(f"Run {run_id} has no step {idx}. Its steps: reconcile show {run_id}")
     detail = {key: value for key, value in rows[0].items() if value is not None}
-    calls = records(con,
-        "select call_id, tool_name, args_json from tool_calls where run_id = ? and step_idx = ? order by call_id",
+    calls = engine.records("select call_id, tool_name, args_json from tool_calls where run_id = ? and step_idx = ? order by call_id",
         [run_id, idx],
     )
     if calls:
@@ -71,7 +67,7 @@ def step_detail(con: duckdb.DuckDBPyConnection, run_id: str, idx: int) -> dict[s
     return detail
 
 
-def run_select(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
+def run_select(engine: Engine, sql: str) -> tuple[list[str], list[tuple]]:
     """Run one read-only statement; return column names and rows.
 
     The statement check gives a plain refusal; what enforces it is the connection itself, opened
@@ -79,14 +75,12 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], lis
     ``store.connect``), so a statement that slips past the check still cannot write, read a file,
     fetch a URL or load code.
     """
-    kind = _statement_kind(con, sql)
+    kind = _statement_kind(engine, sql)
     if kind not in _ALLOWED_STATEMENTS:
         raise QueryError(f"reconcile sql only reads the store: {kind} statements are refused. Use a SELECT "
                          "(or EXPLAIN / EXPLAIN ANALYZE of one).")
     try:
-        cursor = con.execute(sql)
-        columns = [d[0] for d in cursor.description]
-        return columns, cursor.fetchall()
+        return engine.described(sql)
     except duckdb.PermissionException as exc:
         raise QueryError("reconcile sql reads only the store's tables and views: files, URLs, extensions and "
                          f"settings are out of its reach ({_first_line(exc)}).") from exc
@@ -97,22 +91,25 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], lis
 _EXPLAIN = re.compile(r"(?is)^\s*explain\s+(?:analy[sz]e\s+)?(?:\([^)]*\)\s*)?")
 
 
-def _statement_kind(con: duckdb.DuckDBPyConnection, sql: str) -> str:
+def _statement_kind(engine: Engine, sql: str) -> str:
     """The statement's type; for EXPLAIN, the type of the statement it explains (EXPLAIN ANALYZE runs it)."""
+    if not engine.capabilities.parses_statements:
+        raise QueryError(f"reconcile sql reads a DuckDB store; the {engine.name} engine cannot vouch that a statement "
+                         "only reads.")
     try:
-        statements = con.extract_statements(sql)
+        kinds = engine.statement_kinds(sql)
     except duckdb.Error as exc:
         raise QueryError(f"The query does not parse: {exc}") from exc
-    if len(statements) != 1:
-        raise QueryError(f"Give exactly one statement; got {len(statements)}.")
-    kind = statements[0].type.name
+    if len(kinds) != 1:
+        raise QueryError(f"Give exactly one statement; got {len(kinds)}.")
+    kind = kinds[0]
     if kind == "EXPLAIN":
         try:
-            inner = con.extract_statements(_EXPLAIN.sub("", sql, count=1))
+            inner = engine.statement_kinds(_EXPLAIN.sub("", sql, count=1))
         except duckdb.Error:
             return kind  # a form we do not unwrap: the locked connection still holds
-        if len(inner) == 1 and inner[0].type.name != "SELECT":
-            return f"EXPLAIN {inner[0].type.name}"
+        if len(inner) == 1 and inner[0] != "SELECT":
+            return f"EXPLAIN {inner[0]}"
     return kind
 
 

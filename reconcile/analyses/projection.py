@@ -21,11 +21,10 @@ from dataclasses import asdict, dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-import duckdb
 
 from reconcile.money import cost_per_completed_task
 from reconcile.sheets import Column, Sheet
-from reconcile.store import records
+from reconcile.engine import Engine
 
 MILLION = Decimal(1_000_000)
 
@@ -89,12 +88,12 @@ def _micros(dollars: Decimal) -> int:
     return int((dollars * MILLION).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def fit(con: duckdb.DuckDBPyConnection, turns: list[int] | None = None) -> list[dict[str, Any]]:
+def fit(engine: Engine, turns: list[int] | None = None) -> list[dict[str, Any]]:
     """The projection's inputs as each agent's own runs show them (medians over its runs).
 
     Projected at ``turns``, else at the median and p99 turn counts of the agent's succeeded runs.
     """
-    rows = records(con, """
+    rows = engine.records("""
         with model_steps as (
             select s.run_id, s.idx, s.input_tokens, s.output_tokens,
                    row_number() over (partition by s.run_id order by s.idx) as turn,

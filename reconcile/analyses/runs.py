@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses.costs import CHOSEN
 from reconcile.analyses.costs import cost_source as checked_source
@@ -20,8 +19,8 @@ from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
 from reconcile.store.status import STATUSES
-from reconcile.store import records
 from reconcile.when import Window
+from reconcile.engine import Engine
 
 SORTS = {"started": "started_at, run_id", "cost": "cost_micros desc nulls last, run_id",
          "steps": "steps desc nulls last, run_id", "wall": "wall_seconds desc nulls last, run_id",
@@ -42,7 +41,7 @@ def _one(field: str) -> str:
     return f"coalesce(any_value({field}) filter (where root), any_value({field}))"
 
 
-def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, statuses: list[str] | None = None,
+def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] | None = None,
               agents: list[str] | None = None, sort: str = "started", limit: int | None = None,
               fold_subagents: bool = True, cost_source: str = "auto", trees: bool = False) -> Sheet:
     """The runs started in ``window``, filtered, sorted (started, cost, steps, wall, tokens) and cut to ``limit``."""
@@ -55,7 +54,7 @@ def list_runs(con: duckdb.DuckDBPyConnection, window: Window | None = None, stat
     cost_source = checked_source(cost_source)
     if limit is not None and limit < 1:
         raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
-    rows = records(con, f"""
+    rows = engine.records(f"""
         with {CHOSEN},
         parts as (
             select r.*, c.cost_micros as part_cost, c.complete as part_complete,

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import duckdb
 import jinja2
 
 from reconcile.analyses.costs import CHOSEN
 from reconcile.resources import reports_dir
 from reconcile.sheets import Column, Sheet, every_key
 from reconcile.store.status import STATUSES
-from reconcile.store import records
+from reconcile.engine import Engine
 
 
-def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+def store_summary(engine: Engine) -> dict[str, Any]:
     """Counts by agent and status, token totals, cost, and the ingest bookkeeping."""
-    by_agent = records(con,
-        f"""with {CHOSEN}
+    by_agent = engine.records(f"""with {CHOSEN}
             select coalesce(agent, '(none)') as agent, count(*) as runs,
                 {", ".join(f"count(*) filter (where status = '{s}') as {s}" for s in STATUSES)},
                 sum(steps)::bigint as steps, sum(tool_results)::bigint as tool_results,
@@ -30,19 +28,17 @@ def store_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                 count(*) filter (where c.cost_micros is null) as runs_without_cost
             from run_view join chosen c using (run_id) group by all order by agent""", {"source": "auto"}
     )
-    files = records(con,
-        """select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
+    files = engine.records("""select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
                   coalesce(sum(rejected), 0) as rejected, coalesce(sum(skipped), 0) as skipped,
                   count(*) filter (where status <> 'loaded') as not_loaded,
                   min(ingested_at) as first_ingest, max(ingested_at) as last_ingest
            from ingested_files"""
     )[0]
-    span = con.execute("select min(started_at), max(coalesce(ended_at, started_at)), "
+    span = engine.rows("select min(started_at), max(coalesce(ended_at, started_at)), "
                        "count(*) filter (where started_at is null), "
                        "count(*) - count(distinct case when source_format = 'claude_code' and parent_run_id "
-                       "is not null then parent_run_id else run_id end) from runs").fetchall()[0]
-    rejects = records(con,
-        "select path, line, reason from rejects order by path, line limit 10"
+                       "is not null then parent_run_id else run_id end) from runs")[0]
+    rejects = engine.records("select path, line, reason from rejects order by path, line limit 10"
     )
     return {"by_agent": by_agent, "statuses": STATUSES, "files": files, "first_run": span[0],
             "last_run": span[1], "rejects": rejects,
@@ -60,9 +56,9 @@ def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:
     return Sheet(every_key(columns, by_agent), by_agent)
 
 
-def render_summary(con: duckdb.DuckDBPyConnection, render_table: Callable[[Sheet], str]) -> str:
+def render_summary(engine: Engine, render_table: Callable[[Sheet], str]) -> str:
     """The summary as text; ``render_table`` lays out the agents' table (the CLI's table code)."""
-    data = store_summary(con)
+    data = store_summary(engine)
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(reports_dir()), autoescape=False,
                                      trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     return environment.get_template("summary.txt.j2").render(**data, agents_table=render_table(agents_sheet(data["by_agent"])))

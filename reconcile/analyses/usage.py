@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 
 from reconcile.errors import BadInput
-from reconcile.store import records
 from reconcile.when import TIME_GROUPS, Window, bucket
+from reconcile.engine import Engine
 
 GROUPS = {  # hours, days, weeks and months of the chosen zone (a provider's daily buckets are UTC days)
     **{period: bucket("bucket_start", period) for period in ("hour", *TIME_GROUPS)},
@@ -45,9 +44,9 @@ WITHIN = ("(select * from usage_reconciliation where ($since is null or bucket_s
           "and ($until is null or bucket_start < $until))")
 
 
-def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str, window: dict) -> dict[str, int]:
+def _ledger_by_call(engine: Engine, key: str, window: dict) -> dict[str, int]:
     """Each run's ledger tokens (input + output) allocated to the groups its journal calls fell in."""
-    rows = con.execute(f"""
+    rows = engine.rows(f"""
         with calls as (select {key} as key, unnest(run_tokens) as c from {WITHIN} where run_tokens is not null),
         per as (select key, c.run_id as run_id, sum(c.tokens)::hugeint as tokens from calls group by all),
         ledger as (select run_id, (coalesce(ledger_input_tokens, 0) + coalesce(ledger_output_tokens, 0))::hugeint as ledger
@@ -68,11 +67,11 @@ def _ledger_by_call(con: duckdb.DuckDBPyConnection, key: str, window: dict) -> d
             from floored
         )
         select key, sum(base + case when rank <= left_over then 1 else 0 end)::bigint
-        from ranked group by key""", window).fetchall()
+        from ranked group by key""", window)
     return {k: v for k, v in rows}
 
 
-def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day", window: Window | None = None) -> dict[str, Any]:
+def usage_report(engine: Engine, by: str = "day", window: Window | None = None) -> dict[str, Any]:
     """Provider buckets that started in ``window`` beside the journals and ledgers, grouped ``by``."""
     window = window or Window()
     params = {"since": window.since, "until": window.until}
@@ -88,17 +87,17 @@ def usage_report(con: duckdb.DuckDBPyConnection, by: str = "day", window: Window
         sum(phantom_micros)::bigint as phantom_micros,
         count(*) filter (where provider_micros is null and {_tokens('provider')} + {_tokens('journal')} > 0) as unpriced_rows,
         {per_bucket}"""
-    groups = records(con, f"select {GROUPS[by]} as key, {measures} from {WITHIN} group by 1 order by 1", params)
-    total = records(con, f"select 'total' as key, {measures} from {WITHIN}", params)[0]
-    ledger = _ledger_by_call(con, GROUPS[by], params)
+    groups = engine.records(f"select {GROUPS[by]} as key, {measures} from {WITHIN} group by 1 order by 1", params)
+    total = engine.records(f"select 'total' as key, {measures} from {WITHIN}", params)[0]
+    ledger = _ledger_by_call(engine, GROUPS[by], params)
     for row in [*groups, total]:
         row["ledger_tokens"] = (sum(ledger.values()) if ledger else None) if row is total else ledger.get(row["key"])
         row["coverage_tokens"] = row["explained_tokens"] / row["provider_tokens"] if row["provider_tokens"] else None
         row["coverage_usd"] = (row["explained_micros"] / row["provider_micros"]
                                if row["provider_micros"] and not row["unpriced_rows"] else None)
-    phantom_runs = [r["run"] for r in records(con, f"""select distinct unnest(runs) as run from {WITHIN}
+    phantom_runs = [r["run"] for r in engine.records(f"""select distinct unnest(runs) as run from {WITHIN}
                                                        where runs is not null order by 1""", params)]
-    billed = records(con, f"""select provider, {bucket('bucket_start', 'day')} as day, sum(amount_usd) as billed_usd,
+    billed = engine.records(f"""select provider, {bucket('bucket_start', 'day')} as day, sum(amount_usd) as billed_usd,
                                      round(sum(amount_usd) * 1000000)::bigint as billed_micros
                               from billed_costs where ($since is null or bucket_start >= $since)
                                 and ($until is null or bucket_start < $until) group by all order by all""", params)

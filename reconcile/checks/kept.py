@@ -25,21 +25,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import duckdb
 
-from reconcile.sql_text import insert_rows, string_literal
+from reconcile.sql_text import string_literal
 from reconcile.store import FROZEN_VIEWS, freeze_query
 from reconcile.store.views import tree_roots_sql, views_fingerprint
+from reconcile.engine import Engine
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
 
 
-def usable(con) -> bool:
-    """Whether ``con`` is a DuckDB store that can keep verdicts (another engine judges every run each time)."""
-    if not isinstance(con, duckdb.DuckDBPyConnection):
+def usable(engine: Engine) -> bool:
+    """Whether ``engine`` reads a store that can keep verdicts (another engine judges every run each time)."""
+    if not engine.capabilities.transactions:
         return False
-    return con.execute("select count(*) from duckdb_tables() where schema_name = 'main' "
-                       "and table_name = 'kept_judgements'").fetchall()[0][0] == 1
+    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' "
+                       "and table_name = 'kept_judgements'")[0][0] == 1
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,18 +63,18 @@ def _config_fingerprint(config) -> str:
     return repr(parts)
 
 
-def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> None:
+def prepare(engine: Engine, checks, config) -> None:
     """``_check_keys(check_name, check_key)``, ``_run_keys(run_id, root_run_id, run_key)`` and
     ``_todo_checks(check_name, run_id)``: the runs in scope each check must judge afresh."""
-    prices = con.execute("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
-                         "from prices").fetchall()[0][0]
+    prices = engine.rows("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
+                         "from prices")[0][0]
     # the views' fingerprint as well as the code's, and what the store says each format records (plug-ins too)
-    facts = repr(con.execute("select format, fact, recorded, how, inferred from format_facts order by all").fetchall())
+    facts = repr(engine.rows("select format, fact, recorded, how, inferred from format_facts order by all"))
     common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices, facts])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
     # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
-    con.execute(
+    engine.run(
         f"""create or replace temp table _run_keys as
         with roots as ({tree_roots_sql()}),
         held as (select distinct t.root_run_id, r.source_file, f.sha256
@@ -90,9 +90,9 @@ def prepare(con: duckdb.DuckDBPyConnection, checks, config) -> None:
                k.tree_key || case when u.root_run_id is not null then '@' || now()::date::varchar else '' end as run_key
         from roots t join trees k using (root_run_id) left join undated u using (root_run_id)"""
     )
-    con.execute("create or replace temp table _check_keys as select unnest($names) as check_name, "
-                "unnest($keys) as check_key", {"names": list(keys), "keys": list(keys.values())})
-    con.execute(
+    engine.run("create or replace temp table _check_keys as select unnest($names) as check_name, "
+               "unnest($keys) as check_key", {"names": list(keys), "keys": list(keys.values())})
+    engine.run(
         """create or replace temp table _todo_checks as
         select c.check_name, s.run_id
         from _check_keys c cross join _scope s join _run_keys k using (run_id)
@@ -109,100 +109,95 @@ def todo_condition(check_name: str) -> str:
     return f"(run_id is null or run_id in (select run_id from _todo_checks where check_name = {literal}))"
 
 
-def todo_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+def todo_counts(engine: Engine) -> dict[str, int]:
     """How many runs in scope each check judges afresh."""
-    return dict(con.execute("select check_name, count(*) from _todo_checks group by all").fetchall())
+    return dict(engine.rows("select check_name, count(*) from _todo_checks group by all"))
 
 
-def to_judge(con: duckdb.DuckDBPyConnection) -> str:
+def to_judge(engine: Engine) -> str:
     """``_universe``: the runs of every tree that holds a run to judge afresh; whether the checks should read
     "all" the store's runs, "none" or a "part" of them (``restricted``). Above half, cutting the tables down
     costs more than it saves: they are read whole, and only the verdicts to reach are kept."""
-    con.execute("""create or replace temp table _universe as
+    engine.run("""create or replace temp table _universe as
                    select run_id from _run_keys where root_run_id in (
                        select k.root_run_id from _run_keys k where k.run_id in (select run_id from _todo_checks))""")
-    universe, everything = con.execute("select (select count(*) from _universe), (select count(*) from runs)").fetchall()[0]
+    universe, everything = engine.rows("select (select count(*) from _universe), (select count(*) from runs)")[0]
     return "none" if not universe else "all" if 2 * universe > everything else "part"
 
 
 @contextmanager
-def restricted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def restricted(engine: Engine) -> Iterator[None]:
     """Within the block the tables the checks read hold only ``_universe``'s runs (``to_judge``).
 
     Each base table with a ``run_id`` is shadowed by a temporary table of the same name (found first,
     as ``store.frozen_views`` relies on), and the priced views are frozen over them. An enclosing
     ``frozen_views`` block's tables (the whole store's, priced) are set aside meanwhile and put back after.
     """
-    tables = [row[0] for row in con.execute(
+    tables = [row[0] for row in engine.rows(
         """select c.table_name from duckdb_columns() c join duckdb_tables() t
                on t.schema_name = c.schema_name and t.table_name = c.table_name
            where c.schema_name = 'main' and c.column_name = 'run_id' and not t.temporary
-             and c.table_name not in (select unnest(?)) order by c.table_name""", [list(_NOT_SHADOWED)]).fetchall()]
-    outer = [row[0] for row in con.execute("select table_name from duckdb_tables() where temporary and "
-                                           "table_name in (select unnest(?))", [list(FROZEN_VIEWS)]).fetchall()]
+             and c.table_name not in (select unnest(?)) order by c.table_name""", [list(_NOT_SHADOWED)])]
+    outer = [row[0] for row in engine.rows("select table_name from duckdb_tables() where temporary and "
+                                           "table_name in (select unnest(?))", [list(FROZEN_VIEWS)])]
     made, aside = [], []
     try:
         for name in outer:
-            con.execute(f"alter table temp.{name} rename to _whole_{name}")
+            engine.run(f"alter table temp.{name} rename to _whole_{name}")
             aside.append(name)
         for table in tables:
-            con.execute(f'create temp table "{table}" as select * from main."{table}" '
-                        "where run_id in (select run_id from _universe)")
+            engine.run(f'create temp table "{table}" as select * from main."{table}" '
+                       "where run_id in (select run_id from _universe)")
             made.append(table)
         for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
-            con.execute(f"create or replace temp table {name} as {freeze_query(name)}")
+            engine.run(f"create or replace temp table {name} as {freeze_query(name)}")
         yield
     finally:
         for name in reversed(FROZEN_VIEWS):  # the trees' prices go first: no view must outlive its rows
-            con.execute(f"drop table if exists temp.{name}")
+            engine.run(f"drop table if exists temp.{name}")
         for table in reversed(made):
-            con.execute(f'drop table if exists temp."{table}"')
+            engine.run(f'drop table if exists temp."{table}"')
         for name in aside:
-            con.execute(f"alter table temp._whole_{name} rename to {name}")
+            engine.run(f"alter table temp._whole_{name} rename to {name}")
 
 
-def kept_findings(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+def kept_findings(engine: Engine) -> dict[str, list[tuple]]:
     """(run_id, step, detail) kept for each check, on the runs in scope it does not judge afresh.
 
     A kept verdict was reached on the runs the check could judge, and which runs those are follows from
     the same keys (the configuration, the runs' facts): no not-judged run is among them.
     """
     found: dict[str, list[tuple]] = {}
-    for name, run_id, step, detail in con.execute(
+    for name, run_id, step, detail in engine.rows(
             """select f.check_name, f.run_id, f.step, f.detail from kept_findings f
                join _check_keys c on c.check_name = f.check_name and c.check_key = f.check_key
                join _run_keys k on k.run_id = f.run_id and k.run_key = f.run_key
                where f.run_id in (select run_id from _scope)
                  and not exists (select 1 from _todo_checks t where t.check_name = f.check_name and t.run_id = f.run_id)"""
-            ).fetchall():
+            ):
         found.setdefault(name, []).append((run_id, step, detail))
     return found
 
 
-def keep(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
+def keep(engine: Engine, rows: list[tuple]) -> None:
     """Keep the verdicts just reached, for every check at once and in one transaction: each run judged
     afresh, and what was found on it (``rows``: check name, run id, step, detail)."""
-    con.execute("begin")
-    try:
+    with engine.transaction():
         for table in ("kept_judgements", "kept_findings"):
-            con.execute(f"delete from {table} k using _todo_checks t where k.check_name = t.check_name "
-                        "and k.run_id = t.run_id")
-        con.execute("""insert into kept_judgements select t.check_name, c.check_key, t.run_id, k.run_key
-                       from _todo_checks t join _check_keys c using (check_name) join _run_keys k using (run_id)
-                       where k.run_key is not null""")
-        con.execute("create or replace temp table _new_findings (check_name varchar, run_id varchar, step integer, "
-                    "detail varchar)")
-        insert_rows(con, "_new_findings", rows)
-        con.execute("""insert into kept_findings select n.check_name, c.check_key, n.run_id, k.run_key, n.step, n.detail
-                       from _new_findings n join _check_keys c using (check_name) join _run_keys k using (run_id)
-                       where k.run_key is not null""")
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
+            engine.run(f"delete from {table} k using _todo_checks t where k.check_name = t.check_name "
+                       "and k.run_id = t.run_id")
+        engine.run("""insert into kept_judgements select t.check_name, c.check_key, t.run_id, k.run_key
+                      from _todo_checks t join _check_keys c using (check_name) join _run_keys k using (run_id)
+                      where k.run_key is not null""")
+        engine.run("create or replace temp table _new_findings (check_name varchar, run_id varchar, step integer, "
+                   "detail varchar)")
+        engine.insert("_new_findings", rows)
+        engine.run("""insert into kept_findings select n.check_name, c.check_key, n.run_id, k.run_key, n.step, n.detail
+                      from _new_findings n join _check_keys c using (check_name) join _run_keys k using (run_id)
+                      where k.run_key is not null""")
 
 
-def forget_gone(con: duckdb.DuckDBPyConnection) -> None:
+def forget_gone(engine: Engine) -> None:
     """Drop the verdicts on runs the store no longer holds."""
     for table in ("kept_judgements", "kept_findings"):
-        con.execute(f"delete from {table} where run_id not in (select run_id from runs)")
+        engine.run(f"delete from {table} where run_id not in (select run_id from runs)")

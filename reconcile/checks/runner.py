@@ -17,12 +17,13 @@ import duckdb
 
 from reconcile.errors import BadInput, InternalError, did_you_mean
 from reconcile.store.facts import FACTS
-from reconcile.sql_text import insert_rows, string_literal
+from reconcile.sql_text import string_literal
 from reconcile.store import frozen_views
 from reconcile.checks import kept
 from reconcile.checks.loader import Check, CheckDefinitionError
 from reconcile.config.settings import create_loop_firings, create_run_settings, set_variables
 from reconcile.config import Config
+from reconcile.engine import Engine
 
 REQUIRED_COLUMNS = ("run_id", "step", "detail")
 
@@ -127,7 +128,7 @@ def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:
     return [known[name] for name in only]
 
 
-def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope | None = None,
+def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
                settings: dict[str, str] | None = None, config=None, record: bool = True,
                keep: bool | None = None) -> CheckReport:
     """Run ``checks`` under ``config`` (``settings``: extra ``--set`` pairs); keep the results when ``record``.
@@ -141,13 +142,13 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
         config = config.with_overrides([f"{k}={v}" for k, v in settings.items()])
     scope = scope or Scope()
     checked_at = datetime.now(timezone.utc)
-    set_variables(con, config)
-    create_run_settings(con, config)
+    set_variables(engine, config)
+    create_run_settings(engine, config)
     firings = any("loop_firings" in check.sql for check in checks)
     if firings:
-        create_loop_firings(con)
-    _scope_table(con, scope)
-    _judgement_table(con, firings)
+        create_loop_firings(engine)
+    _scope_table(engine, scope)
+    _judgement_table(engine, firings)
     where = ""
     if scope.active:
         # A finding that names no run (a provider bucket, a week) is placed by its ``at`` column when the
@@ -162,44 +163,44 @@ def run_checks(con: duckdb.DuckDBPyConnection, checks: list[Check], scope: Scope
             enabled.append(check)
         else:
             disabled.append((check.name, policy.enabled.origin))
-    per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(con) else []
+    per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(engine) else []
     results: dict[str, CheckResult] = {}
-    runs = con.execute("select count(*) from _scope").fetchall()[0][0]
+    runs = engine.rows("select count(*) from _scope")[0][0]
     if per_run:
-        kept.prepare(con, per_run, config)
-    judged = kept.to_judge(con) if per_run else "all"  # of the runs: "all", "part" or "none" to judge afresh
+        kept.prepare(engine, per_run, config)
+    judged = kept.to_judge(engine) if per_run else "all"  # of the runs: "all", "part" or "none" to judge afresh
     fresh = []  # (check, run, step, detail) reached now, to keep
     # Each check reads the priced steps: price them once for all (frozen_views) when every run is judged.
     # When only some are, the few checks that judge the store read the views live, and the rest read them
     # priced once over the trees they judge afresh (kept.restricted); when none is, those run no SQL at all.
-    with (frozen_views(con) if judged == "all" else contextlib.nullcontext()):
+    with (frozen_views(engine) if judged == "all" else contextlib.nullcontext()):
         for check in enabled:
             if check not in per_run:
-                results[check.name] = _run_one(con, check, where, config)
-        todo, earlier = (kept.todo_counts(con), kept.kept_findings(con)) if per_run else ({}, {})
-        with (kept.restricted(con) if judged == "part" else contextlib.nullcontext()):
+                results[check.name] = _run_one(engine, check, where, config)
+        todo, earlier = (kept.todo_counts(engine), kept.kept_findings(engine)) if per_run else ({}, {})
+        with (kept.restricted(engine) if judged == "part" else contextlib.nullcontext()):
             for check in per_run:
-                results[check.name], reached = _run_kept(con, check, where, config, todo.get(check.name, 0),
+                results[check.name], reached = _run_kept(engine, check, where, config, todo.get(check.name, 0),
                                                          earlier.get(check.name, []), runs)
                 fresh += [(check.name, f.run_id, f.step, f.detail) for f in reached]
     if per_run and (record if keep is None else keep):
-        kept.keep(con, fresh)
-        kept.forget_gone(con)
+        kept.keep(engine, fresh)
+        kept.forget_gone(engine)
     ordered = [results[check.name] for check in enabled]
     if record:
-        _record(con, checked_at, ordered)
+        _record(engine, checked_at, ordered)
     return CheckReport(checked_at, ordered, disabled, runs, kept=sum(r.kept for r in ordered))
 
 
-def _scope_table(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
-    con.execute(
+def _scope_table(engine: Engine, scope: Scope) -> None:
+    engine.run(
         """create or replace temp table _scope as select run_id from runs
            where ($since is null or started_at >= $since) and ($until is null or started_at < $until)
              and ($agent is null or agent = $agent)""",
         {"since": scope.since, "until": scope.until, "agent": scope.agent},
     )
-    con.execute("set variable scope_since = ?", [scope.at_since or scope.since])
-    con.execute("set variable scope_until = ?", [scope.at_until or scope.until])
+    engine.run("set variable scope_since = ?", [scope.at_since or scope.since])
+    engine.run("set variable scope_until = ?", [scope.at_until or scope.until])
 
 
 # Facts configuration can supply for a run that does not record them: known as configuration resolves them.
@@ -207,13 +208,13 @@ _RESOLVED = {"result_bound": "rs.result_bound_tokens is not null",
              "loop_detector": "rs.loop_detector is not null and coalesce(lf.evidence_complete, true)"}
 
 
-def _judgement_table(con: duckdb.DuckDBPyConnection, firings: bool) -> None:
+def _judgement_table(engine: Engine, firings: bool) -> None:
     """``_facts``: for each run in scope, which facts are known (a bound or a detector as configuration resolves it)."""
     resolved = dict(_RESOLVED) if firings else {**_RESOLVED, "loop_detector": "rs.loop_detector is not null"}
     known = ", ".join(f"{resolved[name]} as {name}" if name in resolved else f"f.{name}"
                       for name, fact in FACTS.items() if fact.subject == "run")
     replay = "left join loop_firings lf using (run_id)" if firings else ""
-    con.execute(
+    engine.run(
         f"""create or replace temp table _facts as
         select f.run_id, f.source_format, f.agent, rs.loop_detector as detector, {known}
         from run_facts f join run_settings rs using (run_id) {replay}
@@ -243,7 +244,7 @@ def _why(fact: str) -> str:
             f"else 'the ' || source_format || ' format records no {what}' end")
 
 
-def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJudged]:
+def _unjudged(engine: Engine, check: Check, config) -> list[NotJudged]:
     """``_unjudged(run_id)``: the runs in scope this check does not judge; returns the counts and reasons."""
     branches = []
     for fact in check.needs:
@@ -257,35 +258,35 @@ def _unjudged(con: duckdb.DuckDBPyConnection, check: Check, config) -> list[NotJ
         branches.append(f"select run_id, source_format, {reason} as reason, "
                         f"-1 as rank from _facts where {column} = {string_literal(name)}")
     if not branches:
-        con.execute("create or replace temp table _unjudged as select null::varchar as run_id limit 0")
+        engine.run("create or replace temp table _unjudged as select null::varchar as run_id limit 0")
         return []
-    con.execute(
+    engine.run(
         f"""create or replace temp table _unjudged as
         select run_id, arg_min(source_format, rank) as source_format, arg_min(reason, rank) as reason
         from ({" union all ".join(branches)}) group by run_id"""
     )
-    rows = con.execute("select count(*), source_format, reason from _unjudged group by all "
-                       "order by count(*) desc, source_format, reason").fetchall()
+    rows = engine.rows("select count(*), source_format, reason from _unjudged group by all "
+                       "order by count(*) desc, source_format, reason")
     return [NotJudged(n, "run", source, reason) for n, source, reason in rows]
 
 
-def _unjudged_buckets(con: duckdb.DuckDBPyConnection) -> list[NotJudged]:
+def _unjudged_buckets(engine: Engine) -> list[NotJudged]:
     """Provider rows with no journal of that provider in the store: there is nothing to match them with."""
-    rows = con.execute(
+    rows = engine.rows(
         """select count(*), provider from (select provider from provider_usage union all select provider from billed_costs) as p
            where p.provider is not null and not exists (select 1 from journal_usage j where j.provider = p.provider)
            group by provider order by provider"""
-    ).fetchall()
+    )
     return [NotJudged(n, "bucket", provider, f"the store holds no journal of provider {provider} to match its "
                                               "usage and bill against") for n, provider in rows]
 
 
-def _run_kept(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, todo: int, earlier: list[tuple],
+def _run_kept(engine: Engine, check: Check, where: str, config, todo: int, earlier: list[tuple],
               runs_in_scope: int) -> tuple[CheckResult, list[Finding]]:
     """A check that judges each run: the ``earlier`` findings kept where the keys hold, the check's SQL on the
     ``todo`` other runs. Returns the result and the findings reached now."""
     fresh = kept.todo_condition(check.name)
-    result = _run_one(con, check, f"({where}) and {fresh}" if where else fresh, config, run=todo > 0)
+    result = _run_one(engine, check, f"({where}) and {fresh}" if where else fresh, config, run=todo > 0)
     if any(f.run_id is None for f in result.findings):
         raise CheckDefinitionError(f"{check.path}: check {check.name} says it judges each run, but a row it returned "
                                    "names no run; return each finding's run_id, or remove 'judges: each run'")
@@ -298,17 +299,17 @@ def _run_kept(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, 
     return result, reached
 
 
-def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, run: bool = True) -> CheckResult:
+def _run_one(engine: Engine, check: Check, where: str, config, run: bool = True) -> CheckResult:
     policy = config.policy(check.name)
     severity = policy.severity.value if policy.severity else check.severity
     result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
     try:
-        result.not_judged = _unjudged(con, check, config)
+        result.not_judged = _unjudged(engine, check, config)
         if "journals" in check.needs:
-            result.not_judged += _unjudged_buckets(con)
+            result.not_judged += _unjudged_buckets(engine)
         rows = []
         if run:  # else every verdict is kept: the SQL ran, its columns checked, when they were reached
-            columns = [d[0] for d in con.execute(f"select * from (\n{check.sql}\n) limit 0").description]
+            columns = engine.columns(check.sql)
             at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
             # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
             # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
@@ -321,7 +322,7 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, r
             if missing:
                 raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
                                            f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
-            rows = con.execute(wrapped).fetchall()
+            rows = engine.rows(wrapped)
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc
@@ -332,9 +333,8 @@ def _run_one(con: duckdb.DuckDBPyConnection, check: Check, where: str, config, r
     return result
 
 
-def _record(con: duckdb.DuckDBPyConnection, checked_at: datetime, results: list[CheckResult]) -> None:
-    con.execute("begin")
-    insert_rows(con, "check_runs", [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
-    insert_rows(con, "findings", [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail]
-                                  for r in results for f in r.findings])
-    con.execute("commit")
+def _record(engine: Engine, checked_at: datetime, results: list[CheckResult]) -> None:
+    with engine.transaction():
+        engine.insert("check_runs", [[checked_at, r.name, r.severity, r.failures, r.source] for r in results])
+        engine.insert("findings", [[checked_at, f.check, f.severity, f.run_id, f.step, f.detail]
+                                   for r in results for f in r.findings])

@@ -61,19 +61,19 @@ def budgets_command(
     Example: reconcile budgets --by agent --emit toml
     """
     config, path = source.configured()
-    with source.reading(path=path) as con:
-        use_zone(con, scope.zone)
-        require_runs(con, scope, str(source.from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
-        report = budget_report(con, by, scope, cost_source, unit)
-        rates = stop_reason_rates(con, by, scope)
-        percentiles = latency_and_size(con, config, scope)  # every section: the same window
+    with source.reading(path=path) as engine:
+        use_zone(engine, scope.zone)
+        require_runs(engine, scope, str(source.from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
+        report = budget_report(engine, by, scope, cost_source, unit)
+        rates = stop_reason_rates(engine, by, scope)
+        percentiles = latency_and_size(engine, config, scope)  # every section: the same window
         replayed = None
         # a snippet to paste carries each recommendation's consequence on these runs (reconcile replay); the
         # tables leave it to `reconcile replay`, which says which runs and why (it costs as much again as budgets)
         if emit_style and unit == "run":
             candidate = from_budgets(report)
             if candidate.limits:
-                replayed = {g["key"]: g for g in replay(con, [candidate], by, scope, config,
+                replayed = {g["key"]: g for g in replay(engine, [candidate], by, scope, config,
                                                         cost_source)["candidates"][0]["groups"]}
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:

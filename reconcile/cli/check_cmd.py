@@ -40,9 +40,9 @@ def check_command(
     config, path = source.configured(setting)
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
-    with source.reading(path=path) as con:  # checks read all the data: some judge a run against history
-        require_runs(con, times, str(source.from_parquet or path))
-        report = run_checks(con, checks, scope, config=config, record=False)
+    with source.reading(path=path) as engine:  # checks read all the data: some judge a run against history
+        require_runs(engine, times, str(source.from_parquet or path))
+        report = run_checks(engine, checks, scope, config=config, record=False)
     if junit:
         write_junit(report, junit)
     if not given.as_table:

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from reconcile import store
 from reconcile.checks import load_checks
 from reconcile.config.settings import loop_firings_sql, run_settings_statements, variable_statements
 from reconcile.config import describe
@@ -32,8 +31,8 @@ def config_command(
     """
     config, path = source.configured(setting)
     if sql:
-        with store.connect(path, read_only=True) as con:
-            statements = variable_statements(config) + run_settings_statements(con, config) + loop_firings_sql()
+        with source.reading(path=path) as engine:
+            statements = variable_statements(config) + run_settings_statements(engine, config) + loop_firings_sql()
         console.print("\n".join(f"{statement.strip()};" for statement in statements))
         return
     rows = describe(config, load_checks(checks_dir), path, source.db is not None)

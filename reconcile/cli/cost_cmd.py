@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from reconcile import store
 from reconcile.analyses.costs import SOURCE_TEXT, cost_report, run_count_lines
 from reconcile.analyses.coverage import coverage
 from reconcile.errors import BadInput
@@ -99,10 +98,10 @@ def cost_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    with source.reading(scope) as con:
-        use_zone(con, scope.zone)
-        found = coverage(con, scope, source.described)
-        report = cost_report(con, by, scope, cost_source)
+    with source.reading(scope) as engine:
+        use_zone(engine, scope.zone)
+        found = coverage(engine, scope, source.described)
+        report = cost_report(engine, by, scope, cost_source)
     sheet = cost_sheet(report, by, scope.zone, cost_source)
     if not found.within:
         return empty_window(found, sheet, given, json_data=cost_json(report, sheet))
@@ -186,8 +185,8 @@ def project_command(
     """
     counts = _turns(turns)
     if fit_runs:
-        with store.connect(source.path, read_only=True) as con:
-            fitted = fit(con, counts)
+        with source.reading() as engine:
+            fitted = fit(engine, counts)
         rows = [{"agent": a["agent"], "runs": a["runs"], **a["inputs"], "observed_mean_micros":
                  None if a["observed_mean_cost_usd"] is None else int(a["observed_mean_cost_usd"] * 1_000_000)}
                 for a in fitted]

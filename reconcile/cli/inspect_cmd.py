@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from reconcile import store
 from reconcile.analyses.inspect import find_run, run_select, run_steps, step_detail
 from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
 from reconcile.cli.root import app
@@ -39,16 +38,16 @@ def show_command(
 
     Example: reconcile show 8f3a --step 7
     """
-    with store.connect(source.path, read_only=True) as con:
-        run = find_run(con, run_id)
+    with source.reading() as engine:
+        run = find_run(engine, run_id)
         if step is not None:
-            detail = step_detail(con, run["run_id"], step)
+            detail = step_detail(engine, run["run_id"], step)
             if given.json:
                 return print_json(in_dollars(detail))
             console.print(table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
                                 title=f"run {run['run_id']} step {step}"))
             return None
-        steps = run_steps(con, run["run_id"])
+        steps = run_steps(engine, run["run_id"])
     if given.json:
         return print_json(in_dollars({"run": run, "steps": steps}))  # money in dollars, as --csv has it
     shown = {**run, "root_run_id": run["root_run_id"] if run.get("root_run_id") != run["run_id"] else None}
@@ -143,8 +142,8 @@ def sql_command(
 
     Example: reconcile sql "select idx, kind, tool_name, cost_micros, ms, error from step_view where run_id = '8f3a'"
     """
-    with store.connect(source.path, read_only=True) as con:
-        columns, rows = run_select(con, query)
+    with source.reading() as engine:
+        columns, rows = run_select(engine, query)
     if given.json:
         print_json([dict(zip(columns, row)) for row in rows])
     elif given.csv:
@@ -169,11 +168,11 @@ def summary_command(
     --csv and --parquet carry the agents' table; --json carries everything.
     Example: reconcile summary --db night.duckdb
     """
-    with store.connect(source.path, read_only=True) as con:
+    with source.reading() as engine:
         if not given.as_table:
-            data = store_summary(con)
+            data = store_summary(engine)
             sheet = agents_sheet(data["by_agent"])  # --json: the CSV's rows, and the rest in dollars too
             return output(sheet, given,
                           json_data={**in_dollars(data), "by_agent": json_rows(sheet)}) and None
-        text = render_summary(con, lambda sheet: rendered(sheet, wide))
+        text = render_summary(engine, lambda sheet: rendered(sheet, wide))
     console.print(text, markup=False, end="")

@@ -100,6 +100,10 @@ class Store:
     def path(self) -> Path:
         return self.configured()[1]
 
+    def reading(self, scope: Window | None = None, path: Path | None = None):
+        """The store (at ``path``, else the one configured), read-only."""
+        return reading(path or self.path, None)
+
 
 @dataclass(frozen=True)
 class Source(Store):

@@ -64,9 +64,9 @@ def replay_command(
                            f"replay it with --by {candidate.by}")
     if as_run_too:
         candidates.insert(0, as_run())
-    with source.reading(path=path) as con:
-        use_zone(con, scope.zone)
-        report = replay(con, candidates or None, by, scope, config, cost_source, runs=runs)
+    with source.reading(path=path) as engine:
+        use_zone(engine, scope.zone)
+        report = replay(engine, candidates or None, by, scope, config, cost_source, runs=runs)
     if output(replay_sheet(report, runs), given, json_data=in_dollars(report), wide=wide):
         for line in text_lines(report):
             console.print(line, markup=False, highlight=False)

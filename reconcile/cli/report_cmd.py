@@ -41,9 +41,9 @@ def finance_command(
     Example: reconcile report finance --out finance.html --since 2026-11-01
     """
     _, path = source.configured()
-    with reading(path, from_parquet, scope.since, scope.until) as con:
-        require_runs(con, scope, str(from_parquet or path))
-        written = write_finance(con, out, scope, cost_source, by)
+    with reading(path, from_parquet, scope.since, scope.until) as engine:
+        require_runs(engine, scope, str(from_parquet or path))
+        written = write_finance(engine, out, scope, cost_source, by)
     console.print(f"wrote {written}")
 
 
@@ -67,9 +67,9 @@ def morning_report_command(
     Example: reconcile report morning --out morning.html
     """
     config, path = source.configured(setting)
-    with reading(path, from_parquet) as con:  # not pruned: the glance compares with earlier nights
-        require_runs(con, scope, str(from_parquet or path))
-        written = write_morning(con, out, config=config, checks_dir=checks_dir, zone=scope.zone,
+    with reading(path, from_parquet) as engine:  # not pruned: the glance compares with earlier nights
+        require_runs(engine, scope, str(from_parquet or path))
+        written = write_morning(engine, out, config=config, checks_dir=checks_dir, zone=scope.zone,
                                 source=cost_source, scope=Scope(scope.since, scope.until))
     console.print(f"wrote {written}")
 

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from reconcile import store
 from reconcile.analyses.coverage import coverage
 from reconcile.analyses.runs import SORTS, list_runs, runs_summary
 from reconcile.when import use_zone
@@ -40,10 +39,10 @@ def runs_command(
 
     Example: reconcile runs --status failed --since yesterday --sort cost -n 10
     """
-    with store.connect(source.path, read_only=True) as con:
-        use_zone(con, scope.zone)
-        found = coverage(con, scope)
-        sheet = list_runs(con, scope, status, agent, sort, limit, fold_subagents, cost_source, trees)
+    with source.reading() as engine:
+        use_zone(engine, scope.zone)
+        found = coverage(engine, scope)
+        sheet = list_runs(engine, scope, status, agent, sort, limit, fold_subagents, cost_source, trees)
     if not found.within:
         return empty_window(found, sheet, given)
     if output(sheet, given, wide=wide):

@@ -37,9 +37,9 @@ def usage_command(
     Example: reconcile usage --by model --since 7d
     """
     from reconcile.analyses.usage import usage_report
-    with source.reading(scope) as con:
-        use_zone(con, scope.zone)
-        report = usage_report(con, by, scope)
+    with source.reading(scope) as engine:
+        use_zone(engine, scope.zone)
+        report = usage_report(engine, by, scope)
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
     columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
     sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost

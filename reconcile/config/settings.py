@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import duckdb
 
+from reconcile.engine import Engine
 from reconcile.errors import BadInput
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
 from reconcile.sql_text import string_literal, typed_literal
@@ -101,12 +102,12 @@ def variable_statements(config) -> list[str]:
     return [f"set variable {key} = {_literal(config.setting(key).value, kind)}" for key, (_, kind, _) in DEFAULTS.items()]
 
 
-def run_settings_statements(con: duckdb.DuckDBPyConnection, config) -> list[str]:
+def run_settings_statements(engine: Engine, config) -> list[str]:
     """The statements that create ``run_settings``: each run's value of every run-scoped setting."""
     from reconcile.formats import FORMATS
 
     rows = []
-    for agent, source_format in con.execute("select distinct agent, source_format from runs order by all").fetchall():
+    for agent, source_format in engine.rows("select distinct agent, source_format from runs order by all"):
         fmt = FORMATS.get(source_format, source_format)
         values = [config.resolve(key, agent, fmt) for key in RUN_SCOPED]
         cells = [_literal(agent, "regex"), _literal(source_format, "regex"),
@@ -144,15 +145,13 @@ def run_settings_statements(con: duckdb.DuckDBPyConnection, config) -> list[str]
     ]
 
 
-def set_variables(con: duckdb.DuckDBPyConnection, config) -> None:
-    for statement in variable_statements(config):
-        con.execute(statement)
+def set_variables(engine: Engine, config) -> None:
+    engine.run_all(variable_statements(config))
 
 
-def create_run_settings(con: duckdb.DuckDBPyConnection, config) -> None:
+def create_run_settings(engine: Engine, config) -> None:
     """``run_settings``: each run's value of every run-scoped setting, and where the bound came from."""
-    for statement in run_settings_statements(con, config):
-        con.execute(statement)
+    engine.run_all(run_settings_statements(engine, config))
 
 
 def loop_firings_sql(detectors: str = "run_settings", into: str = "loop_firings") -> list[str]:
@@ -168,8 +167,7 @@ def loop_firings_sql(detectors: str = "run_settings", into: str = "loop_firings"
             + (resources.files("reconcile.config") / "loop_firings.sql").read_text()]
 
 
-def create_loop_firings(con: duckdb.DuckDBPyConnection, detectors: str = "run_settings",
+def create_loop_firings(engine: Engine, detectors: str = "run_settings",
                         into: str = "loop_firings") -> None:
     """``loop_firings``: each run with a loop detector, replayed over its transcript (needs ``detectors``)."""
-    for statement in loop_firings_sql(detectors, into):
-        con.execute(statement)
+    engine.run_all(loop_firings_sql(detectors, into))

@@ -26,6 +26,7 @@ import duckdb
 
 from reconcile.prices import pricing
 from reconcile import store
+from reconcile.engine import DuckDBEngine, Engine
 from reconcile.errors import BadInput
 from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
 from reconcile.store.migrations import apply_migrations
@@ -95,9 +96,10 @@ def _days(since: dt.datetime | None, until: dt.datetime | None) -> tuple[str, st
 @contextmanager
 def reading(db: Path, from_parquet: Path | None, since: dt.datetime | None = None,
             until: dt.datetime | None = None, engine: str = "duckdb", master: str | None = None,
-            remote: str | None = None) -> Iterator:
-    """The store at ``db`` read-only, or with ``from_parquet`` the export there (pruned to the window
-    given) — in DuckDB, or with ``engine`` spark in a Spark session."""
+            remote: str | None = None) -> Iterator[Engine]:
+    """The engine every reading command asks: the store at ``db`` read-only, or with ``from_parquet`` the
+    export there (pruned to the window given) — in DuckDB, or with ``engine`` spark in a Spark session.
+    The one place an engine is chosen."""
     if engine not in ("duckdb", "spark"):
         raise BadInput(f"--engine {engine!r}: the engines are duckdb and spark")
     if engine != "spark" and (master or remote):
@@ -117,7 +119,7 @@ def reading(db: Path, from_parquet: Path | None, since: dt.datetime | None = Non
             spark.close()
     elif from_parquet is None:
         with store.connect(db, read_only=True) as con:
-            yield con
+            yield DuckDBEngine(con)
     else:
         with open_dataset(from_parquet, since, until) as con:
-            yield con
+            yield DuckDBEngine(con)

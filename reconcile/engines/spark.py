@@ -17,9 +17,9 @@ from typing import Any
 import sqlglot
 from sqlglot.tokens import TokenType
 
+from reconcile.engine import Capabilities, Engine, EngineError, Params
 from reconcile.errors import BadInput
 from reconcile.sql_text import value_literal
-from reconcile.engines import EngineError
 from reconcile.engines.spark_sql import NotPortable, render
 
 _SET_VARIABLE = re.compile(r"^\s*set\s+variable\s+(\w+)\s*=\s*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -28,19 +28,12 @@ _CREATE = re.compile(r"^\s*create\s+or\s+replace\s+(temp\s+table|temp\s+view|vie
 _DROP = re.compile(r"^\s*drop\s+(?:table|view)\s+(?:if\s+exists\s+)?(\w+)\s*$", re.IGNORECASE)
 
 
-class SparkResult:
-    def __init__(self, rows: list[tuple], names: list[str]):
-        self._rows = rows
-        self.description = [(name, None, None, None, None, None, None) for name in names]
-
-    def fetchall(self) -> list[tuple]:
-        return self._rows
-
-
-class SparkEngine:
+class SparkEngine(Engine):
     """A Spark session with the logical tables bound as temporary views."""
 
     name = "spark"
+    # no store to write to, a temporary view replaced in place (freeze), no statement parser
+    capabilities = Capabilities(transactions=False, temp_tables_hide_views=False, parses_statements=False)
 
     def __init__(self, master: str | None = None, remote: str | None = None):
         try:
@@ -97,29 +90,48 @@ class SparkEngine:
         """A table from an Arrow table (small: it travels through the driver)."""
         self.spark.createDataFrame(data).createOrReplaceTempView(table)
 
-    def execute(self, sql: str, params: Any = None) -> SparkResult:
+    def run(self, sql: str, params: Params = None) -> None:
         sql = _bind_parameters(sql, params)
         variable = _SET_VARIABLE.match(sql)
         if variable:
             self.variables[variable.group(1).lower()] = variable.group(2).strip().rstrip(";")
-            return SparkResult([], [])
+            return
         if _DROP.match(sql):  # kept: a cached view built from it is re-read from its definition
-            return SparkResult([], [])
+            return
         created = _CREATE.match(sql)
+        if not created:
+            self._run(self._render(sql))
+            return
+        kind, name, query = created.groups()
+        rendered = self._render(query)
+        self._drop(name)
+        if kind.lower().startswith("temp table"):
+            self._materialise(name, rendered)
+        else:
+            self._run(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {rendered}")
+
+    def rows(self, sql: str, params: Params = None) -> list[tuple]:
+        return [tuple(row) for row in self._frame(sql, params).collect()]
+
+    def described(self, sql: str, params: Params = None) -> tuple[list[str], list[tuple]]:
+        frame = self._frame(sql, params)
+        return frame.columns, [tuple(row) for row in frame.collect()]
+
+    def columns(self, sql: str) -> list[str]:
+        return self._frame(sql).columns  # analysed, not run
+
+    def execute(self, sql: str, params: Params = None):
+        """A query's result as an Arrow table (it is collected on the driver)."""
+        return self._frame(sql, params).toArrow()
+
+    def _frame(self, sql: str, params: Params = None):
+        return self._run(self._render(_bind_parameters(sql, params)))
+
+    def _render(self, sql: str) -> str:
         try:
-            if created:
-                kind, name, query = created.groups()
-                rendered = render(query, self.variables)
-                self._drop(name)
-                if kind.lower().startswith("temp table"):
-                    self._materialise(name, rendered)
-                else:
-                    self._run(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {rendered}")
-                return SparkResult([], [])
-            frame = self._run(render(sql, self.variables))
+            return render(sql, self.variables)
         except NotPortable as exc:
             raise EngineError(str(exc)) from exc
-        return SparkResult([tuple(row) for row in frame.collect()], frame.columns)
 
     def freeze(self, view: str) -> None:
         """Compute a view once and put its rows in its place, for every statement that reads it and every view
@@ -138,13 +150,6 @@ class SparkEngine:
         self.cached[name] = frame
         if previous is not None:
             previous.unpersist()
-
-    def arrow(self, sql: str, params: Any = None):
-        """A query's result as an Arrow table (it is collected on the driver)."""
-        try:
-            return self._run(render(_bind_parameters(sql, params), self.variables)).toArrow()
-        except NotPortable as exc:
-            raise EngineError(str(exc)) from exc
 
     def close(self) -> None:
         if self._owned:

@@ -38,7 +38,7 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
         engine.register("format_facts", format_fact_rows(),
                         "format string, fact string, recorded boolean, how string, inferred boolean")
         for name, sql in VIEWS.items():  # in dependency order: a view built on a frozen one reads its rows
-            engine.execute(sql)
+            engine.run(sql)
             if name in FROZEN_VIEWS:  # priced once, as store.frozen_views does in DuckDB
                 engine.freeze(name)
     except BaseException:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import duckdb
 import jinja2
 from markupsafe import Markup, escape
 
@@ -30,10 +29,10 @@ from reconcile.outputs import check_file_target, write_output
 from reconcile.redact import redact
 from reconcile.analyses.replay import from_budgets, replay
 from reconcile.resources import reports_dir
-from reconcile.store import records
 from reconcile.store.status import STATUSES
 from reconcile.analyses.usage import usage_report
 from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, night_bounds, use_zone
+from reconcile.engine import Engine
 
 
 def _environment() -> jinja2.Environment:
@@ -97,43 +96,43 @@ def render(template: str, context: dict[str, Any]) -> str:
     return _environment().get_template(template).render(**context)
 
 
-def _catalogued(con: duckdb.DuckDBPyConnection, names, window: Window) -> dict[str, dict[str | None, int]]:
+def _catalogued(engine: Engine, names, window: Window) -> dict[str, dict[str | None, int]]:
     """Per grouping and group (None: all of them), how many of its runs record their tool catalogue.
 
     The runs that record one are found once (``run_facts`` reads every step); each grouping then
     counts distinct (group, run) pairs of those runs, so no join or distinct count runs over the
     priced steps of the runs that record none, and memory follows the runs, not the steps.
     """
-    con.execute("create or replace temp table _catalogued_runs as select run_id from run_facts where catalogue")
+    engine.run("create or replace temp table _catalogued_runs as select run_id from run_facts where catalogue")
     try:
         out = {}
         for name in names:
-            rows = con.execute(f"""with pairs as (
+            rows = engine.rows(f"""with pairs as (
                                        select distinct {GROUPS[name][0]} as key, r.run_id
                                        from step_view s join runs r using (run_id)
                                        where {WINDOW} and r.run_id in (select run_id from _catalogued_runs))
                                    select key, count(*) from pairs group by key
                                    union all select null, count(distinct run_id) from pairs""",
-                               window.params).fetchall()
+                               window.params)
             out[name] = {k: n for k, n in rows}
         return out
     finally:
-        con.execute("drop table if exists _catalogued_runs")
+        engine.run("drop table if exists _catalogued_runs")
 
 
-def _has_usage(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(con.execute("select count(*) from usage_buckets").fetchall()[0][0])
+def _has_usage(engine: Engine) -> bool:
+    return bool(engine.rows("select count(*) from usage_buckets")[0][0])
 
 
-def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None, source: str = "auto",
+def finance_context(engine: Engine, window: Window | None = None, source: str = "auto",
                     period: str = "day") -> dict[str, Any]:
     from reconcile.reports.charts import bar_chart  # matplotlib costs a quarter of a second to import: only the reports that draw pay it
 
     window = window or Window()
     if period not in TIME_GROUPS:
         raise BadInput(f"--by {period!r}: the finance report groups spend by {', '.join(TIME_GROUPS)}")
-    use_zone(con, window.zone)
-    by = {name: cost_report(con, name, window, source) for name in (period, "model", "agent", "task_class")}
+    use_zone(engine, window.zone)
+    by = {name: cost_report(engine, name, window, source) for name in (period, "model", "agent", "task_class")}
     total = by[period]["total"]
     charts = {  # each titled with what it shows, its axis with the unit
         "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
@@ -151,17 +150,17 @@ def finance_context(con: duckdb.DuckDBPyConnection, window: Window | None = None
                               "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
                               xlabel="US dollars"),
     }
-    catalogued = _catalogued(con, by, window)
+    catalogued = _catalogued(engine, by, window)
     for name in by:  # the catalogue tax of a group none of whose runs records a tool catalogue is not recorded, not $0
         for g in [*by[name]["groups"], by[name]["total"]]:
             g["catalogue_recorded"] = bool(catalogued[name].get(g["key"] if g is not by[name]["total"] else None))
-    costliest = costliest_runs(con, window, source)
-    usage = usage_report(con, "day", window) if _has_usage(con) else None
-    period_span = con.execute(f"select min(started_at), max(started_at) from runs r where {RUNS_IN_WINDOW}",
-                              window.params).fetchall()[0]
+    costliest = costliest_runs(engine, window, source)
+    usage = usage_report(engine, "day", window) if _has_usage(engine) else None
+    period_span = engine.rows(f"select min(started_at), max(started_at) from runs r where {RUNS_IN_WINDOW}",
+                              window.params)[0]
     return {"generated_at": _now(window.zone), "period": [_local(t, window.zone) for t in period_span], "zone": window.zone,
             "by_period": period, "total": total, "by": by, "charts": charts, "source": source,
-            "source_text": SOURCE_TEXT[source], "bill": bill_vs_journals(con, window),
+            "source_text": SOURCE_TEXT[source], "bill": bill_vs_journals(engine, window),
             "costliest": costliest, "usage": usage, "prices": by[period]["prices"],
             "per_task": by[period]["cost_per_completed_task"],
             "waste": by[period]["spend_on_failed_stalled_budget_stopped"],
@@ -174,19 +173,19 @@ FOLD_ROWS = 12
 WARN_ROWS = 4
 
 
-def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=None, zone: str = "UTC",
+def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str = "UTC",
                     source: str = "auto", night: str | None = None, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """The morning report of ``night`` (default: the latest in the store); ``checks`` should judge that night's runs."""
     from reconcile.reports.charts import share_chart
 
-    use_zone(con, zone)
-    night = night or latest_night(con)
+    use_zone(engine, zone)
+    night = night or latest_night(engine)
     failing = [r for r in checks.results if r.failures]
     partial = [r for r in checks.results if r.not_judged]
     run_ids = sorted({f.run_id for f in checks.findings if f.run_id})
     erred = {f.run_id for f in checks.findings if f.run_id and f.severity == "error"}
     warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
-    runs = {row["run_id"]: row for row in records(con, """select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
+    runs = {row["run_id"]: row for row in engine.records("""select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
                                                                    v.steps, v.tool_results, v.events, v.total_tokens,
                                                                    v.cost_micros, v.wall_seconds,
                                                                    c.unpriced_tokens, c.calls_without_usage,
@@ -194,20 +193,20 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
                                                             from run_view v join run_costs c using (run_id)
                                                             where v.run_id in (select unnest(?))""", [run_ids])}
     steps = {}
-    for row in records(con, """select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
+    for row in engine.records("""select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
         steps.setdefault(row["run_id"], []).append(row)
     # night with night, as the glance compares them; nothing after the report's night
-    rates = stop_reason_rates(con, "agent", Window(until=night_bounds(night, zone)[1] if night else None),
+    rates = stop_reason_rates(engine, "agent", Window(until=night_bounds(night, zone)[1] if night else None),
                               period="night")
     days = sorted({r["day"] for r in rates if r["day"]})
     latest = [r for r in rates if days and r["day"] == days[-1]]
     rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
     for r in latest:
         rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
-    budgets = budget_report(con, "agent", source=source)
-    seen = glance(con, checks, source, night, zone)
-    usage = usage_report(con, "model", seen["buckets"]) if seen["buckets"] else None  # the night's buckets only
+    budgets = budget_report(engine, "agent", source=source)
+    seen = glance(engine, checks, source, night, zone)
+    usage = usage_report(engine, "model", seen["buckets"]) if seen["buckets"] else None  # the night's buckets only
     shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]
     chart = share_chart([n["night"] for n in seen["nights"]],
                         {s: [n[s] / n["runs"] for n in seen["nights"]] for s in shown},
@@ -218,15 +217,15 @@ def morning_context(con: duckdb.DuckDBPyConnection, checks: CheckReport, config=
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "rate_rows": list(rate_rows.values()),
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
-            "budgets": budgets, "replayed": _replayed(con, budgets, night, config, zone, source),
+            "budgets": budgets, "replayed": _replayed(engine, budgets, night, config, zone, source),
             "usage": usage, "glance": seen, "rates_chart": chart, "earlier": earlier,
-            "store_runs": con.execute("select count(*) from runs").fetchall()[0][0],
+            "store_runs": engine.rows("select count(*) from runs")[0][0],
             "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source,
-            "not_loaded": records(con, "select path, status, reason from ingested_files where status <> 'loaded' "
+            "not_loaded": engine.records("select path, status, reason from ingested_files where status <> 'loaded' "
                                        "order by path")}
 
 
-def judge_night(con: duckdb.DuckDBPyConnection, checks_to_run: list, config=None, zone: str = "UTC",
+def judge_night(engine: Engine, checks_to_run: list, config=None, zone: str = "UTC",
                 scope: Scope | None = None, record: bool = False) -> tuple[str | None, CheckReport, dict[str, Any] | None]:
     """The night a morning report is about, its checks, and what the checks find on earlier runs.
 
@@ -234,18 +233,18 @@ def judge_night(con: duckdb.DuckDBPyConnection, checks_to_run: list, config=None
     many months would otherwise put March's findings in November's report. ``earlier`` counts the findings on runs
     started before the judged runs, and names the command that lists them.
     """
-    use_zone(con, zone)
+    use_zone(engine, zone)
     given = scope if scope is not None and scope.active else None
-    night = latest_night(con, given.since, given.until) if given else latest_night(con)
+    night = latest_night(engine, given.since, given.until) if given else latest_night(engine)
     if given is None and night:
-        buckets = night_buckets(con, night, zone)  # a provider bucket's finding falls in the night its bucket overlaps
+        buckets = night_buckets(engine, night, zone)  # a provider bucket's finding falls in the night its bucket overlaps
         scope = Scope(*night_bounds(night, zone), at_since=buckets.since if buckets else None)
     scope = scope or Scope()
-    checks = run_checks(con, checks_to_run, scope, config=config, record=record)
-    return night, checks, _earlier(con, checks_to_run, config, scope, checks, record)
+    checks = run_checks(engine, checks_to_run, scope, config=config, record=record)
+    return night, checks, _earlier(engine, checks_to_run, config, scope, checks, record)
 
 
-def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope: Scope,
+def _earlier(engine: Engine, checks_to_run: list, config, scope: Scope,
              shown: CheckReport, keep: bool = False) -> dict[str, Any] | None:
     """Findings on the runs started before ``scope`` (a second pass of the checks, made only when there are such runs).
 
@@ -259,11 +258,11 @@ def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope:
     since = scope.since
     if since is None:
         return None
-    runs, undated = con.execute("select count(*) filter (where started_at < $since), count(*) filter (where started_at "
-                                "is null) from runs", {"since": since}).fetchall()[0]
+    runs, undated = engine.rows("select count(*) filter (where started_at < $since), count(*) filter (where started_at "
+                                "is null) from runs", {"since": since})[0]
     if not runs and not undated:
         return None
-    report = (run_checks(con, checks_to_run, Scope(until=since), config=config, record=False, keep=keep)
+    report = (run_checks(engine, checks_to_run, Scope(until=since), config=config, record=False, keep=keep)
               if runs else None)
     on_the_night = {(f.check, f.step, f.detail) for f in shown.findings if f.run_id is None}
     listed = report.findings if report else []
@@ -275,13 +274,13 @@ def _earlier(con: duckdb.DuckDBPyConnection, checks_to_run: list, config, scope:
             "command": "reconcile check --until " + since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
-def _replayed(con: duckdb.DuckDBPyConnection, budgets: dict[str, Any], night: str | None, config, zone: str,
+def _replayed(engine: Engine, budgets: dict[str, Any], night: str | None, config, zone: str,
               source: str) -> dict[str, Any] | None:
     """The recommended ceilings replayed over the latest night's runs: "if these limits had been on last night"."""
     candidate = from_budgets(budgets)
     if night is None or not candidate.limits:
         return None
-    report = replay(con, [candidate], "agent", Window(*night_bounds(night, zone)), config, source)
+    report = replay(engine, [candidate], "agent", Window(*night_bounds(night, zone)), config, source)
     return {"night": night, **report["candidates"][0]}
 
 
@@ -297,20 +296,20 @@ def _now(zone: str = "UTC") -> str:
     return datetime.now(timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M ") + zone
 
 
-def write_finance(con: duckdb.DuckDBPyConnection, out: Path, window: Window | None = None, source: str = "auto",
+def write_finance(engine: Engine, out: Path, window: Window | None = None, source: str = "auto",
                   period: str = "day") -> Path:
     check_file_target(out)
-    with store.frozen_views(con):
-        context = finance_context(con, window, source, period)
+    with store.frozen_views(engine):
+        context = finance_context(engine, window, source, period)
     return write_output(out, render("finance.html.j2", context))
 
 
-def write_morning(con: duckdb.DuckDBPyConnection, out: Path, judged: tuple | None = None, config=None,
+def write_morning(engine: Engine, out: Path, judged: tuple | None = None, config=None,
                   checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto",
                   scope: Scope | None = None) -> Path:
     """The morning report of the latest night (or of the runs in ``scope``); ``judged``: :func:`judge_night`'s answer."""
     check_file_target(out)
-    with store.frozen_views(con):
-        night, checks, earlier = judged or judge_night(con, load_checks(checks_dir), config, zone, scope)
-        context = morning_context(con, checks, config, zone, source, night, earlier)
+    with store.frozen_views(engine):
+        night, checks, earlier = judged or judge_night(engine, load_checks(checks_dir), config, zone, scope)
+        context = morning_context(engine, checks, config, zone, source, night, earlier)
     return write_output(out, render("morning.html.j2", context))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from reconcile.engine import Engine
 from reconcile.errors import BadInput, StoreError
 from reconcile.store.migrations import MIGRATIONS, applied_migrations, apply_migrations
 from reconcile.store.views import STEP_ROWS, create_views, views_fingerprint
@@ -202,7 +203,7 @@ def freeze_query(name: str) -> str:
 
 
 @contextmanager
-def frozen_views(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def frozen_views(engine: Engine) -> Iterator[None]:
     """Within the block, the priced views are computed once, not once a query.
 
     ``step_view`` prices every step by joining the price tables; a report or the checks ask it
@@ -210,27 +211,28 @@ def frozen_views(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     this connection finds before the view (the temp schema comes first), so every query — and
     every view built on it — reads the same rows, priced once. Re-entrant: an inner block reuses
     the outer one's tables. Nothing is written to the store; a large table spills to DuckDB's
-    temp directory under the memory limit. Another engine (Spark) caches in its own way: a no-op.
+    temp directory under the memory limit. An engine where a temp table does not hide a view (Spark)
+    freezes the views in its own way when it binds them: a no-op.
     """
-    if not isinstance(con, duckdb.DuckDBPyConnection):
+    if not engine.capabilities.temp_tables_hide_views:
         yield
         return
-    present = {row[0] for row in con.execute(
+    present = {row[0] for row in engine.rows(
         "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
-        [list(FROZEN_VIEWS)]).fetchall()}
+        [list(FROZEN_VIEWS)])}
     if present:
         yield
         return
     made = []
     try:
         for name in FROZEN_VIEWS:
-            con.execute(f"create temp table {name} as {freeze_query(name)}")
+            engine.run(f"create temp table {name} as {freeze_query(name)}")
             made.append(name)
         yield
     finally:
         for name in reversed(made):
             try:
-                con.execute(f"drop table if exists temp.{name}")
+                engine.run(f"drop table if exists temp.{name}")
             except duckdb.Error:
                 pass  # the connection failed: its temp tables go with it
 

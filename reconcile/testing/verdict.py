@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reconcile.engine import DuckDBEngine, Engine
 from reconcile.sql_text import string_literal
 from reconcile.store.facts import FACTS
 from reconcile.testing.provider import FakeProvider, write_report
@@ -153,12 +154,13 @@ def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
                     if Path(f.path).is_relative_to(report.workdir):
                         report.problems.append(f"{Path(f.path).name}: {f.rejected} line(s) rejected by ingest: "
                                                + "; ".join(f.notes[:3]))
+        engine = DuckDBEngine(con)  # judged in the connection that loaded it
         for d in driven:
-            _judge_stops(con, d.outcomes, d.files, d.tool_timeouts)
+            _judge_stops(engine, d.outcomes, d.files, d.tool_timeouts)
         checks = select_checks(load_checks(), list(CHECKS))
-        checked = run_checks(con, checks, config=Config(), record=False)
-        roots = dict(con.execute("select run_id, root_run_id from run_view").fetchall())
-        unjudged = _unjudged(con, checks)
+        checked = run_checks(engine, checks, config=Config(), record=False)
+        roots = dict(engine.rows("select run_id, root_run_id from run_view"))
+        unjudged = _unjudged(engine, checks)
     placed = _Placer(driven, reports, roots)
     for result in checked.results:
         for finding in result.findings:
@@ -214,24 +216,24 @@ class _Placer:
         return None, None
 
 
-def _unjudged(con, checks: list) -> list[tuple[str, str, str]]:
+def _unjudged(engine: Engine, checks: list) -> list[tuple[str, str, str]]:
     """(run, check, what it lacks) for each run a check could not judge, as the runner decides it (``run_facts``)."""
     branches = [f"select run_id, {string_literal(check.name)} as check_name, {string_literal(FACTS[fact].what)} "
                 f"as what from run_facts where not {fact}"
                 for check in checks for fact in check.needs if FACTS[fact].subject == "run"]
     if not branches:
         return []
-    return con.execute(" union all ".join(branches) + " order by 1, 2").fetchall()
+    return engine.rows(" union all ".join(branches) + " order by 1, 2")
 
 
-def _judge_stops(con, outcomes: dict[str, StubOutcome], files: dict[str, bool | None], tool_timeouts: bool) -> None:
+def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[str, bool | None], tool_timeouts: bool) -> None:
     """Each stub's run as the store sees it — status, stop reason, timed-out tool calls — against its row."""
     runs = [o.run_id for o in outcomes.values() if o.run_id]
-    rows = con.execute(
+    rows = engine.rows(
         """select r.run_id, r.status, r.stop_reason, r.harness_status,
                   (select count(*) from steps s where s.run_id = r.run_id and s.kind = 'tool'
                    and s.tool_status = 'timeout') as timeouts
-           from run_view r where r.run_id in (select unnest(?::varchar[]))""", [runs]).fetchall()
+           from run_view r where r.run_id in (select unnest(?::varchar[]))""", [runs])
     seen = {row[0]: row[1:] for row in rows}
     for outcome in outcomes.values():
         if outcome.problems:  # the loop never stopped, or raised: that is the verdict

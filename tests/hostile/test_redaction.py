@@ -20,6 +20,7 @@ from reconcile.ingest.driver import ingest  # noqa: E402
 from reconcile.journal import Journal  # noqa: E402
 from reconcile.redact import MASK, redact  # noqa: E402
 from reconcile.reports.reporting import write_finance, write_morning  # noqa: E402
+from reconcile.engine import DuckDBEngine  # noqa: E402
 
 SECRETS = {  # shape: (text as it is leaked, the part that must never appear)
     "anthropic key": ("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv"),
@@ -76,7 +77,7 @@ def secret_store(tmp_path_factory) -> Path:
 def test_no_secret_reaches_a_report(secret_store, tmp_path, report):
     out = tmp_path / f"{report}.html"
     with store.connect(secret_store) as con:
-        (write_finance if report == "finance" else write_morning)(con, out)
+        (write_finance if report == "finance" else write_morning)(DuckDBEngine(con), out)
     html = out.read_text()
     assert "<svg" in html or report == "morning"
     for shape, (_, secret) in SECRETS.items():

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from reconcile import store  # noqa: E402
 from reconcile.checks import load_checks, run_checks  # noqa: E402
 from reconcile.ingest.driver import ingest  # noqa: E402
+from reconcile.engine import DuckDBEngine
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 OUT = ROOT / "tests" / "realdata_expected"
@@ -47,7 +48,7 @@ def main() -> None:
         if not runs:
             lines.append(f"why_no_runs = {_quoted(before.get('why_no_runs', 'TODO: say why'))}")
         else:
-            checks = run_checks(con, load_checks(), record=False)
+            checks = run_checks(DuckDBEngine(con), load_checks(), record=False)
             justified = {(f["check"], f.get("run_id", ""), f.get("step", -1)): f for f in before.get("finding", [])}
             found = [(f.check, f.run_id or "", -1 if f.step is None else f.step) for f in checks.findings]
             unjustified = [key for key in found if key not in justified]

@@ -30,24 +30,23 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 
 from reconcile.analyses.budgets import GROUPS, budget_report
 from reconcile.analyses.coverage import require_runs
 from reconcile.errors import BadInput
 from reconcile.money import cost_per_completed_task
-from reconcile.store import records
 from reconcile.when import RUNS_IN_WINDOW, Window
 from reconcile.analyses.replay.candidates import Candidate, as_run, from_budgets, from_file, from_options
 from reconcile.analyses.replay.fence import prepare, replay_candidate
 from reconcile.analyses.replay.summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL, stop_reason
+from reconcile.engine import Engine
 
 __all__ = ["Candidate", "as_run", "from_budgets", "from_file", "from_options", "replay", "stop_reason"]
 
 SHOWN_RUNS = 50  # runs listed per group and candidate (the counts are always complete)
 
 
-def replay(con: duckdb.DuckDBPyConnection, candidates: list[Candidate] | None = None, by: str = "agent",
+def replay(engine: Engine, candidates: list[Candidate] | None = None, by: str = "agent",
            window: Window | None = None, config=None, source: str = "auto", runs: bool = False) -> dict[str, Any]:
     """Replay each candidate over the runs in the window; with no candidate, the ceilings ``budgets``
     recommends. ``runs``: also every run's row (where it would stop, why, what that saved)."""
@@ -57,25 +56,25 @@ def replay(con: duckdb.DuckDBPyConnection, candidates: list[Candidate] | None = 
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     window = window or Window()
     params = window.params
-    require_runs(con, window)
+    require_runs(engine, window)
     if not candidates:
-        candidates = [from_budgets(budget_report(con, by, window, source))]
-    prepare(con, config or Config(), RUNS_IN_WINDOW, params)
+        candidates = [from_budgets(budget_report(engine, by, window, source))]
+    prepare(engine, config or Config(), RUNS_IN_WINDOW, params)
     results = []
     for candidate in candidates:
-        replay_candidate(con, candidate, GROUPS[by], RUNS_IN_WINDOW, params)
-        results.append(_summarise(con, candidate, runs))
+        replay_candidate(engine, candidate, GROUPS[by], RUNS_IN_WINDOW, params)
+        results.append(_summarise(engine, candidate, runs))
     for table in ("_replay_runs", "_replay_loops", "_replay_limits", "loop_detectors", "_replay_steps"):
-        con.execute(f"drop table if exists {table}")
+        engine.run(f"drop table if exists {table}")
     return {"by": by, "since": window.since, "until": window.until, "candidates": results}
 
 
-def _summarise(con: duckdb.DuckDBPyConnection, candidate: Candidate, with_runs: bool) -> dict[str, Any]:
-    groups = records(con, GROUP_SQL)
+def _summarise(engine: Engine, candidate: Candidate, with_runs: bool) -> dict[str, Any]:
+    groups = engine.records(GROUP_SQL)
     mix: dict[str, dict[str, dict[str, int]]] = {}
-    for row in records(con, MIX_SQL):
+    for row in engine.records(MIX_SQL):
         mix.setdefault(row["key"], {}).setdefault(row["side"], {})[row["status"]] = row["runs"]
-    cut = records(con, f"""select {CUT_RUN_COLUMNS} from (
+    cut = engine.records(f"""select {CUT_RUN_COLUMNS} from (
         select *, row_number() over (partition by group_key order by status = 'succeeded' desc,
                                      spend_saved_micros desc nulls last, run_id) as rank
         from _replay_runs where outcome = 'cut') as ranked
@@ -98,7 +97,7 @@ def _summarise(con: duckdb.DuckDBPyConnection, candidate: Candidate, with_runs: 
               "detector": any("loop_detector" in v for v in candidate.limits.values()),
               "groups": groups, "total": total}
     if with_runs:
-        result["runs"] = records(con, "select * from _replay_runs order by group_key, run_id")
+        result["runs"] = engine.records("select * from _replay_runs order by group_key, run_id")
         for row in result["runs"]:
             row["stop_reason_written"] = stop_reason(row) if row["outcome"] in ("cut", "same_stop") else None
     return result

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from importlib import resources
 
-import duckdb
 
 from reconcile.config.settings import create_loop_firings, create_run_settings
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
 from reconcile.store.views import tree_roots_sql
 from reconcile.analyses.replay.candidates import Candidate
+from reconcile.engine import Engine
 
 COLUMNS = {"max_steps": "bigint", "max_tokens": "bigint", "max_prompt_tokens": "bigint",
            "max_completion_tokens": "bigint", "max_wall_seconds": "double", "max_cost_micros": "bigint",
@@ -29,13 +29,13 @@ STEP_COLUMNS = ("run_id", "idx", "kind", "is_wrap_up", "provider_refused", "inpu
                 "cost_micros", "harness_cost_micros", "started_at")
 
 
-def prepare(con: duckdb.DuckDBPyConnection, config, window: str, params: dict) -> None:
+def prepare(engine: Engine, config, window: str, params: dict) -> None:
     """What every candidate reads, made once: each run's own detector settings (``run_settings``) and the steps of
     the runs in the window, priced (``_replay_steps``: the few columns of ``step_view`` the fence reads — pricing
     every column of every step would cost more than the replay itself)."""
-    create_run_settings(con, config)
+    create_run_settings(engine, config)
     # only model calls have a price: the other steps come from the table, not through the pricing join
-    con.execute(f"""create or replace temp table _replay_steps as
+    engine.run(f"""create or replace temp table _replay_steps as
         select {", ".join(f"s.{c}" for c in STEP_COLUMNS)}
         from step_view s join runs r on r.run_id = s.run_id where s.kind = 'model' and {window}
         union all
@@ -43,16 +43,16 @@ def prepare(con: duckdb.DuckDBPyConnection, config, window: str, params: dict) -
         from steps s join runs r on r.run_id = s.run_id where s.kind <> 'model' and {window}""", params)
 
 
-def replay_candidate(con: duckdb.DuckDBPyConnection, candidate: Candidate, group_sql: str, window: str,
+def replay_candidate(engine: Engine, candidate: Candidate, group_sql: str, window: str,
                      params: dict) -> None:
     """``_replay_runs`` for one candidate over the runs in ``window`` (needs ``prepare`` first)."""
-    _stage_limits(con, candidate, group_sql, window, params)
-    create_loop_firings(con, detectors="_replay_limits", into="_replay_loops")
-    con.execute("create or replace temp table _replay_runs as\n"
-                + (resources.files("reconcile.analyses.replay") / "fence.sql").read_text())
+    _stage_limits(engine, candidate, group_sql, window, params)
+    create_loop_firings(engine, detectors="_replay_limits", into="_replay_loops")
+    engine.run("create or replace temp table _replay_runs as\n"
+               + (resources.files("reconcile.analyses.replay") / "fence.sql").read_text())
 
 
-def _stage_limits(con, candidate: Candidate, group_sql: str, window: str, params: dict) -> None:
+def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, params: dict) -> None:
     rows, values = [], {}
     for row, (key, limits) in enumerate(candidate.limits.items()):  # named parameters, as the window's are
         cells = {"key": ("varchar", key), **{name: (kind, limits.get(name)) for name, kind in COLUMNS.items()}}
@@ -74,7 +74,7 @@ def _stage_limits(con, candidate: Candidate, group_sql: str, window: str, params
     seed_limit = " ".join(f"when '{kind}' then {limit}" for kind, limit in DETECTORS.items())
     # seed 001's one budget for the agent tree: a run under a root whose limits have scope "tree" spends the root's
     # limits, counted from the root's start over every run of the tree (its budget_key is the root)
-    con.execute(
+    engine.run(
         f"""create or replace temp table _replay_limits as
         with candidate as ({table}),
         roots as ({tree_roots_sql()}),

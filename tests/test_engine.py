@@ -1,0 +1,99 @@
+"""The engine interface (``reconcile/engine.py``): what every analysis and check asks, and the capability flags.
+
+An engine that declares no capability (no transactions, no temp table hiding a view, no statement parser)
+must still give every check's findings and the cost report exactly as DuckDB does; what needs a capability
+is refused in words, not attempted.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pyarrow
+import pytest
+
+from reconcile import store
+from reconcile.analyses.costs import cost_report
+from reconcile.analyses.inspect import QueryError, run_select
+from reconcile.checks import load_checks, run_checks
+from reconcile.engine import Capabilities, DuckDBEngine, Engine
+from reconcile.engines.dataset import reading
+
+PACKAGE = Path(__file__).resolve().parent.parent / "reconcile"
+
+
+class Plain(Engine):
+    """DuckDB underneath, declaring nothing beyond answering queries (as a new engine might start)."""
+
+    name = "plain"
+    capabilities = Capabilities(transactions=False, temp_tables_hide_views=False, parses_statements=False)
+
+    def __init__(self, inner: DuckDBEngine):
+        self.inner = inner
+
+    def execute(self, sql, params=None):
+        return self.inner.execute(sql, params)
+
+    def rows(self, sql, params=None):
+        return self.inner.rows(sql, params)
+
+    def described(self, sql, params=None):
+        return self.inner.described(sql, params)
+
+    def columns(self, sql):
+        return self.inner.columns(sql)
+
+    def run(self, sql, params=None):
+        self.inner.run(sql, params)
+
+
+@pytest.fixture
+def night(night_db):
+    with reading(night_db, None) as engine:
+        yield engine
+
+
+def test_the_store_is_read_through_a_duckdb_engine(night):
+    assert isinstance(night, DuckDBEngine) and night.capabilities.transactions
+    table = night.execute("select run_id, status from runs order by run_id")
+    assert isinstance(table, pyarrow.Table) and table.column_names == ["run_id", "status"]
+    rows = night.rows("select run_id, status from runs order by run_id")
+    assert table.to_pylist() == [{"run_id": r, "status": s} for r, s in rows] and len(rows) > 10
+    assert night.records("select count(*) as n from runs") == [{"n": len(rows)}]
+    assert night.value("select count(*) from runs where status = ?", ["succeeded"]) == \
+        sum(1 for _, s in rows if s == "succeeded")
+    assert night.columns("select run_id, 1 as one from runs") == ["run_id", "one"]
+    assert night.statement_kinds("select 1; insert into x values (1)") == ["SELECT", "INSERT"]
+
+
+def test_an_engine_without_capabilities_finds_the_same(night_db):
+    checks = load_checks()
+    with store.connect(night_db, read_only=True) as con:
+        duck = DuckDBEngine(con)
+        ours = run_checks(duck, checks, record=False).to_json()
+        same_costs = cost_report(duck, "agent")
+    with store.connect(night_db, read_only=True) as con:
+        plain = Plain(DuckDBEngine(con))
+        theirs = run_checks(plain, checks, record=False).to_json()
+        assert cost_report(plain, "agent") == same_costs
+        with pytest.raises(QueryError, match="plain engine cannot vouch"):
+            run_select(plain, "select 1")
+        with pytest.raises(NotImplementedError, match="no transactions"), plain.transaction():
+            pass
+    assert theirs == ours and ours["findings"] and len(ours["checks"]) == len(checks)
+
+
+def test_the_upper_layers_never_talk_to_a_duckdb_connection():
+    """Analyses, checks and reports take an Engine: no DuckDB connection type, no cursor calls."""
+    offenders = []
+    for path in sorted([*(PACKAGE / "analyses").rglob("*.py"), *(PACKAGE / "checks").rglob("*.py"),
+                        *(PACKAGE / "reports").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("DuckDBPyConnection", "fetchall", "fetchone",
+                                                                 "description", "connection"):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.attr}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "execute" \
+                    and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "engine"):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .execute on something not an engine")
+    assert not offenders, "\n".join(offenders)
