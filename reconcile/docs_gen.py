@@ -26,6 +26,11 @@ RELATIONS = {
                  "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
                  "own costs), and what is unknown (unpriced tokens, calls without usage or with a token bucket "
                  "unknown). `--cost-source` picks.",
+    "chosen_costs": "One row a run and a cost source asked for (`asked`: `auto`, `ours`, `harness`): `run_costs` with "
+                    "the source that answers (`source`), its figure (`cost_micros`) and whether it leaves nothing out "
+                    "(`complete`). `select run_id, cost_micros from chosen_costs where asked = 'auto'`.",
+    "run_roots": "One row a run: the topmost ancestor in the store (`root_run_id`, the run itself when it has none) — "
+                 "its agent tree, looked up through six levels of sub-agents.",
     "runs": "The canonical run records as loaded (the ledger counters are the harness's own, never recomputed).",
     "steps": "The canonical steps as loaded; usage buckets are disjoint and reasoning is a subset of output.",
     "run_tools": "Each run's tool catalogue: side-effect and allow-repeat flags, schema size in tokens.",

@@ -26,7 +26,7 @@ def _cell(text: str) -> str:
 
 
 def facts_section() -> str:
-    from reconcile.store.facts import FACTS, RUN_FACT_NAMES
+    from reconcile.store.facts import RUN_FACT_NAMES
     from reconcile.formats import transcript_formats
 
     lines = [BEGIN, "", "## What each format records, and where", "",
@@ -51,8 +51,7 @@ def facts_section() -> str:
             lines += ["", "Zero, not unknown, when a record leaves them out:", ""]
             lines += [f"- `{bucket}`: {why}" for bucket, why in fmt.zero_buckets.items()]
         missing = [f"`{fact}`" for fact in RUN_FACT_NAMES
-                   if fact not in fmt.facts and fact not in fmt.policy_facts() and FACTS[fact].known_sql
-                   and fact != "buckets"]
+                   if fact not in fmt.facts and fact not in fmt.policy_facts() and fact != "buckets"]
         if missing:
             lines += ["", f"Not recorded: {', '.join(missing)}."]
     lines += ["", END]

@@ -21,11 +21,11 @@ def test_every_shipped_check_renders_for_spark_and_passes_the_lint(check):
     assert lint(check.sql, check.name) == []
 
 
-@pytest.mark.parametrize("number", range(len(views.ALL_VIEWS)))
-def test_every_view_the_checks_read_renders_for_spark_and_passes_the_lint(number):
-    sql = views.ALL_VIEWS[number]
-    assert render(sql, VARIABLES).upper().startswith("CREATE OR REPLACE VIEW")  # the engine makes it temporary
-    assert lint(sql, f"view {number}") == []
+@pytest.mark.parametrize("name", views.VIEW_NAMES)
+def test_every_view_the_checks_read_renders_for_spark_and_passes_the_lint(name):
+    sql = views.VIEWS[name]
+    assert render(sql, VARIABLES).upper().lstrip().startswith(("CREATE OR REPLACE VIEW", "/*"))  # the engine makes it temporary
+    assert lint(sql, f"view {name}") == []
 
 
 @pytest.mark.parametrize("sql, construct, portable", [

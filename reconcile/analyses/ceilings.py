@@ -29,7 +29,6 @@ import math
 from typing import Any
 
 
-from reconcile.analyses.costs import CHOSEN
 from reconcile.money import usd
 from reconcile.sql_text import string_literal
 from reconcile.store.status import STOP_REASON_RULES
@@ -54,7 +53,8 @@ def units_sql(unit: str) -> str:
         return """select r.run_id, r.agent, r.task_class, r.model, r.status, r.stop_reason, r.started_at,
                           r.tool_timeout_seconds, {limits}, v.charged_steps, v.total_tokens, v.input_tokens,
                           v.output_tokens, v.wall_seconds, v.has_final_answer, c.cost_micros
-                   from runs r join run_view v using (run_id) join chosen c using (run_id)""".format(
+                   from runs r join run_view v using (run_id) join chosen_costs c using (run_id)
+                   where c.asked = $source""".format(
             limits=", ".join(f"r.{column}" for column in CEILINGS.values()))
     root = "max(case when m.run_id = m.root_run_id then {0} end)"  # the root's own (max, not any_value: Spark reads it)
     return f"""select m.root_run_id as run_id, {", ".join(root.format(f"r.{c}") + f" as {c}" for c in (
@@ -65,7 +65,8 @@ def units_sql(unit: str) -> str:
                    date_diff('millisecond', min(m.started_at), max(m.ended_at)) / 1000.0 as wall_seconds,
                    {root.format("m.has_final_answer")} as has_final_answer,
                    case when count(c.cost_micros) = count(*) then sum(c.cost_micros) end as cost_micros
-               from run_view m join runs r on r.run_id = m.run_id join chosen c on c.run_id = m.run_id
+               from run_view m join runs r on r.run_id = m.run_id
+               join chosen_costs c on c.run_id = m.run_id and c.asked = $source
                group by m.root_run_id
                having count(*) filter (where m.run_id = m.root_run_id) = 1"""
 SHOWN_IDS = 20  # ids listed per recommendation in JSON (the count is always complete)
@@ -80,8 +81,7 @@ def stage_runs(engine: Engine, group_sql: str, window: str, params: dict, unit: 
         + (string_literal(rule.names) if rule.names in CEILINGS else "null") for rule in STOP_REASON_RULES) + " end"
     engine.run(
         f"""create or replace temp table _budget_runs as
-        with {CHOSEN},
-        units as ({units_sql(unit)}),
+        with units as ({units_sql(unit)}),
         stopped as (select r.run_id from units r where r.status in ('budget_exceeded', 'timed_out') and {window}),
         last_calls as (
             select q.run_id, q.tool_name || ':' || coalesce(q.args_hash, '') as call_hash,

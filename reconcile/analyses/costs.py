@@ -69,18 +69,6 @@ LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coal
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
 WINDOW = RUNS_IN_WINDOW
 
-# Each run's cost under the chosen source. ``complete``: the figure leaves nothing out.
-CHOSEN = """chosen as (
-    select c.*, case source when 'ours' then c.ours_micros else c.harness_micros end as cost_micros,
-           -- a figure nobody knows is never complete, whatever the flags say (a sum over it would read as $0)
-           case source when 'ours' then c.ours_complete and c.ours_micros is not null
-                       else c.harness_micros is not null end as complete
-    from (select rc.*, case when $source = 'ours' then 'ours' when $source = 'harness' then 'harness'
-                            when rc.ours_complete then 'ours' when rc.harness_micros is not null then 'harness'
-                            else 'ours' end as source
-          from run_costs rc) c
-)"""
-
 _TOKENS = """
     count(distinct r.run_id) as runs,
     count(distinct r.run_id) filter (where r.status = 'succeeded') as succeeded,
@@ -121,11 +109,11 @@ def _lines(by: str) -> str:
            case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
            coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
                as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost
-    from step_view s join runs r using (run_id) join chosen c using (run_id)
-    where c.source = 'ours' and s.kind = 'model' and {WINDOW}
+    from step_view s join runs r using (run_id) join chosen_costs c using (run_id)
+    where c.asked = $source and c.source = 'ours' and s.kind = 'model' and {WINDOW}
     union all
     select r.run_id, {run_key}, c.harness_micros, 'harness', false, 0, false, false, c.harness_micros is null
-    from runs r join chosen c using (run_id) where c.source = 'harness' and {WINDOW}
+    from runs r join chosen_costs c using (run_id) where c.asked = $source and c.source = 'harness' and {WINDOW}
 )"""
 
 
@@ -146,18 +134,17 @@ def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[s
     tokens = {row["key"]: row for row in engine.records(
         f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
     costs = {row["key"]: row for row in engine.records(
-        f"with {CHOSEN}, {_lines(by)} select key, {_COST} from lines group by 1", params)}
+        f"with {_lines(by)} select key, {_COST} from lines group by 1", params)}
     groups = [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
     total = _derive("total", engine.records(f"select {_TOKENS} {base}", window.params)[0],
-                    engine.records(f"with {CHOSEN}, {_lines(by)} select {_COST} from lines", params)[0], source)
+                    engine.records(f"with {_lines(by)} select {_COST} from lines", params)[0], source)
     per_task = engine.records(f"""
-        with {CHOSEN}
         select coalesce(r.agent, '(none)') as agent, coalesce(r.task_class, '(none)') as task_class,
                coalesce(r.model, '(none)') as model, {LIMITS} as limits, count(*) as runs,
                count(*) filter (where r.status = 'succeeded') as succeeded,
                sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete,
                count(*) filter (where c.source = 'harness') as harness_sourced_runs
-        from runs r join chosen c using (run_id) where {WINDOW}
+        from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW}
         group by all order by 1, 2, 3, 4""", params)
     for row in per_task:
         row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
@@ -165,9 +152,9 @@ def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[s
             row["cost_micros"] = None
         row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
     waste = engine.records(f"""
-        with {CHOSEN}
         select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
-        from runs r join chosen c using (run_id) where {WINDOW} group by 1 order by 1""", params)
+        from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW} group by 1 order by 1""",
+        params)
     spent = sum(row["cost_micros"] or 0 for row in waste)
     for row in waste:
         row["share"] = row["cost_micros"] / spent if spent and row["cost_micros"] is not None else None
@@ -186,14 +173,13 @@ def costliest_runs(engine: Engine, window: Window | None = None, source: str = "
                    limit: int = 10) -> list[dict[str, Any]]:
     """The runs that cost most under ``source``, with where each figure came from."""
     return engine.records(f"""
-        with {CHOSEN}
         select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
                c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
                case when c.source = 'ours' then c.unpriced_tokens else 0 end as unpriced_tokens,
                case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage,
                case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets
-        from runs r join run_view v using (run_id) join chosen c using (run_id)
-        where c.cost_micros is not null and {WINDOW}
+        from runs r join run_view v using (run_id) join chosen_costs c using (run_id)
+        where c.asked = $source and c.cost_micros is not null and {WINDOW}
         order by c.cost_micros desc, r.run_id limit {int(limit)}""", {**(window or Window()).params, "source": source})
 
 

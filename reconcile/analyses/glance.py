@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 
-from reconcile.analyses.costs import CHOSEN
 from reconcile.store.status import STATUSES
 from reconcile.when import Window, night_bounds, night_sql
 from reconcile.engine import Engine
@@ -25,12 +24,12 @@ def nights(engine: Engine, recent: int = RECENT_NIGHTS, source: str = "auto",
     """The most recent nights (of runs started before ``until``), oldest first: runs, runs per status, and spend
     (None when nothing is known)."""
     rows = engine.records(f"""
-        with {CHOSEN}
         select {night_sql('r.started_at')} as night, count(*) as runs,
                {", ".join(f"count(*) filter (where r.status = '{s}') as {s}" for s in STATUSES)},
                sum(c.cost_micros)::bigint as spend_micros, count(*) filter (where c.cost_micros is null) as unpriced_runs,
                count(*) filter (where r.source_format = 'claude_code' and r.parent_run_id is not null) as subagents
-        from runs r join chosen c using (run_id) where r.started_at is not null and ($until is null or r.started_at < $until)
+        from runs r join chosen_costs c using (run_id)
+        where c.asked = $source and r.started_at is not null and ($until is null or r.started_at < $until)
         group by 1 order by 1 desc limit {int(recent)}""", {"source": source, "until": until})
     return rows[::-1]
 

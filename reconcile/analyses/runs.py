@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 
-from reconcile.analyses.costs import CHOSEN
 from reconcile.analyses.costs import cost_source as checked_source
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
@@ -55,15 +54,14 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
     if limit is not None and limit < 1:
         raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
     rows = engine.records(f"""
-        with {CHOSEN},
-        parts as (
+        with parts as (
             select r.*, c.cost_micros as part_cost, c.complete as part_complete,
                    case when $trees then r.root_run_id
                         when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
                         then r.parent_run_id else r.run_id end as session,
                    case when $trees then r.root_run_id = r.run_id
                         else not ($fold and r.source_format = 'claude_code' and r.parent_run_id is not null) end as root
-            from run_view r join chosen c using (run_id)
+            from run_view r join chosen_costs c using (run_id) where c.asked = $source
         ),
         sessions as (
             select session as run_id, {_one('agent')} as agent, {_one('status')} as status,

@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 import jinja2
 
-from reconcile.analyses.costs import CHOSEN
 from reconcile.resources import reports_dir
 from reconcile.sheets import Column, Sheet, every_key
 from reconcile.store.status import STATUSES
@@ -20,13 +19,13 @@ from reconcile.engine import Engine
 
 def store_summary(engine: Engine) -> dict[str, Any]:
     """Counts by agent and status, token totals, cost, and the ingest bookkeeping."""
-    by_agent = engine.records(f"""with {CHOSEN}
+    by_agent = engine.records(f"""  -- the cost as --cost-source auto takes it
             select coalesce(agent, '(none)') as agent, count(*) as runs,
                 {", ".join(f"count(*) filter (where status = '{s}') as {s}" for s in STATUSES)},
                 sum(steps)::bigint as steps, sum(tool_results)::bigint as tool_results,
                 sum(total_tokens)::bigint as tokens, sum(c.cost_micros)::bigint as cost_micros,
                 count(*) filter (where c.cost_micros is null) as runs_without_cost
-            from run_view join chosen c using (run_id) group by all order by agent""", {"source": "auto"}
+            from run_view join chosen_costs c using (run_id) where c.asked = 'auto' group by all order by agent"""
     )
     files = engine.records("""select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
                   coalesce(sum(rejected), 0) as rejected, coalesce(sum(skipped), 0) as skipped,

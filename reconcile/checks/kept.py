@@ -28,7 +28,7 @@ from pathlib import Path
 
 from reconcile.sql_text import string_literal
 from reconcile.store import FROZEN_VIEWS, freeze_query
-from reconcile.store.views import tree_roots_sql, views_fingerprint
+from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
@@ -75,8 +75,8 @@ def prepare(engine: Engine, checks, config) -> None:
     # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
     engine.run(
-        f"""create or replace temp table _run_keys as
-        with roots as ({tree_roots_sql()}),
+        """create or replace temp table _run_keys as
+        with roots as (select * from run_roots),
         held as (select distinct t.root_run_id, r.source_file, f.sha256
                  from runs r join roots t using (run_id) left join ingested_files f on f.path = r.source_file),
         trees as (select root_run_id,

@@ -23,6 +23,7 @@ meaning; ``tests/test_portability.py`` runs it over every shipped check.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import sqlglot
@@ -30,38 +31,40 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
 from reconcile.errors import ReconcileError
-from reconcile.store.status import canonical_status_macro_sql
+from reconcile.store.status import MACROS
 
 
 class NotPortable(ReconcileError):
     """A statement that cannot be rendered for Spark with its meaning kept."""
 
 
-_VARIABLE = re.compile(r"getvariable\('([a-z_]+)'\)")
-
-
 def render(sql: str, variables: dict[str, str] | None = None) -> str:
     """``sql`` (DuckDB) as Spark SQL, with ``variables`` (name → SQL literal) in place of getvariable."""
-    variables = {} if variables is None else variables
-
-    def literal(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in variables:
-            raise NotPortable(f"getvariable('{name}') has no value to render for Spark")
-        return f"({variables[name]})"
-
-    text = _VARIABLE.sub(literal, sql)
+    values = {} if variables is None else variables
     try:
-        trees = sqlglot.parse(text, read="duckdb")
+        trees = sqlglot.parse(sql, read="duckdb")
         out = []
         for tree in trees:
             if tree is None:
                 continue
+            tree = tree.transform(lambda node: _variable(node, values))
             tree = _until_stable(_until_stable(tree, _expand_macros), _rewrite)
             out.append(tree.sql(dialect="spark", unsupported_level=ErrorLevel.RAISE))
     except SqlglotError as exc:
         raise NotPortable(f"cannot render for Spark: {exc}") from exc
     return ";\n".join(out)
+
+
+def _variable(node: exp.Expression, variables: dict[str, str]) -> exp.Expression:
+    """``getvariable('name')`` as the value set for it (a DuckDB literal, parsed as one)."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable"):
+        return node
+    argument = node.expressions[0] if len(node.expressions) == 1 else None
+    if not (isinstance(argument, exp.Literal) and argument.is_string):
+        raise NotPortable("getvariable() with an argument that is not a variable's name")
+    if argument.this.lower() not in variables:
+        raise NotPortable(f"getvariable('{argument.this}') has no value to render for Spark")
+    return exp.Paren(this=sqlglot.parse_one(variables[argument.this.lower()], read="duckdb"))
 
 
 def _until_stable(tree: exp.Expression, rule) -> exp.Expression:
@@ -74,22 +77,22 @@ def _until_stable(tree: exp.Expression, rule) -> exp.Expression:
     raise NotPortable("rendering for Spark did not settle")
 
 
-def _macro_body() -> tuple[str, exp.Expression]:
-    text = canonical_status_macro_sql()
-    body = text.split(" as ", 1)[1]
-    return "canonical_status", sqlglot.parse_one(body, read="duckdb")
-
-
-_MACROS = dict([_macro_body()])
+@functools.cache
+def _macro(name: str) -> tuple[tuple[str, ...], exp.Expression]:
+    parameters, body = MACROS[name]
+    return parameters, sqlglot.parse_one(body, read="duckdb")
 
 
 def _expand_macros(node: exp.Expression) -> exp.Expression:
-    if isinstance(node, exp.Anonymous) and node.name.lower() in _MACROS:
-        argument = node.expressions[0]
-        body = _MACROS[node.name.lower()].copy()
-        return body.transform(lambda n: argument.copy() if isinstance(n, exp.Column) and n.name == "raw"
-                              and not n.table else n)
-    return node
+    """A call of a store macro (``canonical_status(x)``) as its body, each parameter replaced by its argument."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() in MACROS):
+        return node
+    parameters, body = _macro(node.name.lower())
+    if len(node.expressions) != len(parameters):
+        raise NotPortable(f"{node.name}() takes {len(parameters)} argument(s), given {len(node.expressions)}")
+    arguments = dict(zip(parameters, node.expressions))
+    return body.copy().transform(lambda n: arguments[n.name].copy() if isinstance(n, exp.Column) and not n.table
+                                 and n.name in arguments else n)
 
 
 def _rewrite(node: exp.Expression) -> exp.Expression:

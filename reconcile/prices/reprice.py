@@ -1,8 +1,9 @@
 """The same usage under other prices: ``reconcile reprice --as-of DATE`` or ``--prices FILE``.
 
-Every model step is priced twice with one formula (``views.STEP_COST``): with the prices in
-force (``model_prices``) and with the alternative — the genai-prices snapshot's prices for
-another day, or a price file's rows only — and the difference is reported per model.
+Every model step is priced twice by the same view (``step_view``): with the prices in force
+(``model_prices``), then with the alternative — the genai-prices snapshot's prices for another
+day, or a price file's rows only — put in a temporary table of the same name, which this
+connection reads instead (the temp schema comes first). The difference is reported per model.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from reconcile.prices import pricing
 from reconcile.prices.price_files import read_override_rows
 from reconcile.errors import BadInput
 from reconcile.store import records
-from reconcile.store.views import STEP_COST
 
 
 def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices_file: Path | None = None) -> dict[str, Any]:
@@ -34,16 +34,21 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
         tail = (pricing.match_sql(con, provider, model, day, table="_file_prices", snapshot=False)
                 if prices_file is not None else pricing.match_sql(con, provider, model, as_of))
         con.execute("insert into _alt_prices select ?, ?, ?, " + tail, [provider, model, day])
-    rows = records(con, f"""
-        select s.price_model as model, count(*) as steps,
-               sum(s.cost_micros)::bigint as cost_micros, sum({STEP_COST})::bigint as repriced_micros,
-               any_value(mp.matched_model) as repriced_as, any_value(mp.source) as repriced_source,
-               count(*) filter (where mp.matched_model is null) as unpriced_after
-        from step_view s join runs r using (run_id)
-        -- the other prices under the name the shared step cost reads them by (mp), so it applies as it is
-        left join _alt_prices mp on mp.provider is not distinct from s.price_provider and mp.model = s.price_model
-            and mp.day = coalesce(s.started_at, r.started_at, now())::date
-        where s.kind = 'model' group by 1 order by 1""")
+    # a model priced under several names (providers sharing a model name) lists them all, in order
+    per_model = """select price_model as model, count(*) as steps, sum(cost_micros)::bigint as micros,
+                          string_agg(distinct priced_as, ', ' order by priced_as) as priced_as,
+                          string_agg(distinct price_source, ', ' order by price_source) as price_source,
+                          count(*) filter (where priced_as is null) as unpriced
+                   from step_view where kind = 'model' group by 1"""
+    con.execute(f"create or replace temp table _in_force as {per_model}")
+    con.execute("create temp table model_prices as select * from _alt_prices")  # read before main.model_prices
+    try:
+        rows = records(con, f"""
+            select f.model, f.steps, f.micros as cost_micros, a.micros as repriced_micros,
+                   a.priced_as as repriced_as, a.price_source as repriced_source, a.unpriced as unpriced_after
+            from _in_force f join ({per_model}) a on a.model is not distinct from f.model order by 1""")
+    finally:
+        con.execute("drop table temp.model_prices")
     for row in rows:
         row["difference_micros"] = (row["repriced_micros"] - row["cost_micros"]
                                     if row["repriced_micros"] is not None and row["cost_micros"] is not None else None)

@@ -152,22 +152,32 @@ def _case(rules: list[Rule], raw: str, itself: str, by_reason: str | None = None
     return "case " + " ".join(branches)
 
 
-def canonical_status_macro_sql(temporary: bool = False) -> str:
-    """SQL for the ``canonical_status(raw)`` macro, built from the same rules (per connection when ``temporary``)."""
-    return f"create or replace {'temp ' if temporary else ''}macro canonical_status(raw) as " + _case(STOP_REASON_RULES, "raw", "lower(trim(raw))") + " end"
+def _canonical_status_body() -> str:
+    return _case(STOP_REASON_RULES, "raw", "lower(trim(raw))") + " end"
 
 
-def run_end_status_macro_sql(temporary: bool = False) -> str:
-    """SQL for ``run_end_status(status, reason)``: a run_end line's canonical status (``map_run_end``)."""
+def _run_end_status_body() -> str:
     by_reason = "case when canonical_status(reason) in ('succeeded', 'running') then 'failed' " \
                 "else coalesce(canonical_status(reason), 'failed') end"
-    return (f"create or replace {'temp ' if temporary else ''}macro run_end_status(status, reason) as "
-            + _case(HARNESS_STATUS_RULES, "status", "lower(trim(status))", by_reason)
-            + " else canonical_status(reason) end")
+    return _case(HARNESS_STATUS_RULES, "status", "lower(trim(status))", by_reason) + " else canonical_status(reason) end"
+
+
+# name → (parameters, body): the macros the store installs, built from the same rules as ``map_status`` and
+# ``map_run_end``; an engine without macros expands each call into its body (``engines/spark_sql.py``)
+MACROS: dict[str, tuple[tuple[str, ...], str]] = {
+    "canonical_status": (("raw",), _canonical_status_body()),
+    "run_end_status": (("status", "reason"), _run_end_status_body()),
+}
+
+
+def macro_sql(name: str, temporary: bool = False) -> str:
+    """The statement creating macro ``name`` (per connection when ``temporary``)."""
+    parameters, body = MACROS[name]
+    return f"create or replace {'temp ' if temporary else ''}macro {name}({', '.join(parameters)}) as {body}"
 
 
 def install_status_macro(con: duckdb.DuckDBPyConnection, temporary: bool = True) -> None:
     """Create the ``canonical_status`` and ``run_end_status`` macros: temporary (per connection), or stored in
     the file so checks that use them run in any DuckDB client."""
-    for sql in (canonical_status_macro_sql(temporary), run_end_status_macro_sql(temporary)):
-        con.execute(sql)
+    for name in MACROS:
+        con.execute(macro_sql(name, temporary))

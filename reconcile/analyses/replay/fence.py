@@ -13,7 +13,6 @@ from importlib import resources
 
 from reconcile.config.settings import create_loop_firings, create_run_settings
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
-from reconcile.store.views import tree_roots_sql
 from reconcile.analyses.replay.candidates import Candidate
 from reconcile.engine import Engine
 
@@ -77,7 +76,7 @@ def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, par
     engine.run(
         f"""create or replace temp table _replay_limits as
         with candidate as ({table}),
-        roots as ({tree_roots_sql()}),
+        roots as (select * from run_roots),
         owners as (
             select x.run_id, case when o.budget_scope = 'tree' then o.run_id else x.run_id end as budget_key,
                    coalesce(o.budget_scope = 'tree', false) as tree

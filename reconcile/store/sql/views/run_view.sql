@@ -1,0 +1,125 @@
+-- run_view: one row a run, its steps rolled up (columns documented in docs/sql-api.md). Token totals are
+-- NULL, not 0, when no step of the run recorded usage; a bucket's total is NULL when a call leaves it out.
+with step_totals as (
+    select
+        run_id,
+        count(*) filter (where kind = 'model') as model_steps,
+        count(*) filter (where is_wrap_up) as wrap_up_steps,
+        count(*) filter (where provider_refused) as refused_steps,
+        coalesce(sum(input_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_input_tokens,
+        coalesce(sum(output_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_output_tokens,
+        sum(harness_cost_micros) filter (where is_wrap_up)::bigint as wrap_up_harness_cost_micros,
+        sum(cost_micros) filter (where is_wrap_up)::bigint as wrap_up_cost_micros,
+        count(*) filter (where kind = 'tool' and tool_status is distinct from 'started') as tool_results,  -- in flight: no result yet
+        count(*) filter (where kind = 'event') as events,
+        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                                           output_tokens) is not null) as usage_steps,
+        coalesce(sum(input_uncached), 0)::bigint as input_uncached,
+        coalesce(sum(cache_read), 0)::bigint as cache_read,
+        coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
+        coalesce(sum(cache_write_1h), 0)::bigint as cache_write_1h,
+        coalesce(sum(output_tokens), 0)::bigint as output_tokens,
+        count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
+        -- buckets some call with usage leaves unknown: the run's total of those is unknown too
+        bool_or(unknown_buckets is not null and input_uncached is null) as input_uncached_unknown,
+        bool_or(unknown_buckets is not null and cache_read is null) as cache_read_unknown,
+        bool_or(unknown_buckets is not null and cache_write_5m is null) as cache_write_5m_unknown,
+        bool_or(unknown_buckets is not null and cache_write_1h is null) as cache_write_1h_unknown,
+        bool_or(unknown_buckets is not null and output_tokens is null) as output_tokens_unknown,
+        coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
+        coalesce(bool_or(is_final), false) as has_final_answer,
+        min(idx) filter (where is_final) as final_answer_step,
+        list(distinct model order by model) filter (where model is not null) as models,
+        sum(harness_cost_micros)::bigint as harness_step_cost_micros,
+        sum(cost_micros)::bigint as cost_micros,
+        sum(uncached_cost_micros)::bigint as uncached_cost_micros,
+        sum(catalogue_tokens)::bigint as catalogue_tax_tokens,
+        sum(catalogue_tax_micros)::bigint as catalogue_tax_micros,
+        count(*) filter (where unpriced) as unpriced_steps
+    from step_view
+    group by run_id
+)
+select
+    r.run_id,
+    r.agent,
+    r.task_class,
+    r.model,
+    coalesce(t.models, case when r.model is null then [] else [r.model] end) as models,
+    r.provider,
+    r.status,
+    coalesce(r.status_inferred, false) as status_inferred,  -- reconcile read the status off the transcript
+    r.harness_status,                         -- the harness's own word for how the run ended, as written
+    r.stop_reason,
+    r.predicted_stop_reason,
+    r.started_at,
+    r.ended_at,
+    date_diff('millisecond', r.started_at, r.ended_at) / 1000.0 as wall_seconds,
+    r.working_seconds,  -- time spent working, where the harness records it apart from waiting (Inspect AI)
+    coalesce(t.model_steps, 0) as steps,
+    coalesce(t.wrap_up_steps, 0) as wrap_up_steps,  -- tool-free wrap-up turns after a budget ran out (seed 001)
+    coalesce(t.refused_steps, 0) as refused_steps,  -- calls the provider refused (transport, rate limit)
+    -- what a step ceiling counts: model calls, less the wrap-up turn and the provider's refusals
+    coalesce(t.model_steps, 0) - coalesce(t.wrap_up_steps, 0) - coalesce(t.refused_steps, 0) as charged_steps,
+    coalesce(t.tool_results, 0) as tool_results,
+    coalesce(t.events, 0) as events,
+    -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent), and a bucket's
+    -- total is NULL when some call's usage leaves that bucket out (unknown_bucket_steps counts those calls).
+    case when t.usage_steps > 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
+    case when t.usage_steps > 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
+    case when t.usage_steps > 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
+    case when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
+    case when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
+    case when t.usage_steps > 0 then t.reasoning_tokens end as reasoning_tokens,
+    case when t.usage_steps > 0 and not (t.input_uncached_unknown or t.cache_read_unknown or t.cache_write_5m_unknown
+                                         or t.cache_write_1h_unknown)
+         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
+    end as input_tokens,  -- all input buckets together
+    case when t.usage_steps > 0 and t.unknown_bucket_steps = 0
+         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h + t.output_tokens
+    end as total_tokens,
+    coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
+    t.cost_micros,                            -- priced from model_prices; see unpriced_steps
+    t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
+    t.catalogue_tax_tokens,                   -- tool-schema tokens sent, summed over model calls
+    t.catalogue_tax_micros,                   -- and what they cost, billed as each call billed them
+    coalesce(t.unpriced_steps, 0) as unpriced_steps,
+    t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
+    case when t.usage_steps > 0 then t.wrap_up_input_tokens end as wrap_up_input_tokens,
+    case when t.usage_steps > 0 then t.wrap_up_output_tokens end as wrap_up_output_tokens,
+    t.wrap_up_cost_micros,
+    t.wrap_up_harness_cost_micros,
+    coalesce(t.has_final_answer, false) as has_final_answer,
+    t.final_answer_step,
+    r.final_output,
+    r.max_steps,
+    r.max_tokens,
+    r.max_prompt_tokens,
+    r.max_completion_tokens,
+    r.max_wall_seconds,
+    r.max_cost_micros,
+    r.max_repeats,
+    r.max_retries,
+    coalesce(r.budget_scope, 'run') as budget_scope,  -- 'tree': the limits are shared by every run under this one
+    r.loop_detector,
+    r.loop_limit,
+    r.loop_window,
+    r.fallback_model,
+    r.tool_timeout_seconds,
+    r.result_bound_tokens,
+    r.catalogue_tokens,
+    r.ledger_steps,
+    r.ledger_input_tokens,
+    r.ledger_output_tokens,
+    r.ledger_tokens,
+    r.ledger_cost_micros,
+    r.ledger_tool_results,
+    r.api_key_id,
+    r.workspace_id,
+    r.project_id,
+    r.parent_run_id,
+    rt.root_run_id,  -- the topmost ancestor in the store (the run itself when it has none): its agent tree
+    r.source_format,
+    r.source_file
+from runs r
+left join step_totals t using (run_id)
+join run_roots rt using (run_id)
