@@ -41,6 +41,11 @@ def typed_literal(value: Any, sql_type: str) -> str:
     return f"null::{sql_type}" if value is None else f"cast({string_literal(value)} as {sql_type})"
 
 
+def identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier (a table's or a column's, whatever characters it holds)."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
 def insert_rows(con, table: str, rows: list[list] | list[tuple]) -> None:
     """Insert ``rows`` (in the table's column order) by one statement (:func:`insert_statement`)."""
     if rows:

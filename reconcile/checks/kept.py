@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-from reconcile.sql_text import string_literal
+from reconcile.sql_text import identifier, string_literal
 from reconcile.store import FROZEN_VIEWS, freeze_query
 from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
@@ -104,9 +104,9 @@ def prepare(engine: Engine, checks, config) -> None:
 
 def todo_condition(check_name: str) -> str:
     """SQL: the finding's run is one ``check_name`` judges afresh, or it names none (which the runner refuses
-    from such a check). Braces doubled: the runner formats it."""
-    literal = string_literal(check_name).replace("{", "{{").replace("}", "}}")
-    return f"(run_id is null or run_id in (select run_id from _todo_checks where check_name = {literal}))"
+    from such a check)."""
+    return (f"(run_id is null or run_id in (select run_id from _todo_checks where check_name = "
+            f"{string_literal(check_name)}))")
 
 
 def todo_counts(engine: Engine) -> dict[str, int]:
@@ -146,7 +146,7 @@ def restricted(engine: Engine) -> Iterator[None]:
             engine.run(f"alter table temp.{name} rename to _whole_{name}")
             aside.append(name)
         for table in tables:
-            engine.run(f'create temp table "{table}" as select * from main."{table}" '
+            engine.run(f"create temp table {identifier(table)} as select * from main.{identifier(table)} "
                        "where run_id in (select run_id from _universe)")
             made.append(table)
         for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
@@ -156,7 +156,7 @@ def restricted(engine: Engine) -> Iterator[None]:
         for name in reversed(FROZEN_VIEWS):  # the trees' prices go first: no view must outlive its rows
             engine.run(f"drop table if exists temp.{name}")
         for table in reversed(made):
-            engine.run(f'drop table if exists temp."{table}"')
+            engine.run(f"drop table if exists temp.{identifier(table)}")
         for name in aside:
             engine.run(f"alter table temp._whole_{name} rename to {name}")
 

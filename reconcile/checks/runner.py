@@ -149,13 +149,6 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
         create_loop_firings(engine)
     _scope_table(engine, scope)
     _judgement_table(engine, firings)
-    where = ""
-    if scope.active:
-        # A finding that names no run (a provider bucket, a week) is placed by its ``at`` column when the
-        # check returns one; without it, it is reported whatever the scope.
-        where = ("run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
-                 "((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
-                 "(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
     enabled, disabled = [], []
     for check in checks:
         policy = config.policy(check.name)
@@ -176,11 +169,11 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     with (frozen_views(engine) if judged == "all" else contextlib.nullcontext()):
         for check in enabled:
             if check not in per_run:
-                results[check.name] = _run_one(engine, check, where, config)
+                results[check.name] = _run_one(engine, check, scope.active, config)
         todo, earlier = (kept.todo_counts(engine), kept.kept_findings(engine)) if per_run else ({}, {})
         with (kept.restricted(engine) if judged == "part" else contextlib.nullcontext()):
             for check in per_run:
-                results[check.name], reached = _run_kept(engine, check, where, config, todo.get(check.name, 0),
+                results[check.name], reached = _run_kept(engine, check, scope.active, config, todo.get(check.name, 0),
                                                          earlier.get(check.name, []), runs)
                 fresh += [(check.name, f.run_id, f.step, f.detail) for f in reached]
     if per_run and (record if keep is None else keep):
@@ -281,12 +274,11 @@ def _unjudged_buckets(engine: Engine) -> list[NotJudged]:
                                               "usage and bill against") for n, provider in rows]
 
 
-def _run_kept(engine: Engine, check: Check, where: str, config, todo: int, earlier: list[tuple],
+def _run_kept(engine: Engine, check: Check, scoped: bool, config, todo: int, earlier: list[tuple],
               runs_in_scope: int) -> tuple[CheckResult, list[Finding]]:
     """A check that judges each run: the ``earlier`` findings kept where the keys hold, the check's SQL on the
     ``todo`` other runs. Returns the result and the findings reached now."""
-    fresh = kept.todo_condition(check.name)
-    result = _run_one(engine, check, f"({where}) and {fresh}" if where else fresh, config, run=todo > 0)
+    result = _run_one(engine, check, scoped, config, kept.todo_condition(check.name), run=todo > 0)
     if any(f.run_id is None for f in result.findings):
         raise CheckDefinitionError(f"{check.path}: check {check.name} says it judges each run, but a row it returned "
                                    "names no run; return each finding's run_id, or remove 'judges: each run'")
@@ -299,7 +291,17 @@ def _run_kept(engine: Engine, check: Check, where: str, config, todo: int, earli
     return result, reached
 
 
-def _run_one(engine: Engine, check: Check, where: str, config, run: bool = True) -> CheckResult:
+def _in_scope(at: str) -> str:
+    """SQL: a finding on a run in scope; one that names no run (a provider bucket, a week) is placed by ``at``
+    (its ``at`` column when the check returns one; without it, it is reported whatever the scope)."""
+    return (f"run_id in (select run_id from _scope) or (run_id is null and ({at} is null or "
+            f"((getvariable('scope_since') is null or {at} >= getvariable('scope_since')) and "
+            f"(getvariable('scope_until') is null or {at} < getvariable('scope_until')))))")
+
+
+def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | None = None,
+             run: bool = True) -> CheckResult:
+    """Run ``check`` (its findings on runs in scope when ``scoped``, and where the SQL ``only`` holds)."""
     policy = config.policy(check.name)
     severity = policy.severity.value if policy.severity else check.severity
     result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
@@ -314,8 +316,10 @@ def _run_one(engine: Engine, check: Check, where: str, config, run: bool = True)
             # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
             # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
             conditions = ["not exists (select 1 from _unjudged u where u.run_id = violations.run_id)"]
-            if where:
-                conditions.append(f"({where.format(at=at)})")
+            if scoped:
+                conditions.append(f"({_in_scope(at)})")
+            if only:
+                conditions.append(only)
             wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
                        f"where {' and '.join(conditions)} order by run_id nulls first, step nulls first, detail")
             missing = [c for c in REQUIRED_COLUMNS if c not in columns]

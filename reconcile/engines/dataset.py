@@ -32,7 +32,7 @@ from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, 
 from reconcile.store.migrations import apply_migrations
 from reconcile.store.views import create_views
 from reconcile.formats import format_fact_rows
-from reconcile.sql_text import insert_rows, string_literal
+from reconcile.sql_text import identifier, insert_rows, string_literal
 
 
 @contextmanager
@@ -70,7 +70,7 @@ def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str
     """Replace the empty table ``name`` by a view over its partitions, each column typed as the store's."""
     if not manifest["tables"].get(name, {}).get("rows"):
         return  # no partition: the empty table stands
-    typed = ", ".join(f'cast("{column}" as {kind}) as "{column}"' for column, kind in con.execute(
+    typed = ", ".join(f"cast({identifier(column)} as {kind}) as {identifier(column)}" for column, kind in con.execute(
         "select column_name, data_type from information_schema.columns where table_name = ? order by ordinal_position",
         [name]).fetchall())
     where = "true" if days is None else f"day <> '{UNKNOWN_DAY}' and day between '{days[0]}' and '{days[1]}'"

@@ -29,6 +29,7 @@ from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, export
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
 from reconcile.ingest.result import PassedOver
+from reconcile.sql_text import identifier
 
 
 def shard_key(path: Path) -> str:
@@ -134,7 +135,7 @@ def _union_and_settle(db: Path, present: list[Path], window) -> list[str]:
                 pattern = str(shard / name / "day=*" / "*.parquet") if name in PARTITIONED else str(shard / f"{name}.parquet")
                 if name in PARTITIONED and not any((shard / name).glob("day=*")):
                     continue
-                columns = ", ".join(f'"{c}"' for (c,) in con.execute(
+                columns = ", ".join(identifier(c) for (c,) in con.execute(
                     "select column_name from information_schema.columns where table_name = ? order by ordinal_position",
                     [name]).fetchall())
                 con.execute(f"create or replace temp table _part as select {columns}, {number} as shard from {source}",

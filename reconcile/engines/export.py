@@ -36,7 +36,7 @@ from reconcile.version import __version__
 from reconcile.errors import BadInput
 from reconcile.store.migrations import MIGRATIONS
 from reconcile.prices.pricing import SHIPPED
-from reconcile.sql_text import string_literal
+from reconcile.sql_text import identifier, string_literal
 
 MANIFEST = "manifest.json"
 FORMAT = "reconcile-export"
@@ -203,7 +203,7 @@ def _columns(con, name: str) -> str:
     """The table's columns, in order, quoted (the export's column order is the store's)."""
     names = [row[0] for row in con.execute("select column_name from information_schema.columns where table_name = ? "
                                            "and table_catalog = 'source' order by ordinal_position", [name]).fetchall()]
-    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+    return ", ".join(identifier(n) for n in names)
 
 
 def _day(column: str) -> str:

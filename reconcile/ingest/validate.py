@@ -19,29 +19,46 @@ from reconcile.ingest.ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS
 from reconcile.sql_text import string_literal
 from reconcile.ingest.guard import guard_pattern, missing_sql, not_object_items_sql, typed_path
 
-_INTEGER = "{t} in ('BIGINT', 'UBIGINT')"
-_NUMBER = "{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"
+def _integer(v: str, t: str) -> str:
+    return f"{t} in ('BIGINT', 'UBIGINT')"
 
 
-def _ranged(json_types: str, cast: str, rng) -> str:
-    return f"{json_types} and coalesce({range_test('try_cast({v} ->> ' + chr(39) + '$' + chr(39) + ' as ' + cast + ')', rng)}, false)"
+def _number(v: str, t: str) -> str:
+    return f"{t} in ('BIGINT', 'UBIGINT', 'DOUBLE')"
 
 
-_TYPE_TESTS = {  # kind: (SQL test over the extracted value {v} and its json type {t}, what the message says, struct type)
+def _ranged(json_test, cast: str, rng):
+    """A number of the JSON types ``json_test`` allows whose value, cast, is within ``rng``."""
+    def test(v: str, t: str) -> str:
+        value = f"try_cast({v} ->> '$' as {cast})"
+        return f"{json_test(v, t)} and coalesce({range_test(value, rng)}, false)"
+
+    return test
+
+
+def _timestamp(v: str, t: str) -> str:
+    return (f"{t} = 'VARCHAR' and regexp_full_match({v} ->> '$', {string_literal(TIMESTAMP_SHAPE)}) and coalesce("
+            + window_test(f"try_cast({v} ->> '$' as timestamptz)") + ", false)")
+
+
+def _json_type(name: str):
+    return lambda v, t: f"{t} = '{name}'"
+
+
+# kind: (SQL test of the extracted value v and its JSON type t, what the message says, struct type)
+_TYPE_TESTS = {
     # Integers are parsed as HUGEINT so none overflows to NULL (any JSON integer fits); staging narrows them.
-    "int": (_INTEGER, "an integer", "HUGEINT"),
-    "count": (_ranged(_INTEGER, "hugeint", COUNT), COUNT.expected(), "HUGEINT"),
-    "index": (_ranged(_INTEGER, "hugeint", INDEX), INDEX.expected(), "HUGEINT"),
-    "ms": (_ranged(_NUMBER, "double", MILLISECONDS), MILLISECONDS.expected(), "DOUBLE"),
-    "seconds": (_ranged(_NUMBER, "double", SECONDS), SECONDS.expected(), "DOUBLE"),
-    "str": ("{t} = 'VARCHAR'", "a string", "VARCHAR"),
-    "bool": ("{t} = 'BOOLEAN'", "true or false", "BOOLEAN"),
-    "ts": ("{t} = 'VARCHAR' and regexp_full_match({v} ->> '$', '" + TIMESTAMP_SHAPE.replace("{", "{{").replace("}", "}}") + "') and coalesce("
-           + window_test("try_cast({v} ->> '$' as timestamptz)") + ", false)",
-           "an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z " + WINDOW_TEXT, "VARCHAR"),
-    "object": ("{t} = 'OBJECT'", "an object", "JSON"),
-    "array": ("{t} = 'ARRAY'", "an array", "JSON"),
-    "any": ("true", "any JSON value", "JSON"),
+    "int": (_integer, "an integer", "HUGEINT"),
+    "count": (_ranged(_integer, "hugeint", COUNT), COUNT.expected(), "HUGEINT"),
+    "index": (_ranged(_integer, "hugeint", INDEX), INDEX.expected(), "HUGEINT"),
+    "ms": (_ranged(_number, "double", MILLISECONDS), MILLISECONDS.expected(), "DOUBLE"),
+    "seconds": (_ranged(_number, "double", SECONDS), SECONDS.expected(), "DOUBLE"),
+    "str": (_json_type("VARCHAR"), "a string", "VARCHAR"),
+    "bool": (_json_type("BOOLEAN"), "true or false", "BOOLEAN"),
+    "ts": (_timestamp, "an RFC 3339 timestamp such as 2026-11-28T01:02:03.123Z " + WINDOW_TEXT, "VARCHAR"),
+    "object": (_json_type("OBJECT"), "an object", "JSON"),
+    "array": (_json_type("ARRAY"), "an array", "JSON"),
+    "any": (lambda v, t: "true", "any JSON value", "JSON"),
 }
 
 
@@ -86,7 +103,7 @@ def reason_sql(fields: list[Field], extracted: str = "f", types: str = "t") -> s
             condition = field.required_when.format(type=line_type, kind=step_kind)
             where = (f"' on a ' || coalesce({line_type}, '?') || ' line'" if "type" in position else "''")
             branches.append(f"when ({condition}) and not {present} then 'missing field \"{field.path}\"' || {where}")
-        branches.append(f"when {present} and not ({test.format(v=value, t=json_type)}) then 'field \"{field.path}\" is ' "
+        branches.append(f"when {present} and not ({test(value, json_type)}) then 'field \"{field.path}\" is ' "
                         f"|| {shown} || '; expected {expected}'")
         if field.items:
             branches.append(_items_branch(field, value, json_type))
@@ -103,7 +120,7 @@ def _items_branch(field: Field, value: str, json_type: str) -> str:
     for key, kind in field.items:
         item_value, item_type = f"(x -> {string_literal(key)})", f"json_type(x -> {string_literal(key)})"
         test, expected, _ = _TYPE_TESTS[kind]
-        tests.append(f"when coalesce({item_type}, 'NULL') <> 'NULL' and not ({test.format(v=item_value, t=item_type)}) "
+        tests.append(f"when coalesce({item_type}, 'NULL') <> 'NULL' and not ({test(item_value, item_type)}) "
                      f"then 'field \"{field.path}[' || i || '].{key}\" is ' || left({item_value}::varchar, 80) "
                      f"|| '; expected {expected}'")
     reasons = (f"list_filter(list_transform(({value})::json[], lambda x, i: case when json_type(x) <> 'OBJECT' then "
