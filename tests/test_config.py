@@ -93,6 +93,9 @@ enabled = false
     write(tmp_path / "reconcile.toml", "[checks.tool_calls_paired]\nerror_if = '> 10'\nwarn_if = '> 10'\n")
     quiet = {c["name"]: c["outcome"] for c in check_json(cli, "--db", night_db).json()["checks"]}
     assert quiet["tool_calls_paired"] == "pass"
+    # the text says which thresholds let its findings pass
+    shown = " ".join(cli("check", "--db", night_db, "--only", "tool_calls_paired").out.split())
+    assert "tool_calls_paired (error, passes its thresholds; warn_if > 10, error_if > 10)" in shown, shown
 
 
 def test_every_error_check_below_its_threshold_exits_zero(cli, night_db, tmp_path):

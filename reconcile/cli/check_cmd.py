@@ -76,6 +76,8 @@ def print_report(report) -> None:
         if not result.failures:
             continue
         level = result.outcome if result.outcome != "pass" else f"{result.severity}, passes its thresholds"
+        if result.thresholds:  # configured: say which ones decided it
+            level += f"; {result.thresholds}"
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
         rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings[:SHOWN_FINDINGS]]
         console.print(table(["run", "step", "detail"], rows, title=title, right={"step"}))
