@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import duckdb
 import pyarrow
 
+from reconcile.errors import BadInput
 from reconcile.sql_text import insert_statement
 
 Params = list | tuple | dict | None
@@ -115,26 +116,48 @@ class DuckDBEngine(Engine):
     name = "duckdb"
     capabilities = Capabilities(transactions=True, temp_tables_hide_views=True, parses_statements=True)
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, owned: bool = False):
+    def __init__(self, connection: duckdb.DuckDBPyConnection, owned: bool = False,
+                 files: tuple[str, str, str] | None = None):
+        """``files``: (the folder the connection reads files under, the name the user gave it, the option
+        that gave it) — a file that cannot be read is then named as the user knows it."""
         self.connection = connection
         self._owned = owned
+        self._files = files
 
     def execute(self, sql: str, params: Params = None) -> pyarrow.Table:
         # a relation, not execute(): its result converts to Arrow and polars whole (DuckDB 2)
-        return self.connection.sql(sql, params=params or None).to_arrow_table()
+        with self.naming_unreadable_files():
+            return self.connection.sql(sql, params=params or None).to_arrow_table()
 
     def rows(self, sql: str, params: Params = None) -> list[tuple]:
-        return self.connection.execute(sql, params or []).fetchall()
+        with self.naming_unreadable_files():
+            return self.connection.execute(sql, params or []).fetchall()
 
     def described(self, sql: str, params: Params = None) -> tuple[list[str], list[tuple]]:
-        cursor = self.connection.execute(sql, params or [])
-        return [d[0] for d in cursor.description], cursor.fetchall()
+        with self.naming_unreadable_files():
+            cursor = self.connection.execute(sql, params or [])
+            return [d[0] for d in cursor.description], cursor.fetchall()
 
     def columns(self, sql: str) -> list[str]:
-        return [d[0] for d in self.connection.execute(f"select * from (\n{sql}\n) limit 0").description]
+        with self.naming_unreadable_files():
+            return [d[0] for d in self.connection.execute(f"select * from (\n{sql}\n) limit 0").description]
 
     def run(self, sql: str, params: Params = None) -> None:
-        self.connection.execute(sql, params or [])
+        with self.naming_unreadable_files():
+            self.connection.execute(sql, params or [])
+
+    @contextmanager
+    def naming_unreadable_files(self) -> Iterator[None]:
+        """A file under the folder read that is corrupt or gone: the user's error, named by the user's path."""
+        try:
+            yield
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+            inner, shown, option = self._files or ("", "", "")
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not inner or inner not in text:
+                raise
+            raise BadInput(f"{option} {shown}: a file of it cannot be read — {text.replace(inner, shown)}. Write "
+                           f"it again (reconcile export --to {shown}) or restore the file.") from None
 
     def statement_kinds(self, sql: str) -> list[str]:
         return [statement.type.name for statement in self.connection.extract_statements(sql)]

@@ -49,6 +49,10 @@ def test_the_file_is_found_in_order_and_an_explicit_one_must_exist(tmp_path):
     ("[settings]\nloop_detector = 'sometimes'\n", "loop_detector = 'sometimes'; expected one of none, results_in_a_row"),
     ("[settings]\nno_such = 1\n", "no such setting 'no_such'"),
     ("[settings]\ntool_error_pattern = '(unclosed'\n", "is not a valid RE2 regular expression"),
+    # valid RE2 that Spark's Java regex refuses or reads otherwise: the common subset only (issue 31)
+    ("[settings]\ntool_error_pattern = '(?P<e>error)'\n", "named group, which Spark's Java regular expressions refuse"),
+    ("[settings]\ntool_error_pattern = '[[:alpha:]]+ error'\n", "POSIX class .* read as a set of letters"),
+    ("[settings]\ntransport_error_pattern = '(?U)reset.*peer'\n", "the U flag .* Unicode character classes"),
     ("[checks.tool_errors_flagged]\nseverity = 'fatal'\n", "severity = 'fatal'; expected one of error, warn"),
     ("[checks.tool_errors_flagged]\nerror_if = 'lots'\n", "error_if = 'lots'; expected a comparison"),
     ("[checks.tool_errors_flagged]\nloud = true\n", "unknown key 'loud' in \\[checks.tool_errors_flagged\\]"),

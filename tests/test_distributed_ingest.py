@@ -7,11 +7,16 @@ default suite; ``tests/test_spark.py`` runs the whole thing on Spark.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from journals import StepClock, write_simple_run
 from reconcile import store
-from reconcile.engines.distributed import _merge, ingest_shard, shard_key, shards_of
+from reconcile.engines.distributed import _merge, distributed_ingest, ingest_shard, shard_key, shards_of, verify_shards
+from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
@@ -69,3 +74,81 @@ def test_shards_that_share_nothing_are_merged_without_loading_again(tmp_path):
     assert _merge(tmp_path / "m.duckdb", [staging / "shard-0", staging / "shard-1"], None) == []
     with store.connect(tmp_path / "m.duckdb", read_only=True) as con:
         assert [r[0] for r in _contents(con)] == ["r1", "r2"]
+
+
+def test_a_shard_that_does_not_account_for_its_files_stops_the_ingest(tmp_path):
+    """Never a silent empty dataset: a shard the driver cannot read back, or an input an executor could not
+    read where the driver can, is an error naming it (issue 31), before the dataset is touched."""
+    good = _journal(tmp_path / "a", "night", ["r1"])
+    staging = tmp_path / "staging"
+    shards = [[(str(good), False)]]
+    summary = ingest_shard(0, shards[0], str(staging), None)
+    assert summary["files"] == 1 and summary["loaded"] > 0 and json.loads(summary["unreadable"]) == []
+    verify_shards(shards, [summary], staging)  # accounted for, and readable by the driver: passes
+    with pytest.raises(BadInput, match="shard 0 .*no executor reported"):
+        verify_shards(shards, [], staging)
+    # the executor saw nothing at the path the driver gave: planted by handing it a path only the driver has
+    hidden = tmp_path / "elsewhere"
+    blind = ingest_shard(0, [(str(hidden / "night.jsonl"), False)], str(tmp_path / "blind"), None)
+    hidden.mkdir()
+    (hidden / "night.jsonl").write_bytes(good.read_bytes())  # now the driver can read it
+    with pytest.raises(BadInput, match=r"executors cannot read .*elsewhere/night\.jsonl .*which the driver can"):
+        verify_shards([[(str(hidden / "night.jsonl"), False)]], [blind], tmp_path / "blind")
+    shutil.rmtree(staging / "shard-0")  # the shard wrote where the driver does not see it
+    with pytest.raises(BadInput, match="shard 0 .*not in .*shard-0 as the driver sees it"):
+        verify_shards(shards, [summary], staging)
+    with pytest.raises(BadInput, match="2 file.s. given, 1 ingested"):
+        verify_shards([[*shards[0], (str(tmp_path / "a" / "other.jsonl"), False)]], [summary], staging)
+
+
+def test_a_shard_counts_the_files_it_passes_over_as_the_single_machine_ingest_does(tmp_path):
+    folder = tmp_path / "mixed"
+    journal = _journal(folder, "night", ["r1"])
+    (folder / "notes.jsonl").write_text('{"hello": "world"}\n')  # JSON lines of no format reconcile reads
+    with store.connect(tmp_path / "single.duckdb") as con:
+        single = ingest(con, [folder]).totals
+    summary = ingest_shard(0, [(str(journal), False), (str(folder / "notes.jsonl"), False)], str(tmp_path / "st"), None)
+    assert (summary["files"], summary["passed_over"]) == (single["files"], single["passed_over"]) == (1, 1)
+
+
+def test_a_failed_distributed_ingest_leaves_no_staging_behind(tmp_path, monkeypatch):
+    import reconcile.engines.spark as spark_engine
+
+    class NoCluster:
+        def __init__(self, **_):
+            raise BadInput("cannot start Spark (spark://nowhere:7077): planted")
+
+    monkeypatch.setattr(spark_engine, "SparkEngine", NoCluster)
+    with pytest.raises(BadInput, match="planted"):
+        distributed_ingest([str(_journal(tmp_path / "a", "night", ["r1"]))], tmp_path / "out" / "dataset")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_no_file_to_ingest_is_refused_not_an_empty_dataset(tmp_path):
+    (tmp_path / "empty").mkdir()
+    target = tmp_path / "dataset"
+    target.mkdir()
+    (target / "manifest.json").write_text("{}")  # an existing dataset: must stay as it is
+    with pytest.raises(BadInput, match="no file to ingest in .*empty.*nothing was written"):
+        distributed_ingest([str(tmp_path / "empty")], target)
+    assert [p.name for p in target.iterdir()] == ["manifest.json"] and not list(tmp_path.glob(".reconcile-shards-*"))
+
+
+def test_an_unreachable_master_fails_in_seconds_with_its_address(tmp_path):
+    """Issue 31: not a minute of retries with "All masters are unresponsive" hidden in the log."""
+    import socket
+
+    from reconcile.engines.spark import check_reachable
+
+    with socket.socket() as closed:  # a port nothing listens on: bound, then released
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(BadInput, match=rf"cannot reach the Spark master at spark://127.0.0.1:{port}: .*refused"):
+        check_reachable(f"spark://127.0.0.1:{port}")
+    with pytest.raises(BadInput, match="Spark Connect server at sc://127.0.0.1"):
+        check_reachable(f"sc://127.0.0.1:{port}")
+    with socket.socket() as listening:  # one of two masters answering is enough
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_reachable(f"spark://127.0.0.1:{port},127.0.0.1:{listening.getsockname()[1]}")
+    check_reachable("local[2]")

@@ -157,3 +157,16 @@ def test_export_refuses_a_file_or_a_folder_of_other_files(cli, night_db, tmp_pat
     result = cli("export", "--to", tmp_path / "busy", "--db", night_db)
     assert result.code == ExitCode.BAD_INPUT and "has files but no manifest.json" in result.err
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+
+
+def test_a_corrupt_file_of_the_dataset_is_named_by_its_path_and_exits_2(cli, exported, tmp_path):
+    """Issue 31: not exit 3 with the temporary link the dataset is read through in the message."""
+    copy = tmp_path / "copy"
+    shutil.copytree(exported, copy)
+    broken = sorted((copy / "steps").glob("day=*/*.parquet"))[0]
+    broken.write_bytes(b"not parquet at all")
+    for command in (["cost"], ["check"]):
+        result = cli(*command, "--from-parquet", copy)
+        assert result.code == ExitCode.BAD_INPUT, (command, result.err)
+        assert str(broken) in result.err and "reconcile-dataset-" not in result.err, result.err
+        assert "reconcile export --to" in result.err

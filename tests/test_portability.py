@@ -62,7 +62,13 @@ def test_the_lint_allows_not_in_a_list_of_values():
 @pytest.mark.parametrize("duckdb, spark", [
     # format('{}') would become printf-style format_string with the braces left in
     ("select format('{} of {}', a, b) from t", "CONCAT(CAST(a AS STRING), ' of ', CAST(b AS STRING))"),
-    ("select format('${:.4f}', x) from t", "FORMAT_STRING('%.4f', CAST(x AS DOUBLE))"),
+    ("select format('${:.4f}', x) from t",
+     "CASE WHEN x IS NULL THEN NULL ELSE FORMAT_STRING('%.4f', CAST(x AS DOUBLE)) END"),
+    # Spark's format_string writes 'null' for a NULL argument; DuckDB's printf gives NULL
+    ("select '$' || printf('%.2f', m) from t", "'$' || CASE WHEN m IS NULL THEN NULL ELSE FORMAT_STRING('%.2f', m) END"),
+    # DuckDB counts boundaries crossed, Spark's DATEDIFF whole units elapsed
+    ("select date_diff('millisecond', a, b) from t", "(UNIX_MILLIS(b) - UNIX_MILLIS(a))"),
+    ("select date_diff('second', a, b) from t", "(UNIX_SECONDS(b) - UNIX_SECONDS(a))"),
     ("select format('a {} ' 'b', x) from t", "CONCAT('a ', CAST(x AS STRING), ' b')"),
     # list(x order by y) would become collect_list(x), its order lost
     ("select list(distinct m order by m) from t", "ARRAY_SORT(COLLECT_SET(m))"),
@@ -76,6 +82,7 @@ def test_the_lint_allows_not_in_a_list_of_values():
     ("select regexp_full_match(s, 'a|b') from t", "s RLIKE '^(?:a|b)$'"),
     ("select timezone('Europe/Paris', ts) from t", "FROM_UTC_TIMESTAMP(ts, 'Europe/Paris')"),
     ("select getvariable('stall_window') from t", "SELECT (6) FROM t"),
+    ("select 'getvariable(''x'')' from t", "SELECT 'getvariable(\\'x\\')' FROM t"),  # in a string: left alone
 ])
 def test_rendering_rewrites_what_sqlglot_would_translate_wrongly(duckdb, spark):
     assert spark in render(duckdb, {"stall_window": "6"})

@@ -173,3 +173,36 @@ def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_pa
     assert theirs.returncode == 0, theirs.stderr[-2000:]
     assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
 
+
+def test_a_corrupt_file_of_the_dataset_is_named_and_exits_2_in_spark(engines, exported_night, tmp_path):
+    """Issue 31: not exit 3 with Spark's cause dropped; in its own process, apart from this module's session."""
+    import subprocess
+    import sys
+
+    copy = tmp_path / "corrupt"
+    shutil.copytree(exported_night, copy)
+    broken = sorted((copy / "steps").glob("day=*/*.parquet"))[0]
+    broken.write_bytes(b"not parquet at all")
+    reconcile = Path(sys.executable).with_name("reconcile")
+    result = subprocess.run([reconcile, "cost", "--engine", "spark", "--master", "local[1]", "--from-parquet", copy],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"{broken} cannot be read (Could not read footer)" in result.stderr, result.stderr[-2000:]
+
+
+def test_unknown_money_and_microsecond_times_read_the_same_in_spark(engines):
+    """Issue 31: Spark's format_string writes 'null' for a NULL (DuckDB's printf gives NULL, so the report
+    says unknown), and Spark's DATEDIFF counts whole units where DuckDB counts boundaries crossed."""
+    duck, spark = engines
+    sql = """select n, coalesce('$' || printf('%.2f', m / 1000000), 'unknown') as money,
+                    coalesce(format('{:.2f} over {}', m / 1000000, n), 'unknown') as said,
+                    date_diff('millisecond', a, b) as ms, date_diff('second', a, b) as s,
+                    date_diff('microsecond', a, b) as us
+             from (values (1, null::bigint, '2026-01-01 00:00:00.000900+00'::timestamptz,
+                           '2026-01-01 00:00:01.001100+00'::timestamptz),
+                          (2, 1500000::bigint, '2026-01-01 00:00:00.999999+00'::timestamptz,
+                           '2026-01-01 00:00:02.000001+00'::timestamptz)) as t(n, m, a, b)
+             order by n"""
+    ours = duck.rows(sql)
+    assert ours == [(1, "unknown", "unknown", 1001, 1, 1000200), (2, "$1.50", "1.50 over 2", 1001, 2, 1000002)]
+    assert spark.rows(sql) == ours

@@ -11,6 +11,8 @@ with the global one and use the variable when they are equal.
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 
 from reconcile.engine import Engine
@@ -53,6 +55,18 @@ DEFAULTS: dict[str, tuple[str | None, str, str]] = {
     "cost_tolerance_usd": ("0.001", "number", "... or by this many dollars, whichever is larger"),
 }
 RUN_SCOPED = ("result_bound_tokens", "tool_error_pattern", "loop_detector", "loop_limit", "loop_window")
+# RE2 constructs Java reads differently or refuses (a pattern setting runs in DuckDB and in Spark): the
+# construct (not escaped by a backslash before it), what it is, what Java does, the portable spelling
+_UNESCAPED = r"(?<!\\)(?:\\\\)*"
+_NOT_PORTABLE_REGEX = [
+    (re.compile(_UNESCAPED + r"\(\?P[<=>]"), ("a (?P<name>…) named group", "refuse", "(?:…), a group without a name")),
+    (re.compile(_UNESCAPED + r"\(\?[a-zA-Z]*U[a-zA-Z]*[:)]"),
+     ("the U flag (ungreedy)", "read as Unicode character classes", "a lazy quantifier such as .*?")),
+    (re.compile(_UNESCAPED + r"\\C"), ("\\C (any byte)", "refuse", ". (any character)")),
+    (re.compile(r"\[:\^?[a-z]+:\]"), ("a POSIX class such as [[:alpha:]]", "read as a set of letters",
+                                   "\\p{Alpha} or a range such as [A-Za-z]")),
+]
+
 _SQL_TYPES = {"count": "bigint", "share": "double", "number": "double", "regex": "varchar", "detector": "varchar"}
 RENAMED = {"stall_window": "loop_window", "stall_repeats": "loop_limit (with loop_detector = \"calls_window\")"}
 _MAX_COUNT = 2**62
@@ -78,6 +92,11 @@ def validate_setting(key: str, value, where: str) -> str:
             duckdb.connect().execute("select regexp_matches('', ?)", [value]).fetchall()
         except duckdb.Error as exc:
             raise BadInput(f"{where}: {key} = {value!r} is not a valid RE2 regular expression ({exc})") from exc
+        for construct, portable in _NOT_PORTABLE_REGEX:
+            if construct.search(value):
+                raise BadInput(f"{where}: {key} = {value!r} uses {portable[0]}, which Spark's Java regular expressions "
+                               f"{portable[1]}; a pattern must mean the same in DuckDB (RE2) and Spark: write "
+                               f"{portable[2]} (docs/scale-out.md lists the common subset)")
         return value
     try:
         number = int(text) if kind == "count" else float(text)

@@ -39,6 +39,15 @@ from reconcile.sql_text import identifier, insert_rows, string_literal
 def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datetime | None = None
                  ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection whose logical tables are the export in ``folder``; with a window, pruned to its days."""
+    with dataset_engine(folder, since, until) as engine:
+        yield engine.connection
+
+
+@contextmanager
+def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.datetime | None = None
+                   ) -> Iterator[DuckDBEngine]:
+    """The export in ``folder`` as a DuckDB engine (pruned to a window's days); a file of it that cannot be
+    read is named by its path under ``folder``, not by the link it is read through."""
     folder = Path(folder)
     if not folder.is_dir():
         raise BadInput(f"--from-parquet {folder}: {'is a file' if folder.exists() else 'does not exist'}; "
@@ -48,17 +57,20 @@ def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datet
     root = os.path.join(links, "dataset")
     os.symlink(folder.resolve(), root)
     con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
+    engine = DuckDBEngine(con, files=(root, str(folder), "--from-parquet"))
     try:
-        con.execute(store.SESSION_SETTINGS)
-        apply_migrations(con)
-        for name in PARTITIONED:
-            _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)
-        create_views(con)
-        insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
-        pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
-        for name in WHOLE:  # the user's overrides and the prices the store resolved came with the data
-            con.execute(f"insert into {name} select * from read_parquet(?)", [os.path.join(root, f"{name}.parquet")])
-        yield con
+        with engine.naming_unreadable_files():
+            con.execute(store.SESSION_SETTINGS)
+            apply_migrations(con)
+            for name in PARTITIONED:
+                _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)
+            create_views(con)
+            insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
+            pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
+            for name in WHOLE:  # the user's overrides and the prices the store resolved came with the data
+                con.execute(f"insert into {name} select * from read_parquet(?)",
+                            [os.path.join(root, f"{name}.parquet")])
+        yield engine
     except duckdb.IOException as exc:
         raise BadInput(f"--from-parquet {folder}: a file of the export cannot be read ({exc}); export again.") from exc
     finally:
@@ -121,5 +133,5 @@ def reading(db: Path, from_parquet: Path | None, since: dt.datetime | None = Non
         with store.connect(db, read_only=True) as con:
             yield DuckDBEngine(con)
     else:
-        with open_dataset(from_parquet, since, until) as con:
-            yield DuckDBEngine(con)
+        with dataset_engine(from_parquet, since, until) as engine:
+            yield engine

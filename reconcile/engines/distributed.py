@@ -26,6 +26,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, export
+from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
 from reconcile.ingest.result import PassedOver
@@ -51,28 +52,64 @@ def shards_of(files: list[tuple[Path, bool]]) -> list[list[tuple[str, bool]]]:
 
 def distributed_ingest(paths: list[str], target: Path, master: str | None = None, remote: str | None = None,
                        window=None) -> dict:
-    """Ingest ``paths`` on Spark into the dataset ``target``; return what was loaded and how it was merged."""
+    """Ingest ``paths`` on Spark into the dataset ``target``; return what was loaded and how it was merged.
+
+    Every shard is verified before the dataset is touched (``verify_shards``): a shard the driver cannot
+    read back, or files an executor could not read that the driver can, stop the ingest with the path
+    named, and the dataset stays as it was. The staging folder is removed on every exit."""
     from reconcile.engines.spark import SparkEngine
 
     target = Path(target).resolve()
     passed_over: list[PassedOver] = []
     found, _ = discover(paths, passed_over)
+    if not found:  # the dataset is rebuilt from the files given: none would leave it empty
+        raise BadInput(f"no file to ingest in {', '.join(paths) or 'nothing given'}: a distributed ingest rebuilds "
+                       f"{target} from the files it is given; nothing was written")
     shards = shards_of(found)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=target.parent))
-    engine = SparkEngine(master=master, remote=remote)
     try:
-        summaries = _run_shards(engine, shards, staging, window)
-    finally:
-        engine.close()
-    try:
+        engine = SparkEngine(master=master, remote=remote)
+        try:
+            summaries = _run_shards(engine, shards, staging, window)
+        finally:
+            engine.close()
+        verify_shards(shards, summaries, staging)
         merged = staging / "merged.duckdb"
         settled = _merge(merged, [staging / f"shard-{n}" for n in range(len(shards))], window)
         result: ExportResult = export(merged, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"to": str(target), "files": len(found), "shards": len(shards), "passed_over": len(passed_over),
+    return {"to": str(target), "files": len(found), "shards": len(shards),
+            "passed_over": len(passed_over) + sum(s["passed_over"] for s in summaries),
             "shard_results": summaries, "loaded_again_in_merge": settled, "export": result.to_json()}
+
+
+def verify_shards(shards: list[list[tuple[str, bool]]], summaries: list[dict], staging: Path) -> None:
+    """Refuse a distributed ingest whose shards do not account for the files they were given.
+
+    Each shard must have reported, for every file it was given (loaded, or passed over as no format
+    reconcile reads), and left a dataset the driver can read. A file an executor could not read but the
+    driver can means the executors do not see the input where the driver does."""
+    by_shard = {s["shard"]: s for s in summaries}
+    for number, files in enumerate(shards):
+        where = shard_key(Path(files[0][0])) if files else "?"
+        summary = by_shard.get(number)
+        if summary is None:
+            raise BadInput(f"shard {number} ({where}): no executor reported on it; nothing was written")
+        unreadable = json.loads(summary["unreadable"] or "[]")
+        blind = [(path, why) for path, why in unreadable if os.access(path, os.R_OK)]
+        if blind:
+            raise BadInput(f"the executors cannot read {blind[0][0]} ({blind[0][1]}), which the driver can: every "
+                           "executor must see the input at the path the driver gives (a shared file system); "
+                           "nothing was written")
+        if summary["files"] + summary["passed_over"] != len(files):
+            raise BadInput(f"shard {number} ({where}): {len(files)} file(s) given, {summary['files']} ingested and "
+                           f"{summary['passed_over']} passed over; nothing was written")
+        if not (staging / f"shard-{number}" / "manifest.json").is_file():
+            raise BadInput(f"shard {number} ({where}): its output is not in {staging / f'shard-{number}'} as the driver "
+                           "sees it; the folder beside --to must be one file system the driver and every executor "
+                           "share; nothing was written")
 
 
 def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, window) -> list[dict]:
@@ -91,8 +128,19 @@ def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, win
                 summary = ingest_shard(shard, json.loads(files), folder, limits)
                 yield pa.RecordBatch.from_pylist([summary])
 
-    schema = "shard bigint, files bigint, lines bigint, loaded bigint, rejected bigint, skipped bigint"  # int64, as Arrow infers
-    return [row.asDict() for row in frame.mapInArrow(load, schema).collect()]
+    try:
+        return [row.asDict() for row in frame.mapInArrow(load, SHARD_SUMMARY).collect()]
+    except Exception as exc:  # pyspark's wrapped Python worker errors
+        if "No module named 'reconcile'" in str(exc):
+            raise BadInput("the Spark executors cannot import reconcile: install reconcile on every executor (pip "
+                           "install reconcile there, or ship it with spark-submit --py-files / an archive; "
+                           "docs/scale-out.md); nothing was written") from None
+        raise
+
+
+# what an executor reports of its shard (integers as Arrow infers them: int64)
+SHARD_SUMMARY = ("shard bigint, files bigint, lines bigint, loaded bigint, rejected bigint, skipped bigint, "
+                 "passed_over bigint, unreadable string")
 
 
 def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits: str | None) -> dict:
@@ -109,8 +157,10 @@ def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits
     finally:
         shutil.rmtree(work, ignore_errors=True)
     totals = report.totals
+    unreadable = [(f.path, f.notes[0] if f.notes else "cannot be read") for f in report.files if f.status == "unreadable"]
     return {"shard": shard, "files": totals["files"], **{k: totals[k] for k in ("lines", "loaded", "rejected",
-                                                                                  "skipped")}}
+                                                                                  "skipped", "passed_over")},
+            "unreadable": json.dumps(unreadable)}
 
 
 def _merge(db: Path, shards: list[Path], window) -> list[str]:

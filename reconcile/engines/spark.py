@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ class SparkEngine(Engine):
     capabilities = Capabilities(transactions=False, temp_tables_hide_views=False, parses_statements=False)
 
     def __init__(self, master: str | None = None, remote: str | None = None):
+        check_reachable(remote or master)  # in seconds, not after a minute of retries hidden in the log
         try:
             from pyspark.sql import SparkSession
         except ImportError:
@@ -49,7 +53,6 @@ class SparkEngine(Engine):
         else:
             builder = (builder.master(master or "local[*]").config("spark.ui.enabled", "false")
                        .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
-
                        .config("spark.sql.shuffle.partitions", os.environ.get("RECONCILE_SPARK_PARTITIONS", "8")))
         # UTC like the store; DuckDB's lenient arithmetic (a division by zero is NULL, not an error)
         builder = builder.config("spark.sql.session.timeZone", "UTC").config("spark.sql.ansi.enabled", "false")
@@ -71,15 +74,16 @@ class SparkEngine(Engine):
         from pyspark.sql import functions
 
         reader = self.spark.read
-        if partitioned:
-            # the partition column stays a string, as the DuckDB reader has it ('unknown' is a day too)
-            self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-            frame = reader.option("basePath", str(source)).parquet(str(source))
-            if days is not None:
-                frame = frame.where((functions.col("day") >= days[0]) & (functions.col("day") <= days[1]))
-            frame = frame.drop("day")
-        else:
-            frame = reader.parquet(str(source))
+        with self._failing(f"reading {source}"):  # the schema is read from the files here
+            if partitioned:
+                # the partition column stays a string, as the DuckDB reader has it ('unknown' is a day too)
+                self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+                frame = reader.option("basePath", str(source)).parquet(str(source))
+                if days is not None:
+                    frame = frame.where((functions.col("day") >= days[0]) & (functions.col("day") <= days[1]))
+                frame = frame.drop("day")
+            else:
+                frame = reader.parquet(str(source))
         frame.createOrReplaceTempView(table)
 
     def register(self, table: str, rows: list[list], schema: str) -> None:
@@ -111,18 +115,21 @@ class SparkEngine(Engine):
             self._run(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {rendered}")
 
     def rows(self, sql: str, params: Params = None) -> list[tuple]:
-        return [tuple(row) for row in self._frame(sql, params).collect()]
+        return self.described(sql, params)[1]
 
     def described(self, sql: str, params: Params = None) -> tuple[list[str], list[tuple]]:
         frame = self._frame(sql, params)
-        return frame.columns, [tuple(row) for row in frame.collect()]
+        with self._failing(sql):  # a query runs when its rows are asked for
+            return frame.columns, [tuple(row) for row in frame.collect()]
 
     def columns(self, sql: str) -> list[str]:
         return self._frame(sql).columns  # analysed, not run
 
     def execute(self, sql: str, params: Params = None):
         """A query's result as an Arrow table (it is collected on the driver)."""
-        return self._frame(sql, params).toArrow()
+        frame = self._frame(sql, params)
+        with self._failing(sql):
+            return frame.toArrow()
 
     def _frame(self, sql: str, params: Params = None):
         return self._run(self._render(_bind_parameters(sql, params)))
@@ -144,7 +151,9 @@ class SparkEngine(Engine):
         Not ``CACHE TABLE``: Spark reuses a cached plan only where a later plan matches it, and a plan with a
         non-deterministic expression (``any_value``, ``now()``) never matches — every statement reading such a
         table computed it again, and the tables it was built on. A local checkpoint cuts the plan off at the rows."""
-        frame = self._run(query).localCheckpoint(eager=True)
+        frame = self._run(query)
+        with self._failing(query):
+            frame = frame.localCheckpoint(eager=True)
         previous = self.cached.pop(name, None)
         frame.createOrReplaceTempView(name)
         self.cached[name] = frame
@@ -168,11 +177,56 @@ class SparkEngine(Engine):
             frame.unpersist()
 
     def _run(self, statement: str):
-        try:
+        with self._failing(statement):
             return self.spark.sql(statement)
-        except Exception as exc:  # pyspark's AnalysisException and friends
+
+    @contextmanager
+    def _failing(self, statement: str) -> Iterator[None]:
+        """Spark's errors as ours: a file of the dataset that cannot be read is the user's (named, exit 2);
+        anything else is a statement that failed (its first line, and the statement)."""
+        try:
+            yield
+        except (EngineError, BadInput):
+            raise
+        except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError and friends
+            unreadable = _FAILED_READ.search(str(exc))
+            if unreadable:
+                raise BadInput(f"--from-parquet: {unreadable.group(1)} cannot be read ({unreadable.group(2)}). Write "
+                               "the dataset again (reconcile export --to DIR) or restore the file.") from None
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EngineError(f"Spark: {first}\n  in: {statement[:400]}") from exc
+
+
+# Spark's words for a data file it could not read: the file (file:/… or a URL) and the first sentence of why
+_FAILED_READ = re.compile(r"\[FAILED_READ_FILE[^\]]*\][^\n]*? reading file (?:file:)?(\S+?)\.\s+([^.\n]*)")
+
+
+REACH_SECONDS = 5  # how long a master or a Spark Connect server has to accept a connection
+
+
+def check_reachable(url: str | None) -> None:
+    """Refuse a cluster URL none of whose hosts accepts a connection (``spark://h:7077``, ``spark://a:7077,b:7077``,
+    ``sc://h:15002``); a local master (``local[*]``, none) needs no network."""
+    if not url or "://" not in url:
+        return
+    scheme, rest = url.split("://", 1)
+    if scheme not in ("spark", "sc"):
+        return  # yarn, k8s, mesos: the resource manager's own client says why it cannot start
+    default = 7077 if scheme == "spark" else 15002
+    reasons = []
+    for address in rest.split("/", 1)[0].split(";", 1)[0].split(","):
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", str(default))
+        try:
+            number = int(port)
+        except ValueError:
+            raise BadInput(f"{url}: the port {port!r} is not a number; give host:port") from None
+        try:
+            socket.create_connection((host.strip("[]"), number), timeout=REACH_SECONDS).close()
+            return
+        except OSError as exc:
+            reasons.append(f"{host}:{number} ({exc.strerror or exc})")
+    raise BadInput(f"cannot reach the Spark {'master' if scheme == 'spark' else 'Connect server'} at {url}: "
+                   f"{'; '.join(reasons)}. Is it running, and is the address right?")
 
 
 def _bind_parameters(sql: str, params: Any) -> str:

@@ -95,11 +95,34 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
                                  and n.name in arguments else n)
 
 
+# DuckDB's date_diff counts the unit's boundaries crossed (the difference of the truncated times); Spark's
+# DATEDIFF counts whole units elapsed: 0.9 ms to 1.1 ms is 1 ms in DuckDB, 0 in Spark. The epoch counts,
+# each truncated, give DuckDB's answer in both.
+_EPOCH_COUNT = {"MICROSECOND": "unix_micros", "MILLISECOND": "unix_millis", "SECOND": "unix_seconds"}
+
+
+def _null_guarded(call: exp.Expression, arguments: list[exp.Expression]) -> exp.Expression:
+    """``call``, or NULL when any of ``arguments`` is: Spark's format_string writes 'null' for a NULL argument
+    where DuckDB's printf gives NULL (so '$' || … stays NULL, and coalesce(…, 'unknown') says unknown)."""
+    if not arguments:
+        return call
+    condition = exp.or_(*(exp.Is(this=a.copy(), expression=exp.Null()) for a in arguments))
+    return exp.Case(ifs=[exp.If(this=condition, true=exp.Null())], default=call)
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.DataType) and node.this in (exp.DataType.Type.INT128, exp.DataType.Type.UINT128):
         return exp.DataType.build("decimal(38, 0)", dialect="spark")  # Spark has no 128-bit integer
+    if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary") and node.unit is not None \
+            and node.unit.name.upper() in _EPOCH_COUNT:
+        count = _EPOCH_COUNT[node.unit.name.upper()]
+        return exp.Paren(this=exp.Sub(this=exp.func(count, node.this.copy()),
+                                      expression=exp.func(count, node.expression.copy())))
     if isinstance(node, exp.Anonymous):
         name = node.name.lower()
+        if name == "printf" and node.expressions:
+            template, *values = node.expressions
+            return _null_guarded(exp.func("format_string", template.copy(), *(v.copy() for v in values)), values)
         if name == "to_milliseconds":
             return exp.func("make_dt_interval", exp.Literal.number(0), exp.Literal.number(0), exp.Literal.number(0),
                             exp.Div(this=node.expressions[0].copy(), expression=exp.Literal.number(1000)))
@@ -158,7 +181,8 @@ def _format(node: exp.Expression) -> exp.Expression:
         value = values[used].copy()
         used += 1
         if match.group(2) is not None:  # {:.4f}
-            parts.append(exp.func("format_string", exp.Literal.string(f"%.{match.group(2)}f"), exp.cast(value, "double")))
+            parts.append(_null_guarded(exp.func("format_string", exp.Literal.string(f"%.{match.group(2)}f"),
+                                                exp.cast(value, "double")), [value]))
         elif match.group(1) == ":g":  # a plain number without a trailing .0
             parts.append(exp.func("regexp_replace", exp.cast(value, "string"), exp.Literal.string(r"\.0$"),
                                   exp.Literal.string("")))
