@@ -170,3 +170,16 @@ def test_a_corrupt_file_of_the_dataset_is_named_by_its_path_and_exits_2(cli, exp
         assert result.code == ExitCode.BAD_INPUT, (command, result.err)
         assert str(broken) in result.err and "reconcile-dataset-" not in result.err, result.err
         assert "reconcile export --to" in result.err
+
+
+def test_a_dataset_is_named_by_a_path_or_a_file_url_and_an_object_store_is_refused(cli, night_db, tmp_path):
+    """Issue 31: file:// was refused; s3a://… became a local folder named 's3a:' (writing) or 'no manifest' (reading)."""
+    url = (tmp_path / "by url").as_uri()  # file:///…/by%20url
+    assert cli("export", "--db", night_db, "--to", url).code == ExitCode.OK
+    assert (tmp_path / "by url" / "manifest.json").is_file()
+    assert cli("cost", "--from-parquet", url, "--json").json()["total"]["runs"] == 300
+    for command in (["export", "--db", night_db, "--to"], ["cost", "--from-parquet"]):
+        refused = cli(*command, "s3a://bucket/agent-runs")
+        assert refused.code == ExitCode.BAD_INPUT and "s3a://bucket/agent-runs: datasets in object stores" in refused.err
+    assert not list(tmp_path.glob("s3a*"))  # the working folder: no folder named s3a:
+    assert "another host" in cli("cost", "--from-parquet", "file://elsewhere/data").err

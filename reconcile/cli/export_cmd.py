@@ -9,14 +9,15 @@ import typer
 
 from reconcile.engines.export import export
 from reconcile.cli.root import app
-from reconcile.cli.options import JsonOption, Store, grouped
+from reconcile.cli.options import JsonOption, Store, grouped, to_folder
 from reconcile.cli.render import console, print_json, table
 
 
 @app.command("export")
 @grouped
 def export_command(
-    to: Annotated[Path, typer.Option("--to", metavar="DIR", help="The dataset's folder (created if missing).")],
+    to: Annotated[Path, typer.Option("--to", metavar="DIR", parser=to_folder,
+                                     help="The dataset's folder (created if missing), or a file:// URL.")],
     json_out: JsonOption = False,
     source: Store = Store(),
 ) -> None:

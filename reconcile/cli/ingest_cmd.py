@@ -19,7 +19,7 @@ from reconcile.ingest.driver import ingest
 from reconcile.ingest.result import NOT_LOADED
 from reconcile.cli.root import app
 from reconcile.errors import BadInput
-from reconcile.cli.options import EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped
+from reconcile.cli.options import EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped, to_folder
 from reconcile.cli.render import LiteralConsole, console, literal, print_json, table
 
 
@@ -33,8 +33,9 @@ def ingest_command(
     json_out: JsonOption = False,
     source: Store = Store(),
     engine: EngineOption = "duckdb",
-    to: Annotated[Path | None, typer.Option("--to", metavar="DIR", help="With --engine spark: the dataset to write "
-                                                                       "(as reconcile export writes it).")] = None,
+    to: Annotated[Path | None, typer.Option("--to", metavar="DIR", parser=to_folder,
+                                            help="With --engine spark: the dataset to write (as reconcile export "
+                                                 "writes it; a folder or a file:// URL).")] = None,
     master: MasterOption = None,
     remote: RemoteOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="A row per file loaded, its skipped lines by "

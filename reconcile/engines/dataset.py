@@ -28,7 +28,7 @@ from reconcile.prices import pricing
 from reconcile import store
 from reconcile.engine import DuckDBEngine, Engine
 from reconcile.errors import BadInput
-from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, read_manifest
+from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, dataset_folder, read_manifest
 from reconcile.store.migrations import apply_migrations
 from reconcile.store.views import create_views
 from reconcile.formats import format_fact_rows
@@ -48,7 +48,7 @@ def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.dat
                    ) -> Iterator[DuckDBEngine]:
     """The export in ``folder`` as a DuckDB engine (pruned to a window's days); a file of it that cannot be
     read is named by its path under ``folder``, not by the link it is read through."""
-    folder = Path(folder)
+    folder = dataset_folder(folder, "--from-parquet")
     if not folder.is_dir():
         raise BadInput(f"--from-parquet {folder}: {'is a file' if folder.exists() else 'does not exist'}; "
                        "give the folder reconcile export --to wrote.")

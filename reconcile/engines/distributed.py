@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from reconcile import store
-from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, export
+from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, dataset_folder, export
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
@@ -59,7 +59,7 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     named, and the dataset stays as it was. The staging folder is removed on every exit."""
     from reconcile.engines.spark import SparkEngine
 
-    target = Path(target).resolve()
+    target = dataset_folder(target, "--to").resolve()
     passed_over: list[PassedOver] = []
     found, _ = discover(paths, passed_over)
     if not found:  # the dataset is rebuilt from the files given: none would leave it empty

@@ -22,8 +22,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import tempfile
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -72,9 +74,39 @@ class ExportResult:
             for name in self.rows}}
 
 
+# URL schemes of object stores and remote file systems: a dataset there is not read or written yet
+_REMOTE = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "hdfs", "http", "https")
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):/")
+
+
+def dataset_folder(value: str | Path, option: str) -> Path:
+    """The local folder a dataset option names: a path, or a ``file://`` URL (``file:///data/runs``, or
+    ``file:/data/runs`` as a shell-typed URL reaches us through a Path). An object store's URL is refused in
+    words, never taken for a local folder named ``s3a:``."""
+    text = str(value)
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return Path(value)
+    if scheme.group(1) == "file":
+        rest = text[len("file:"):]
+        if rest.startswith("//"):
+            host, _, rest = rest[2:].partition("/")
+            if host not in ("", "localhost"):
+                raise BadInput(f"{option} {text}: a file URL names this machine's files (file:///path); "
+                               f"{host!r} is another host")
+            rest = "/" + rest
+        return Path(urllib.parse.unquote(rest))
+    if scheme.group(1) in _REMOTE:
+        shown = text if "://" in text else text.replace(":/", "://", 1)  # as typed, before a Path folded it
+        raise BadInput(f"{option} {shown}: datasets in object stores and remote file systems ({scheme.group(1)}://) "
+                       "are not read or written yet; copy the dataset to a folder this machine (and every Spark "
+                       "executor) can read, and give its path (docs/scale-out.md)")
+    return Path(value)
+
+
 def export(db: str | Path, target: Path) -> ExportResult:
     """Export the store at ``db`` to ``target`` (created if needed); rewrite only what changed."""
-    target = Path(target)
+    target = dataset_folder(target, "--to")
     if target.exists() and not target.is_dir():
         raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
     previous = read_manifest(target) if (target / MANIFEST).exists() else None

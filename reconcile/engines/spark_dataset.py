@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from reconcile.prices import pricing
-from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, read_manifest
+from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, dataset_folder, read_manifest
 from reconcile.store.migrations import apply_migrations
 from reconcile.store import FROZEN_VIEWS
 from reconcile.store.views import VIEWS
@@ -22,7 +22,7 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
                        days: tuple[str, str] | None = None) -> SparkEngine:
     """A Spark engine whose logical tables are the export in ``folder``, with the documented views on top;
     with ``days`` (first, last) the tables of a run's or a bucket's day read only those partitions."""
-    folder = Path(folder)
+    folder = dataset_folder(folder, "--from-parquet")
     manifest = read_manifest(folder)
     engine = SparkEngine(master=master, remote=remote)
     try:
