@@ -183,3 +183,24 @@ def test_a_dataset_is_named_by_a_path_or_a_file_url_and_an_object_store_is_refus
         assert refused.code == ExitCode.BAD_INPUT and "s3a://bucket/agent-runs: datasets in object stores" in refused.err
     assert not list(tmp_path.glob("s3a*"))  # the working folder: no folder named s3a:
     assert "another host" in cli("cost", "--from-parquet", "file://elsewhere/data").err
+
+
+def _without_column(folder, table: str, column: str) -> None:
+    """Rewrite ``table``'s files without ``column``: a dataset as another version of reconcile wrote it."""
+    import duckdb
+
+    for path in sorted((folder / table).glob("day=*/*.parquet")):
+        with duckdb.connect() as con:
+            con.execute(f"copy (select * exclude ({column}) from read_parquet(?)) to '{path}.new' (format parquet)",
+                        [str(path)])
+        path.with_name(path.name + ".new").replace(path)
+
+
+def test_a_dataset_missing_a_column_names_it_and_exits_2(cli, exported, tmp_path):
+    """Issue 31: a schema mismatch names the column, not a binder error and exit 3."""
+    copy = tmp_path / "older"
+    shutil.copytree(exported, copy)
+    _without_column(copy, "runs", "agent")
+    result = cli("cost", "--from-parquet", copy)
+    assert result.code == ExitCode.BAD_INPUT, result.err
+    assert f"--from-parquet {copy}: the files of table runs have no column agent" in " ".join(result.err.split())

@@ -174,7 +174,7 @@ def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_pa
     assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
 
 
-def test_a_corrupt_file_of_the_dataset_is_named_and_exits_2_in_spark(engines, exported_night, tmp_path):
+def test_a_corrupt_or_older_dataset_is_named_and_exits_2_in_spark(engines, exported_night, tmp_path):
     """Issue 31: not exit 3 with Spark's cause dropped; in its own process, apart from this module's session."""
     import subprocess
     import sys
@@ -188,6 +188,16 @@ def test_a_corrupt_file_of_the_dataset_is_named_and_exits_2_in_spark(engines, ex
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 2, result.stderr[-2000:]
     assert f"{broken} cannot be read (Could not read footer)" in result.stderr, result.stderr[-2000:]
+    # a dataset another version wrote, without a column this one reads: the column named, exit 2
+    from test_export import _without_column
+
+    older = tmp_path / "older"
+    shutil.copytree(exported_night, older)
+    _without_column(older, "runs", "agent")
+    result = subprocess.run([reconcile, "cost", "--engine", "spark", "--master", "local[1]", "--from-parquet", older],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "the files of table runs have no column agent" in " ".join(result.stderr.split()), result.stderr[-2000:]
 
 
 def test_unknown_money_and_microsecond_times_read_the_same_in_spark(engines):

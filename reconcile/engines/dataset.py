@@ -63,7 +63,7 @@ def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.dat
             con.execute(store.SESSION_SETTINGS)
             apply_migrations(con)
             for name in PARTITIONED:
-                _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None)
+                _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None, folder)
             create_views(con)
             insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
             pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
@@ -78,20 +78,26 @@ def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.dat
         shutil.rmtree(links, ignore_errors=True)
 
 
-def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str, str] | None) -> None:
-    """Replace the empty table ``name`` by a view over its partitions, each column typed as the store's."""
+def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str, str] | None, folder: Path) -> None:
+    """Replace the empty table ``name`` by a view over its partitions (under ``root``, the link to ``folder``),
+    each column typed as the store's."""
     if not manifest["tables"].get(name, {}).get("rows"):
         return  # no partition: the empty table stands
-    typed = ", ".join(f"cast({identifier(column)} as {kind}) as {identifier(column)}" for column, kind in con.execute(
-        "select column_name, data_type from information_schema.columns where table_name = ? order by ordinal_position",
-        [name]).fetchall())
-    where = "true" if days is None else f"day <> '{UNKNOWN_DAY}' and day between '{days[0]}' and '{days[1]}'"
+    columns = con.execute("select column_name, data_type from information_schema.columns where table_name = ? "
+                          "order by ordinal_position", [name]).fetchall()
     pattern = os.path.join(root, name, "day=*", "*.parquet")  # only our own names are patterns
+    source = (f"read_parquet({string_literal(pattern)}, hive_partitioning = true, "
+              "hive_types = {'day': 'VARCHAR'})")
+    written = {row[0] for row in con.execute(f"describe select * from {source}").fetchall()}
+    missing = [column for column, _ in columns if column not in written]
+    if missing:  # a dataset another version wrote: say which columns, not a binder error
+        raise BadInput(f"--from-parquet {folder}: the files of table {name} have no column {', '.join(missing)}, "
+                       f"which this version of reconcile reads; export the store again with it "
+                       f"(reconcile export --to {folder})")
+    typed = ", ".join(f"cast({identifier(column)} as {kind}) as {identifier(column)}" for column, kind in columns)
+    where = "true" if days is None else f"day <> '{UNKNOWN_DAY}' and day between '{days[0]}' and '{days[1]}'"
     con.execute(f"drop table {name}")
-    con.execute(f"""create view {name} as select {typed}
-                    from read_parquet({string_literal(pattern)}, hive_partitioning = true,
-                                      hive_types = {{'day': 'VARCHAR'}})
-                    where {where}""")
+    con.execute(f"create view {name} as select {typed} from {source} where {where}")
 
 
 def _days(since: dt.datetime | None, until: dt.datetime | None) -> tuple[str, str] | None:

@@ -13,6 +13,7 @@ from reconcile.store import FROZEN_VIEWS
 from reconcile.store.views import VIEWS
 from reconcile.formats import format_fact_rows
 from reconcile.engines.spark import SparkEngine
+from reconcile.errors import BadInput
 
 _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double", "BOOLEAN": "boolean",
                 "TIMESTAMP WITH TIME ZONE": "timestamp", "DATE": "date", "JSON": "string"}
@@ -30,8 +31,9 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
         for name in PARTITIONED:
             if manifest["tables"].get(name, {}).get("rows"):
                 engine.bind(name, folder / name, partitioned=True, days=days if name in PRUNABLE else None)
+                _require_columns(engine, name, schemas[name], folder)
             else:  # no partition was written: an empty table of the store's shape
-                engine.register(name, [], schemas[name])
+                engine.register(name, [], _ddl(schemas[name]))
         for name in WHOLE:
             engine.bind(name, folder / f"{name}.parquet", partitioned=False)
         engine.register_arrow("prices", _prices(folder))  # the data's overrides and the install's shipped prices
@@ -47,6 +49,16 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
     return engine
 
 
+def _require_columns(engine: SparkEngine, name: str, columns: dict[str, str], folder: Path) -> None:
+    """A dataset another version wrote: name the columns its files lack, not an unresolved column in a view."""
+    written = set(engine.columns(f"select * from {name}"))
+    missing = [column for column in columns if column not in written]
+    if missing:
+        raise BadInput(f"--from-parquet {folder}: the files of table {name} have no column {', '.join(missing)}, "
+                       f"which this version of reconcile reads; export the store again with it "
+                       f"(reconcile export --to {folder})")
+
+
 def _prices(folder: Path):
     """``prices`` as the DuckDB reader has it: the shipped prices (snapshot and corrections) and the export's own."""
     con = duckdb.connect(":memory:")
@@ -59,8 +71,8 @@ def _prices(folder: Path):
         con.close()
 
 
-def _store_schemas() -> dict[str, str]:
-    """Each canonical table's columns as Spark DDL, read off an empty store of this version."""
+def _store_schemas() -> dict[str, dict[str, str]]:
+    """Each canonical table's columns and their Spark types, read off an empty store of this version."""
     con = duckdb.connect(":memory:")
     try:
         apply_migrations(con)
@@ -68,8 +80,13 @@ def _store_schemas() -> dict[str, str]:
                            "order by table_name, ordinal_position").fetchall()
     finally:
         con.close()
-    schemas: dict[str, list[str]] = {}
+    schemas: dict[str, dict[str, str]] = {}
     for table, column, kind in rows:
         spark_type = _SPARK_TYPES.get(kind) or (kind.lower() if kind.startswith("DECIMAL") else "string")
-        schemas.setdefault(table, []).append(f"`{column}` {spark_type}")
-    return {table: ", ".join(columns) for table, columns in schemas.items()}
+        schemas.setdefault(table, {})[column] = spark_type
+    return schemas
+
+
+def _ddl(columns: dict[str, str]) -> str:
+    """Columns as Spark DDL (``a string, b boolean``)."""
+    return ", ".join(f"`{column}` {kind}" for column, kind in columns.items())
