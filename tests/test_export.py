@@ -172,16 +172,18 @@ def test_a_corrupt_file_of_the_dataset_is_named_by_its_path_and_exits_2(cli, exp
         assert "reconcile export --to" in result.err
 
 
-def test_a_dataset_is_named_by_a_path_or_a_file_url_and_an_object_store_is_refused(cli, night_db, tmp_path):
-    """Issue 31: file:// was refused; s3a://… became a local folder named 's3a:' (writing) or 'no manifest' (reading)."""
+def test_a_dataset_is_named_by_a_path_or_a_file_url_and_a_remote_file_system_is_refused(cli, night_db, tmp_path):
+    """Issue 31: file:// was refused; s3a://… became a local folder named 's3a:' (writing) or 'no manifest' (reading).
+    Object stores are read and written now (test_object_store); HDFS and web servers are refused in words."""
     url = (tmp_path / "by url").as_uri()  # file:///…/by%20url
     assert cli("export", "--db", night_db, "--to", url).code == ExitCode.OK
     assert (tmp_path / "by url" / "manifest.json").is_file()
     assert cli("cost", "--from-parquet", url, "--json").json()["total"]["runs"] == 300
     for command in (["export", "--db", night_db, "--to"], ["cost", "--from-parquet"]):
-        refused = cli(*command, "s3a://bucket/agent-runs")
-        assert refused.code == ExitCode.BAD_INPUT and "s3a://bucket/agent-runs: datasets in object stores" in refused.err
-    assert not list(tmp_path.glob("s3a*"))  # the working folder: no folder named s3a:
+        for url in ("hdfs://namenode/agent-runs", "https://example.org/agent-runs"):
+            refused = cli(*command, url)
+            assert refused.code == ExitCode.BAD_INPUT and f"{url}: datasets on" in refused.err
+    assert not list(tmp_path.glob("hdfs*")) and not list(tmp_path.glob("https*"))  # no local folder named hdfs:
     assert "another host" in cli("cost", "--from-parquet", "file://elsewhere/data").err
 
 

@@ -17,7 +17,7 @@ from reconcile.cli.render import console, print_json, table
 @grouped
 def export_command(
     to: Annotated[Path, typer.Option("--to", metavar="DIR", parser=to_folder,
-                                     help="The dataset's folder (created if missing), or a file:// URL.")],
+                                     help="The dataset's folder (created if missing), a file:// URL, or a folder in an object store (s3://, s3a://, gs://, abfss://).")],
     json_out: JsonOption = False,
     source: Store = Store(),
 ) -> None:

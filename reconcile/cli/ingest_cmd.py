@@ -35,7 +35,7 @@ def ingest_command(
     engine: EngineOption = "duckdb",
     to: Annotated[Path | None, typer.Option("--to", metavar="DIR", parser=to_folder,
                                             help="With --engine spark: the dataset to write (as reconcile export "
-                                                 "writes it; a folder or a file:// URL).")] = None,
+                                                 "writes it; a folder, a file:// URL or s3a://, gs://, abfss://).")] = None,
     master: MasterOption = None,
     remote: RemoteOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="A row per file loaded, its skipped lines by "

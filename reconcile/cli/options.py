@@ -15,7 +15,8 @@ from reconcile import store
 from reconcile.analyses.costs import cost_source
 from reconcile.config import Config, load_config
 from reconcile.engines.dataset import reading
-from reconcile.engines.export import dataset_folder
+from reconcile.engines.export import dataset_location
+from reconcile.engines.object_store import RemoteDataset
 from reconcile.cli.render import Output
 from reconcile.store import DEFAULT_DB
 from reconcile.when import Window, window
@@ -53,18 +54,19 @@ TzOption = Annotated[str | None, typer.Option(
     "--tz", envvar="RECONCILE_TZ", metavar="ZONE", show_default=False,
     help="The time zone days and --since/--until are read in (IANA name, e.g. Europe/Paris). Default: the "
          "local zone.")]
-def from_parquet_folder(text: str) -> Path:
-    """--from-parquet as typed (a file:// URL keeps its host: a Path would fold file://h/x into file:/h/x)."""
-    return dataset_folder(text, "--from-parquet")
+def from_parquet_folder(text: str) -> Path | RemoteDataset:
+    """--from-parquet as typed (a file:// URL keeps its host: a Path would fold file://h/x into file:/h/x;
+    an object store's URL stays a URL)."""
+    return dataset_location(text, "--from-parquet")
 
 
-def to_folder(text: str) -> Path:
-    return dataset_folder(text, "--to")
+def to_folder(text: str) -> Path | RemoteDataset:
+    return dataset_location(text, "--to")
 
 
 FromParquetOption = Annotated[Path | None, typer.Option(
     "--from-parquet", metavar="DIR", show_default=False, parser=from_parquet_folder,
-    help="Read the dataset reconcile export --to wrote there (a folder or a file:// URL) instead of the store.")]
+    help="Read the dataset reconcile export --to wrote there (a folder, a file:// URL, or s3://, s3a://, gs://, abfss://) instead of the store.")]
 EngineOption = Annotated[str, typer.Option(
     "--engine", help="duckdb (built in), or spark: run on Apache Spark over --from-parquet DIR (needs "
                      "reconcile[spark]).")]

@@ -28,7 +28,8 @@ from reconcile.prices import pricing
 from reconcile import store
 from reconcile.engine import DuckDBEngine, Engine
 from reconcile.errors import BadInput
-from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, dataset_folder, read_manifest
+from reconcile.engines.object_store import RemoteDataset, local_copy
+from reconcile.engines.export import PARTITIONED, PRUNABLE, UNKNOWN_DAY, WHOLE, dataset_location, read_manifest
 from reconcile.store.migrations import apply_migrations
 from reconcile.store.views import create_views
 from reconcile.formats import format_fact_rows
@@ -44,26 +45,48 @@ def open_dataset(folder: Path, since: dt.datetime | None = None, until: dt.datet
 
 
 @contextmanager
-def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.datetime | None = None
+def dataset_engine(folder: Path | RemoteDataset, since: dt.datetime | None = None, until: dt.datetime | None = None
                    ) -> Iterator[DuckDBEngine]:
     """The export in ``folder`` as a DuckDB engine (pruned to a window's days); a file of it that cannot be
-    read is named by its path under ``folder``, not by the link it is read through."""
-    folder = dataset_folder(folder, "--from-parquet")
-    if not folder.is_dir():
-        raise BadInput(f"--from-parquet {folder}: {'is a file' if folder.exists() else 'does not exist'}; "
+    read is named by its path under ``folder``, not by the link it is read through. A dataset in an object
+    store is read from a temporary copy of the days the window needs (object_store.py)."""
+    location = dataset_location(folder, "--from-parquet")
+    days = _days(since, until)
+    if isinstance(location, RemoteDataset):
+        manifest = read_manifest(location)
+        with local_copy(location, manifest, lambda name, all_days: _kept(name, all_days, days)) as copy:
+            with _bound(copy, manifest, days, location.url) as engine:
+                yield engine
+        return
+    if not location.is_dir():
+        raise BadInput(f"--from-parquet {location}: {'is a file' if location.exists() else 'does not exist'}; "
                        "give the folder reconcile export --to wrote.")
-    manifest = read_manifest(folder)
+    with _bound(location, read_manifest(location), days, str(location)) as engine:
+        yield engine
+
+
+def _kept(name: str, all_days: list[str], days: tuple[str, str] | None) -> list[str]:
+    """The days of table ``name`` a window reads (what _bind_partitioned's filter keeps)."""
+    if days is None or name not in PRUNABLE:
+        return all_days
+    kept = [day for day in all_days if day != UNKNOWN_DAY and days[0] <= day <= days[1]]
+    # none in the window: one day all the same, so the table's files exist to be read (the filter drops its rows)
+    return kept or all_days[:1]
+
+
+@contextmanager
+def _bound(folder: Path, manifest: dict, days: tuple[str, str] | None, shown: str) -> Iterator[DuckDBEngine]:
     links = tempfile.mkdtemp(prefix="reconcile-dataset-")
     root = os.path.join(links, "dataset")
     os.symlink(folder.resolve(), root)
     con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
-    engine = DuckDBEngine(con, files=(root, str(folder), "--from-parquet"))
+    engine = DuckDBEngine(con, files=(root, shown, "--from-parquet"))
     try:
         with engine.naming_unreadable_files():
             con.execute(store.SESSION_SETTINGS)
             apply_migrations(con)
             for name in PARTITIONED:
-                _bind_partitioned(con, name, root, manifest, _days(since, until) if name in PRUNABLE else None, folder)
+                _bind_partitioned(con, name, root, manifest, days if name in PRUNABLE else None, shown)
             create_views(con)
             insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
             pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
@@ -72,13 +95,13 @@ def dataset_engine(folder: Path, since: dt.datetime | None = None, until: dt.dat
                             [os.path.join(root, f"{name}.parquet")])
         yield engine
     except duckdb.IOException as exc:
-        raise BadInput(f"--from-parquet {folder}: a file of the export cannot be read ({exc}); export again.") from exc
+        raise BadInput(f"--from-parquet {shown}: a file of the export cannot be read ({exc}); export again.") from exc
     finally:
         con.close()
         shutil.rmtree(links, ignore_errors=True)
 
 
-def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str, str] | None, folder: Path) -> None:
+def _bind_partitioned(con, name: str, root: str, manifest: dict, days: tuple[str, str] | None, folder: str) -> None:
     """Replace the empty table ``name`` by a view over its partitions (under ``root``, the link to ``folder``),
     each column typed as the store's."""
     if not manifest["tables"].get(name, {}).get("rows"):

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 from reconcile import store
-from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, dataset_folder, export
+from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, dataset_location, export
+from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
@@ -59,15 +60,21 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     named, and the dataset stays as it was. The staging folder is removed on every exit."""
     from reconcile.engines.spark import SparkEngine
 
-    target = dataset_folder(target, "--to").resolve()
+    target = dataset_location(target, "--to")
+    if isinstance(target, RemoteDataset):  # the shards are staged in TMPDIR, which the executors must share then
+        beside = None
+    else:
+        target = target.resolve()
+        beside = target.parent
     passed_over: list[PassedOver] = []
     found, _ = discover(paths, passed_over)
     if not found:  # the dataset is rebuilt from the files given: none would leave it empty
         raise BadInput(f"no file to ingest in {', '.join(paths) or 'nothing given'}: a distributed ingest rebuilds "
                        f"{target} from the files it is given; nothing was written")
     shards = shards_of(found)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=target.parent))
+    if beside is not None:
+        beside.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=beside))
     try:
         engine = SparkEngine(master=master, remote=remote)
         try:

@@ -36,6 +36,7 @@ import duckdb
 from reconcile import durability, store
 from reconcile.version import __version__
 from reconcile.errors import BadInput
+from reconcile.engines.object_store import SCHEMES, RemoteDataset
 from reconcile.store.migrations import MIGRATIONS
 from reconcile.prices.pricing import SHIPPED
 from reconcile.sql_text import identifier, string_literal
@@ -74,19 +75,23 @@ class ExportResult:
             for name in self.rows}}
 
 
-# URL schemes of object stores and remote file systems: a dataset there is not read or written yet
-_REMOTE = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "hdfs", "http", "https")
+# URL schemes of remote file systems and web servers: a dataset there is not read or written (object stores are)
+_REMOTE = ("wasb", "wasbs", "hdfs", "http", "https")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):/")
 
 
-def dataset_folder(value: str | Path, option: str) -> Path:
-    """The local folder a dataset option names: a path, or a ``file://`` URL (``file:///data/runs``, or
-    ``file:/data/runs`` as a shell-typed URL reaches us through a Path). An object store's URL is refused in
-    words, never taken for a local folder named ``s3a:``."""
+def dataset_location(value: str | Path | RemoteDataset, option: str) -> Path | RemoteDataset:
+    """Where a dataset option points: a local folder (a path, or a ``file://`` URL: ``file:///data/runs``, or
+    ``file:/data/runs`` as a shell-typed URL reaches us through a Path), or a folder in an object store
+    (``s3://``, ``s3a://``, ``gs://``, ``abfss://``). Any other URL is refused in words, never taken for a
+    local folder named ``hdfs:``."""
+    if isinstance(value, RemoteDataset):
+        return value
     text = str(value)
     scheme = _SCHEME.match(text)
     if scheme is None:
         return Path(value)
+    shown = text if "://" in text else text.replace(":/", "://", 1)  # as typed, before a Path folded it
     if scheme.group(1) == "file":
         rest = text[len("file:"):]
         if rest.startswith("//"):
@@ -96,17 +101,25 @@ def dataset_folder(value: str | Path, option: str) -> Path:
                                f"{host!r} is another host")
             rest = "/" + rest
         return Path(urllib.parse.unquote(rest))
+    if scheme.group(1) in SCHEMES:
+        bucket = shown.split("://", 1)[1].split("/", 1)[0]
+        # abfss://container@account.dfs.core.windows.net is Azure's spelling; elsewhere '@' or ':' is a credential
+        credential = ":" in bucket or ("@" in bucket and scheme.group(1) not in ("abfs", "abfss"))
+        if not bucket or credential:  # the URL is not echoed: it may hold a secret
+            raise BadInput(f"{option} {scheme.group(1)}://…: name the bucket and the folder ({scheme.group(1)}://bucket/folder); "
+                           "credentials go in the environment, never in the URL")
+        return RemoteDataset(shown, option)
     if scheme.group(1) in _REMOTE:
-        shown = text if "://" in text else text.replace(":/", "://", 1)  # as typed, before a Path folded it
-        raise BadInput(f"{option} {shown}: datasets in object stores and remote file systems ({scheme.group(1)}://) "
-                       "are not read or written yet; copy the dataset to a folder this machine (and every Spark "
-                       "executor) can read, and give its path (docs/scale-out.md)")
+        raise BadInput(f"{option} {shown}: datasets on {scheme.group(1)}:// are not read or written; use a folder, "
+                       "or an object store (s3://, s3a://, gs://, abfss://; docs/scale-out.md)")
     return Path(value)
 
 
 def export(db: str | Path, target: Path) -> ExportResult:
     """Export the store at ``db`` to ``target`` (created if needed); rewrite only what changed."""
-    target = dataset_folder(target, "--to")
+    target = dataset_location(target, "--to")
+    if isinstance(target, RemoteDataset):
+        return _export_remote(db, target)
     if target.exists() and not target.is_dir():
         raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
     previous = read_manifest(target) if (target / MANIFEST).exists() else None
@@ -180,17 +193,49 @@ def _dataset_failures(target: Path, staging: Path, created: bool) -> Iterator[No
         raise
 
 
-def read_manifest(folder: Path) -> dict:
-    """The manifest of an export, checked to be one this version can read."""
+def _export_remote(db: str | Path, target: RemoteDataset) -> ExportResult:
+    """Export into a local mirror that holds only the dataset's manifest (so only changed partitions are
+    written), then upload what changed, the manifest last."""
+    previous = target.manifest_text()
+    if previous is None and target.has_files():
+        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
+                       "or one a previous export wrote.")
+    with tempfile.TemporaryDirectory(prefix="reconcile-export-") as mirror:
+        if previous is not None:
+            parse_manifest(previous, f"{target.child(MANIFEST)}")
+            (Path(mirror) / MANIFEST).write_text(previous, encoding="utf-8")
+        result = export(db, Path(mirror))
+        target.upload(Path(mirror), result.written, result.removed)
+    result.target = target
+    return result
+
+
+def read_manifest(folder: Path | RemoteDataset) -> dict:
+    """The manifest of an export (a local folder or one in an object store), checked to be one this version reads."""
+    if isinstance(folder, RemoteDataset):
+        text = folder.manifest_text()
+        if text is None:
+            raise BadInput(f"{folder}: no {MANIFEST}; give a folder that reconcile export --to wrote.")
+        return parse_manifest(text, folder.child(MANIFEST))
     path = Path(folder) / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{folder}: no {MANIFEST}; give a folder that reconcile export --to wrote.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: not a readable export manifest ({exc}); export again with reconcile export --to.") from exc
+    return parse_manifest(text, str(path))
+
+
+def parse_manifest(text: str, path: str) -> dict:
+    """A manifest's text, checked: reconcile's format, this version's store schema."""
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise BadInput(f"{path}: not a readable export manifest ({exc}); export again with reconcile export --to.") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BadInput(f"{path}: not a reconcile export manifest (format {manifest.get('format')!r}).")
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise BadInput(f"{path}: not a reconcile export manifest (format {found!r}).")
     if manifest.get("schema_version") != len(MIGRATIONS):
         raise BadInput(f"{path}: exported with store schema {manifest.get('schema_version')}, this reconcile reads "
                        f"schema {len(MIGRATIONS)}; export again from the store with this version.")

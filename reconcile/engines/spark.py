@@ -14,7 +14,6 @@ import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import sqlglot
@@ -68,7 +67,7 @@ class SparkEngine(Engine):
         self.variables: dict[str, str] = {}
         self.cached: dict[str, Any] = {}  # temp tables and frozen views: their materialised frames
 
-    def bind(self, table: str, source: Path, partitioned: bool, days: tuple[str, str] | None = None) -> None:
+    def bind(self, table: str, source: str, partitioned: bool, days: tuple[str, str] | None = None) -> None:
         """``table`` as a temporary view over ``source``: a hive-partitioned folder (its ``day``
         column left out; with ``days``, only the partitions from the first to the last) or one Parquet file."""
         from pyspark.sql import functions
@@ -78,12 +77,12 @@ class SparkEngine(Engine):
             if partitioned:
                 # the partition column stays a string, as the DuckDB reader has it ('unknown' is a day too)
                 self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-                frame = reader.option("basePath", str(source)).parquet(str(source))
+                frame = reader.option("basePath", source).parquet(source)
                 if days is not None:
                     frame = frame.where((functions.col("day") >= days[0]) & (functions.col("day") <= days[1]))
                 frame = frame.drop("day")
             else:
-                frame = reader.parquet(str(source))
+                frame = reader.parquet(source)
         frame.createOrReplaceTempView(table)
 
     def register(self, table: str, rows: list[list], schema: str) -> None:
@@ -170,6 +169,13 @@ class SparkEngine(Engine):
             except EngineError:
                 pass  # a view it read was replaced meanwhile; its rows go with the session
 
+    def _hadoop_version(self) -> str:
+        """The Hadoop version this Spark runs (a connector must match it), or a placeholder over Spark Connect."""
+        try:
+            return str(self.spark.sparkContext._jvm.org.apache.hadoop.util.VersionInfo.getVersion())
+        except Exception:  # Spark Connect has no JVM on this side
+            return "<the Hadoop version of the cluster>"
+
     def _drop(self, name: str) -> None:
         frame = self.cached.pop(name, None)
         self._run(f"DROP VIEW IF EXISTS {name}")
@@ -189,6 +195,12 @@ class SparkEngine(Engine):
         except (EngineError, BadInput):
             raise
         except Exception as exc:  # pyspark's AnalysisException, Py4JJavaError and friends
+            no_filesystem = _NO_FILESYSTEM.search(str(exc))
+            if no_filesystem:
+                scheme = no_filesystem.group(1) or no_filesystem.group(2)
+                advice = _CONNECTORS.get(scheme.lower(), _CONNECTORS["s3a"]).replace("<version>", self._hadoop_version())
+                raise BadInput(f"--from-parquet: this Spark has no file system for {scheme}:// — {advice} "
+                               "(docs/scale-out.md)") from None
             unreadable = _FAILED_READ.search(str(exc))
             if unreadable:
                 raise BadInput(f"--from-parquet: {unreadable.group(1)} cannot be read ({unreadable.group(2)}). Write "
@@ -199,6 +211,19 @@ class SparkEngine(Engine):
 
 # Spark's words for a data file it could not read: the file (file:/… or a URL) and the first sentence of why
 _FAILED_READ = re.compile(r"\[FAILED_READ_FILE[^\]]*\][^\n]*? reading file (?:file:)?(\S+?)\.\s+([^.\n]*)")
+
+
+# Hadoop's words for a URL scheme it has no file system for: none registered, or its class not on the class path
+_NO_FILESYSTEM = re.compile(r'No FileSystem for scheme "([^"]+)"|Class org\.apache\.hadoop\.fs\.(s3a|azurebfs|gs)\.')
+_CONNECTORS = {
+    "s3a": "put hadoop-aws on the cluster, e.g. spark-submit --packages org.apache.hadoop:hadoop-aws:<version> "
+           "(or PYSPARK_SUBMIT_ARGS='--packages org.apache.hadoop:hadoop-aws:<version> pyspark-shell')",
+    "s3": "open-source Spark reads S3 as s3a://bucket/…: give that spelling, with hadoop-aws on the cluster",
+    "gs": "put Google's gcs-connector on the cluster (com.google.cloud.bigdataoss:gcs-connector)",
+    "abfss": "put hadoop-azure on the cluster (org.apache.hadoop:hadoop-azure)",
+    "abfs": "put hadoop-azure on the cluster (org.apache.hadoop:hadoop-azure)",
+}
+_CONNECTORS["azurebfs"] = _CONNECTORS["abfss"]
 
 
 REACH_SECONDS = 5  # how long a master or a Spark Connect server has to accept a connection

@@ -7,7 +7,8 @@ from pathlib import Path
 import duckdb
 
 from reconcile.prices import pricing
-from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, dataset_folder, read_manifest
+from reconcile.engines.export import PARTITIONED, PRUNABLE, WHOLE, dataset_location, read_manifest
+from reconcile.engines.object_store import RemoteDataset
 from reconcile.store.migrations import apply_migrations
 from reconcile.store import FROZEN_VIEWS
 from reconcile.store.views import VIEWS
@@ -19,23 +20,24 @@ _SPARK_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUB
                 "TIMESTAMP WITH TIME ZONE": "timestamp", "DATE": "date", "JSON": "string"}
 
 
-def open_spark_dataset(folder: Path, master: str | None = None, remote: str | None = None,
+def open_spark_dataset(folder: Path | RemoteDataset, master: str | None = None, remote: str | None = None,
                        days: tuple[str, str] | None = None) -> SparkEngine:
     """A Spark engine whose logical tables are the export in ``folder``, with the documented views on top;
     with ``days`` (first, last) the tables of a run's or a bucket's day read only those partitions."""
-    folder = dataset_folder(folder, "--from-parquet")
-    manifest = read_manifest(folder)
+    folder = dataset_location(folder, "--from-parquet")
+    manifest = read_manifest(folder)  # in an object store: read here; Spark reads the Parquet through its own FS
+    place = folder.child if isinstance(folder, RemoteDataset) else (lambda name: str(folder / name))
     engine = SparkEngine(master=master, remote=remote)
     try:
         schemas = _store_schemas()
         for name in PARTITIONED:
             if manifest["tables"].get(name, {}).get("rows"):
-                engine.bind(name, folder / name, partitioned=True, days=days if name in PRUNABLE else None)
+                engine.bind(name, place(name), partitioned=True, days=days if name in PRUNABLE else None)
                 _require_columns(engine, name, schemas[name], folder)
             else:  # no partition was written: an empty table of the store's shape
                 engine.register(name, [], _ddl(schemas[name]))
         for name in WHOLE:
-            engine.bind(name, folder / f"{name}.parquet", partitioned=False)
+            engine.bind(name, place(f"{name}.parquet"), partitioned=False)
         engine.register_arrow("prices", _prices(folder))  # the data's overrides and the install's shipped prices
         engine.register("format_facts", format_fact_rows(),
                         "format string, fact string, recorded boolean, how string, inferred boolean")
@@ -49,7 +51,7 @@ def open_spark_dataset(folder: Path, master: str | None = None, remote: str | No
     return engine
 
 
-def _require_columns(engine: SparkEngine, name: str, columns: dict[str, str], folder: Path) -> None:
+def _require_columns(engine: SparkEngine, name: str, columns: dict[str, str], folder: Path | RemoteDataset) -> None:
     """A dataset another version wrote: name the columns its files lack, not an unresolved column in a view."""
     written = set(engine.columns(f"select * from {name}"))
     missing = [column for column in columns if column not in written]
@@ -59,13 +61,21 @@ def _require_columns(engine: SparkEngine, name: str, columns: dict[str, str], fo
                        f"(reconcile export --to {folder})")
 
 
-def _prices(folder: Path):
+def _prices(folder: Path | RemoteDataset):
     """``prices`` as the DuckDB reader has it: the shipped prices (snapshot and corrections) and the export's own."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if isinstance(folder, RemoteDataset):  # a small file: read on the driver, through the object store's FS
+        own = pq.read_table(pa.BufferReader(folder.read_bytes("prices.parquet")))
+    else:
+        own = pq.read_table(str(folder / "prices.parquet"))
     con = duckdb.connect(":memory:")
     try:
         apply_migrations(con)
         pricing.ensure_snapshot(con)
-        con.execute("insert into prices select * from read_parquet(?)", [str(folder / "prices.parquet")])
+        con.register("_own_prices", own)
+        con.execute("insert into prices select * from _own_prices")
         return con.sql("select * from prices").to_arrow_table()
     finally:
         con.close()
