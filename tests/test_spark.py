@@ -200,6 +200,30 @@ def test_a_corrupt_or_older_dataset_is_named_and_exits_2_in_spark(engines, expor
     assert "the files of table runs have no column agent" in " ".join(result.stderr.split()), result.stderr[-2000:]
 
 
+def test_over_spark_connect_a_corrupt_file_is_named_without_a_json_log(engines, exported_night, tmp_path):
+    """Issue 31: over Spark Connect the files are read lazily, when the view is made (outside the error mapping:
+    exit 3), and pyspark logged each failed query's plan and JVM trace as JSON on stderr (10-28 KB)."""
+    import subprocess
+    import sys
+
+    copy = tmp_path / "corrupt"
+    shutil.copytree(exported_night, copy)
+    broken = sorted((copy / "runs").glob("day=*/*.parquet"))[0]
+    broken.write_bytes(b"not parquet")
+    reconcile = Path(sys.executable).with_name("reconcile")
+    result = subprocess.run([reconcile, "cost", "--engine", "spark", "--remote", "local[1]", "--from-parquet", copy],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"{broken} cannot be read" in result.stderr
+    # a statement Spark refuses: our one-line error, not pyspark's JSON log of the plan and the JVM trace
+    script = ("from reconcile.engines.spark import SparkEngine\nfrom reconcile.engine import EngineError\n"
+              "engine = SparkEngine(remote='local[1]')\ntry:\n    engine.rows('select nope from range(3)')\n"
+              "except EngineError as exc:\n    print(str(exc).splitlines()[0])\nengine.close()\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.stdout.startswith("Spark: [UNRESOLVED_COLUMN"), result.stderr[-2000:]
+    assert "SQLQueryContextLogger" not in result.stderr and "JVM stacktrace" not in result.stderr
+
+
 def test_unknown_money_and_microsecond_times_read_the_same_in_spark(engines):
     """Issue 31: Spark's format_string writes 'null' for a NULL (DuckDB's printf gives NULL, so the report
     says unknown), and Spark's DATEDIFF counts whole units where DuckDB counts boundaries crossed."""

@@ -8,6 +8,7 @@ what the runner builds once (the runs in scope, the facts each run records) is c
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import socket
@@ -44,6 +45,12 @@ class SparkEngine(Engine):
         except ImportError:
             raise BadInput("--engine spark needs pyspark: pip install 'reconcile[spark]' (and Java 17+ for a local "
                            "session).") from None
+        from pyspark.logger import PySparkLogger
+
+        # pyspark logs every failed query's plan and JVM trace as JSON on stderr (kilobytes) before raising it;
+        # reconcile says what failed itself, once
+        for logger in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+            PySparkLogger.getLogger(logger).setLevel(logging.CRITICAL + 1)
         builder = SparkSession.builder.appName("reconcile")
         if not remote:  # local workers run this interpreter, so they import this reconcile (distributed ingest)
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -83,7 +90,7 @@ class SparkEngine(Engine):
                 frame = frame.drop("day")
             else:
                 frame = reader.parquet(source)
-        frame.createOrReplaceTempView(table)
+            frame.createOrReplaceTempView(table)  # over Spark Connect the files are first read here
 
     def register(self, table: str, rows: list[list], schema: str) -> None:
         """A small table from Python rows (``schema`` as Spark DDL, e.g. ``a string, b boolean``)."""
