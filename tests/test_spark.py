@@ -174,20 +174,30 @@ def test_a_check_over_spark_connect_finds_what_duckdb_finds(engines, cli, tmp_pa
     assert _without_time(json.loads(theirs.stdout)) == _without_time(ours)
 
 
-def test_a_corrupt_or_older_dataset_is_named_and_exits_2_in_spark(engines, exported_night, tmp_path):
-    """Issue 31: not exit 3 with Spark's cause dropped; in its own process, apart from this module's session."""
+def _cost_over_a_corrupt_file(exported_night, tmp_path, table: str, how: str):
+    """``reconcile cost`` on Spark (``--master`` or ``--remote`` local[1]), in its own process, over a copy of
+    the dataset whose first file of ``table`` is not Parquet; the file and the finished process."""
     import subprocess
     import sys
 
     copy = tmp_path / "corrupt"
     shutil.copytree(exported_night, copy)
-    broken = sorted((copy / "steps").glob("day=*/*.parquet"))[0]
+    broken = sorted((copy / table).glob("day=*/*.parquet"))[0]
     broken.write_bytes(b"not parquet at all")
     reconcile = Path(sys.executable).with_name("reconcile")
-    result = subprocess.run([reconcile, "cost", "--engine", "spark", "--master", "local[1]", "--from-parquet", copy],
-                            capture_output=True, text=True, timeout=600)
+    return broken, subprocess.run([reconcile, "cost", "--engine", "spark", how, "local[1]", "--from-parquet", copy],
+                                  capture_output=True, text=True, timeout=600)
+
+
+def test_a_corrupt_or_older_dataset_is_named_and_exits_2_in_spark(engines, exported_night, tmp_path):
+    """Issue 31: not exit 3 with Spark's cause dropped; in its own process, apart from this module's session."""
+    import subprocess
+    import sys
+
+    broken, result = _cost_over_a_corrupt_file(exported_night, tmp_path, "steps", "--master")
     assert result.returncode == 2, result.stderr[-2000:]
     assert f"{broken} cannot be read (Could not read footer)" in result.stderr, result.stderr[-2000:]
+    reconcile = Path(sys.executable).with_name("reconcile")
     # a dataset another version wrote, without a column this one reads: the column named, exit 2
     from test_export import _without_column
 
@@ -206,13 +216,7 @@ def test_over_spark_connect_a_corrupt_file_is_named_without_a_json_log(engines, 
     import subprocess
     import sys
 
-    copy = tmp_path / "corrupt"
-    shutil.copytree(exported_night, copy)
-    broken = sorted((copy / "runs").glob("day=*/*.parquet"))[0]
-    broken.write_bytes(b"not parquet")
-    reconcile = Path(sys.executable).with_name("reconcile")
-    result = subprocess.run([reconcile, "cost", "--engine", "spark", "--remote", "local[1]", "--from-parquet", copy],
-                            capture_output=True, text=True, timeout=600)
+    broken, result = _cost_over_a_corrupt_file(exported_night, tmp_path, "runs", "--remote")
     assert result.returncode == 2, result.stderr[-2000:]
     assert f"{broken} cannot be read" in result.stderr
     # a statement Spark refuses: our one-line error, not pyspark's JSON log of the plan and the JVM trace
