@@ -97,3 +97,44 @@ def test_the_upper_layers_never_talk_to_a_duckdb_connection():
                     and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "engine"):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .execute on something not an engine")
     assert not offenders, "\n".join(offenders)
+
+
+class Counting(Plain):
+    """Counts the statements that return rows or change the session (``columns`` only plans)."""
+
+    def __init__(self, inner: DuckDBEngine):
+        super().__init__(inner)
+        self.statements: list[str] = []
+
+    def rows(self, sql, params=None):
+        self.statements.append(sql)
+        return super().rows(sql, params)
+
+    def execute(self, sql, params=None):
+        self.statements.append(sql)
+        return super().execute(sql, params)
+
+    def run(self, sql, params=None):
+        self.statements.append(sql)
+        super().run(sql, params)
+
+
+def test_each_check_is_one_statement(night_db):
+    """Issue 31: a check was four statements (its not-judged runs as a temporary table, their counts, the
+    provider buckets, the findings), each a Spark job; now its findings and what it could not judge come back
+    from one statement, after the few the run shares (settings, scope, facts)."""
+    checks = load_checks()
+
+    def statements(chosen):
+        with store.connect(night_db, read_only=True) as con:
+            counting = Counting(DuckDBEngine(con))
+            report = run_checks(counting, chosen, record=False)
+        return report, [sql for sql in counting.statements if "as part" in sql], \
+            [sql for sql in counting.statements if "as part" not in sql]
+
+    report, per_check, shared = statements(checks)
+    assert len(per_check) == len(checks) == len(report.results)
+    assert any(r.not_judged for r in report.results) and any(r.findings for r in report.results)
+    few = [c for c in checks if "loop_firings" in c.sql][:1] + [c for c in checks if "journals" in c.needs][:1]
+    _, per_few, shared_by_few = statements(few)
+    assert len(per_few) == 2 and len(shared_by_few) == len(shared)  # shared: once for the run, whatever the checks

@@ -237,8 +237,9 @@ def _why(fact: str) -> str:
             f"else 'the ' || source_format || ' format records no {what}' end")
 
 
-def _unjudged(engine: Engine, check: Check, config) -> list[NotJudged]:
-    """``_unjudged(run_id)``: the runs in scope this check does not judge; returns the counts and reasons."""
+def _unjudged_runs(check: Check, config) -> str:
+    """SQL: the runs in scope this check does not judge (run_id, source_format, reason), each once, with the
+    reason of the first fact it lacks (a check switched off for it first)."""
     branches = []
     for fact in check.needs:
         if FACTS[fact].subject != "run":
@@ -251,27 +252,33 @@ def _unjudged(engine: Engine, check: Check, config) -> list[NotJudged]:
         branches.append(f"select run_id, source_format, {reason} as reason, "
                         f"-1 as rank from _facts where {column} = {string_literal(name)}")
     if not branches:
-        engine.run("create or replace temp table _unjudged as select null::varchar as run_id limit 0")
-        return []
-    engine.run(
-        f"""create or replace temp table _unjudged as
-        select run_id, arg_min(source_format, rank) as source_format, arg_min(reason, rank) as reason
-        from ({" union all ".join(branches)}) group by run_id"""
-    )
-    rows = engine.rows("select count(*), source_format, reason from _unjudged group by all "
-                       "order by count(*) desc, source_format, reason")
-    return [NotJudged(n, "run", source, reason) for n, source, reason in rows]
+        return "select run_id, source_format, null::varchar as reason from _facts where false"
+    return (f"select run_id, arg_min(source_format, rank) as source_format, arg_min(reason, rank) as reason "
+            f"from ({' union all '.join(branches)}) as lacking group by run_id")
 
 
-def _unjudged_buckets(engine: Engine) -> list[NotJudged]:
-    """Provider rows with no journal of that provider in the store: there is nothing to match them with."""
-    rows = engine.rows(
-        """select count(*), provider from (select provider from provider_usage union all select provider from billed_costs) as p
-           where p.provider is not null and not exists (select 1 from journal_usage j where j.provider = p.provider)
-           group by provider order by provider"""
-    )
-    return [NotJudged(n, "bucket", provider, f"the store holds no journal of provider {provider} to match its "
-                                              "usage and bill against") for n, provider in rows]
+# Provider rows with no journal of that provider in the store: there is nothing to match them with.
+_UNJUDGED_BUCKETS = """select provider, count(*) as n from (select provider from provider_usage union all
+                                                        select provider from billed_costs) as p
+    where p.provider is not null and not exists (select 1 from journal_usage j where j.provider = p.provider)
+    group by provider"""
+
+
+def _one_statement(check: Check, config, findings: str | None) -> str:
+    """The check's whole answer in one statement (one Spark job, not one per part), rows of (part, rank,
+    run_id, step, detail, n): part 0 its findings (the ``findings`` query, which reads ``_unjudged``; none
+    when every verdict is kept), part 1 the runs it does not judge (n by format and reason), part 2 the
+    provider buckets it cannot match (n by provider; a check of the journals). Each part in the order
+    it is reported."""
+    parts = [] if findings is None else [
+        f"select 0 as part, 0 as rank, run_id, step, detail, null::bigint as n from ({findings}) as found"]
+    parts.append("select 1 as part, -count(*) as rank, source_format as run_id, null::integer as step, "
+                 "reason as detail, count(*) as n from _unjudged group by source_format, reason")
+    if "journals" in check.needs:
+        parts.append("select 2 as part, 0 as rank, provider as run_id, null::integer as step, null::varchar as detail, "
+                     f"n from ({_UNJUDGED_BUCKETS}) as b")
+    return (f"with _unjudged as ({_unjudged_runs(check, config)})\n{' union all '.join(parts)}\n"
+            "order by part, rank, run_id nulls first, step nulls first, detail")
 
 
 def _run_kept(engine: Engine, check: Check, scoped: bool, config, todo: int, earlier: list[tuple],
@@ -306,12 +313,13 @@ def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | Non
     severity = policy.severity.value if policy.severity else check.severity
     result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
     try:
-        result.not_judged = _unjudged(engine, check, config)
-        if "journals" in check.needs:
-            result.not_judged += _unjudged_buckets(engine)
-        rows = []
+        findings = None
         if run:  # else every verdict is kept: the SQL ran, its columns checked, when they were reached
             columns = engine.columns(check.sql)
+            missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+            if missing:
+                raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
+                                           f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
             at = "\"at\"::timestamptz" if "at" in columns else "null"  # quoted: AT is a keyword
             # not exists, not "run_id is null or run_id not in (…)": under the OR Spark keeps NOT IN's NULL rules
             # with a nested-loop join (minutes at 10^5 tool calls, docs/scale-out.md)
@@ -320,17 +328,18 @@ def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | Non
                 conditions.append(f"({_in_scope(at)})")
             if only:
                 conditions.append(only)
-            wrapped = (f"select run_id::varchar, step::integer, detail::varchar from (\n{check.sql}\n) as violations "
-                       f"where {' and '.join(conditions)} order by run_id nulls first, step nulls first, detail")
-            missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-            if missing:
-                raise CheckDefinitionError(f"{check.path}: check {check.name} returns columns {columns}; it must return "
-                                           f"{', '.join(REQUIRED_COLUMNS)} (missing {', '.join(missing)})")
-            rows = engine.rows(wrapped)
+            findings = (f"select run_id::varchar as run_id, step::integer as step, detail::varchar as detail "
+                        f"from (\n{check.sql}\n) as violations where {' and '.join(conditions)}")
+        rows = engine.rows(_one_statement(check, config, findings))
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc
-    result.findings = [Finding(check.name, severity, *row) for row in rows]
+    result.findings = [Finding(check.name, severity, run_id, step, detail)
+                       for part, _, run_id, step, detail, _ in rows if part == 0]
+    result.not_judged = [NotJudged(n, "run", source, reason) for part, _, source, _, reason, n in rows if part == 1]
+    result.not_judged += [NotJudged(n, "bucket", provider, f"the store holds no journal of provider {provider} to match "
+                                                         "its usage and bill against")
+                          for part, _, provider, _, _, n in rows if part == 2]
     result.outcome = policy.outcome(severity, result.failures)
     if policy.warn_if.origin != "default" or policy.error_if.origin != "default":
         result.thresholds = f"warn_if {policy.warn_if.value.text}, error_if {policy.error_if.value.text}"
