@@ -152,3 +152,23 @@ def test_an_unreachable_master_fails_in_seconds_with_its_address(tmp_path):
         listening.listen()
         check_reachable(f"spark://127.0.0.1:{port},127.0.0.1:{listening.getsockname()[1]}")
     check_reachable("local[2]")
+
+
+def test_shards_are_balanced_by_bytes_and_a_folder_is_never_split(tmp_path):
+    """Issue 31: 28 folders hashed into 15 tasks put up to 4 in one. With the cluster's task count the folders
+    are packed by size: the largest first, each into the lightest shard."""
+    sizes = {"big": [9000], "mid": [3000, 2000], "small1": [1500], "small2": [1500], "small3": [1000],
+             "tiny": [100, 100]}
+    files = []
+    for folder, lengths in sizes.items():
+        (tmp_path / folder).mkdir()
+        for n, length in enumerate(lengths):
+            path = tmp_path / folder / f"{n}.jsonl"
+            path.write_bytes(b"x" * length)
+            files.append((path, False))
+    shards = shards_of(files, tasks=3)
+    weights = sorted(sum((Path(p).stat().st_size for p, _ in shard)) for shard in shards)
+    assert weights == [4200, 5000, 9000]  # plain hashing or folder order would give 9000 + more in one task
+    folders = [{Path(p).parent.name for p, _ in shard} for shard in shards]
+    assert sorted(map(sorted, folders)) == [["big"], ["mid"], ["small1", "small2", "small3", "tiny"]]
+    assert len(shards_of(files)) == len(sizes) == len(shards_of(files, tasks=10))  # enough tasks: one folder each

@@ -138,3 +138,27 @@ def test_each_check_is_one_statement(night_db):
     few = [c for c in checks if "loop_firings" in c.sql][:1] + [c for c in checks if "journals" in c.needs][:1]
     _, per_few, shared_by_few = statements(few)
     assert len(per_few) == 2 and len(shared_by_few) == len(shared)  # shared: once for the run, whatever the checks
+
+
+def test_budgets_bring_a_large_group_s_step_counts_to_no_driver(night_db):
+    """Issue 31: budgets listed every succeeded run's step count per group (to the driver, in Spark); only a
+    small sample's (under 100 succeeded runs, for its bootstrap interval) is needed."""
+    from reconcile.analyses.budgets import budget_report
+
+    seen: list[dict] = []
+
+    class Watching(Plain):
+        def described(self, sql, params=None):
+            names, rows = super().described(sql, params)
+            if "succeeded_steps" in sql:
+                seen.extend(dict(zip(names, row)) for row in rows)
+            return names, rows
+
+    with store.connect(night_db, read_only=True) as con:
+        report = budget_report(Watching(DuckDBEngine(con)), "agent")
+    large = [g for g in seen if g["succeeded"] >= 100]
+    small = [g for g in seen if 2 <= g["succeeded"] < 100]
+    assert large and small and all(g["succeeded_steps"] is None for g in large)
+    assert all(len(g["succeeded_steps"]) == g["succeeded"] for g in small)
+    flagged = {g["key"] for g in report["groups"] if any(f["flag"] == "small_sample" for f in g["flags"])}
+    assert flagged == {g["key"] for g in seen if g["succeeded"] < 100}

@@ -244,3 +244,16 @@ def test_unknown_money_and_microsecond_times_read_the_same_in_spark(engines):
     ours = duck.rows(sql)
     assert ours == [(1, "unknown", "unknown", 1001, 1, 1000200), (2, "$1.50", "1.50 over 2", 1001, 2, 1000002)]
     assert spark.rows(sql) == ours
+
+
+def test_each_shard_of_a_distributed_ingest_is_its_own_task(engines):
+    """Issue 31: hash partitioning put 28 shards into 15 tasks (up to 4 in one); by range each gets its own."""
+    from pyspark.sql.functions import spark_partition_id
+
+    from reconcile.engines.distributed import shard_frame
+
+    _, spark = engines
+    placed = shard_frame(spark.spark, [(n, "[]") for n in range(28)]).select(
+        "shard", spark_partition_id().alias("task")).collect()
+    assert sorted(row.task for row in placed) == list(range(28))
+    assert all(row.task == row.shard for row in placed)

@@ -70,7 +70,10 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
                count(*) filter (where censored) as progressing,
                list(distinct cut_by order by cut_by) filter (where censored and cut_by is not null) as cut_by,
                {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
-               list(steps order by run_id) filter (where succeeded) as succeeded_steps
+               -- the steps themselves only where a bootstrap needs them (a small sample): the percentiles
+               -- are computed where the data is, and a large group's runs never travel to the driver
+               case when count(*) filter (where succeeded) < {SMALL_SAMPLE}
+                    then list(steps order by run_id) filter (where succeeded) end as succeeded_steps
         from _budget_runs group by 1 order by 1""")
     metrics = ceilings.measured(engine)
     found = ceilings.evidence(engine, metrics)
@@ -126,7 +129,7 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
         group["flags"].append({"flag": "answered_then_kept_going", "runs": kept_going,
                                "detail": f"{len(kept_going)} run(s) answered, then ran on until a stop"})
     steps = row["succeeded_steps"] or []
-    if len(steps) < SMALL_SAMPLE:
+    if row["succeeded"] < SMALL_SAMPLE:
         interval = bootstrap_p99([float(s) for s in steps]) if len(steps) >= 2 else None
         group["flags"].append({"flag": "small_sample", "succeeded_runs": len(steps), "p99_steps_interval": interval,
                                "detail": f"only {len(steps)} succeeded runs: the p99 is uncertain"

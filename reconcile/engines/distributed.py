@@ -44,11 +44,31 @@ def shard_key(path: Path) -> str:
     return str(path.parent)
 
 
-def shards_of(files: list[tuple[Path, bool]]) -> list[list[tuple[str, bool]]]:
+def shards_of(files: list[tuple[Path, bool]], tasks: int | None = None) -> list[list[tuple[str, bool]]]:
+    """The files cut into shards: grouped by folder (``shard_key``; a group is never split), and with ``tasks``
+    the groups packed into at most that many shards of about equal bytes — the largest group first, each
+    into the lightest shard so far — so no task gets several large folders while another idles."""
     grouped: dict[str, list[tuple[str, bool]]] = {}
     for path, explicit in files:
         grouped.setdefault(shard_key(path), []).append((str(path), explicit))
-    return [grouped[key] for key in sorted(grouped)]
+    keys = sorted(grouped)
+    if tasks is None or tasks >= len(keys):
+        return [grouped[key] for key in keys]
+    weight = {key: sum(_bytes(path) for path, _ in grouped[key]) for key in keys}
+    packed: list[list[str]] = [[] for _ in range(max(tasks, 1))]
+    loads = [0] * len(packed)
+    for key in sorted(keys, key=lambda k: (-weight[k], k)):
+        lightest = min(range(len(packed)), key=lambda n: (loads[n], n))
+        packed[lightest].append(key)
+        loads[lightest] += weight[key]
+    return [[file for key in sorted(shard) for file in grouped[key]] for shard in packed if shard]
+
+
+def _bytes(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # unreadable: its shard reports it
+        return 0
 
 
 def distributed_ingest(paths: list[str], target: Path, master: str | None = None, remote: str | None = None,
@@ -71,13 +91,13 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     if not found:  # the dataset is rebuilt from the files given: none would leave it empty
         raise BadInput(f"no file to ingest in {', '.join(paths) or 'nothing given'}: a distributed ingest rebuilds "
                        f"{target} from the files it is given; nothing was written")
-    shards = shards_of(found)
     if beside is not None:
         beside.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=beside))
     try:
         engine = SparkEngine(master=master, remote=remote)
         try:
+            shards = shards_of(found, engine.parallelism())
             summaries = _run_shards(engine, shards, staging, window)
         finally:
             engine.close()
@@ -119,6 +139,12 @@ def verify_shards(shards: list[list[tuple[str, bool]]], summaries: list[dict], s
                            "share; nothing was written")
 
 
+def shard_frame(spark, rows: list[tuple[int, str]]):
+    """One partition per shard (so one task each): by range over the shard numbers 0…n-1, which cuts exactly
+    there, where hash partitioning put several shards in one task and left others empty."""
+    return spark.createDataFrame(rows, "shard int, files string").repartitionByRange(len(rows), "shard")
+
+
 def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, window) -> list[dict]:
     import pyarrow as pa
 
@@ -126,7 +152,7 @@ def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, win
         return []
     spark = engine.spark
     rows = [(n, json.dumps(files)) for n, files in enumerate(shards)]
-    frame = spark.createDataFrame(rows, "shard int, files string").repartition(len(shards), "shard")
+    frame = shard_frame(spark, rows)
     folder, limits = str(staging), json.dumps([str(d) for d in window] if window else None)
 
     def load(batches):  # runs on an executor

@@ -176,6 +176,13 @@ class SparkEngine(Engine):
             except EngineError:
                 pass  # a view it read was replaced meanwhile; its rows go with the session
 
+    def parallelism(self) -> int | None:
+        """How many tasks the cluster runs at once (its cores), or None where Spark Connect does not say."""
+        try:
+            return int(self.spark.sparkContext.defaultParallelism)
+        except Exception:  # Spark Connect: no SparkContext on this side
+            return None
+
     def _hadoop_version(self) -> str:
         """The Hadoop version this Spark runs (a connector must match it), or a placeholder over Spark Connect."""
         try:

@@ -26,7 +26,10 @@ def open_spark_dataset(folder: Path | RemoteDataset, master: str | None = None, 
     with ``days`` (first, last) the tables of a run's or a bucket's day read only those partitions."""
     folder = dataset_location(folder, "--from-parquet")
     manifest = read_manifest(folder)  # in an object store: read here; Spark reads the Parquet through its own FS
-    place = folder.child if isinstance(folder, RemoteDataset) else (lambda name: str(folder / name))
+    if isinstance(folder, RemoteDataset):
+        place = folder.child
+    else:  # absolute: a Spark Connect server resolves a relative path in its own working folder, not ours
+        place = (lambda root: lambda name: str(root / name))(folder.resolve())
     engine = SparkEngine(master=master, remote=remote)
     try:
         schemas = _store_schemas()
