@@ -19,6 +19,7 @@ secret is ever part of the URL reconcile prints.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -110,7 +111,8 @@ class RemoteDataset:
         fs, root = self._filesystem()
         local_fs = pafs.LocalFileSystem()
         with self._failing("copying the dataset"):
-            (local / MANIFEST).write_bytes(self.read_bytes(MANIFEST))
+            # the manifest as read once: the copy and the command see one snapshot of it, whatever an export does meanwhile
+            (local / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
             for name, table in manifest["tables"].items():
                 if table.get("partitioned_by") is None:
                     pafs.copy_files(f"{root}/{table['file']}", str(local / table["file"]), source_filesystem=fs,
