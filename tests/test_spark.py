@@ -37,6 +37,15 @@ def _spark_available() -> str | None:
     return None
 
 
+def require_spark() -> None:
+    """Skip a Spark test where Spark cannot run; under CI, fail it (the Spark suite must run there)."""
+    missing = _spark_available()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"the Spark test must run in CI: {missing}")
+        pytest.skip(missing)
+
+
 @pytest.fixture(scope="module")
 def exported_night(night_db, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("spark") / "dataset"
@@ -46,11 +55,7 @@ def exported_night(night_db, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def engines(exported_night):
-    missing = _spark_available()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Spark test must run in CI: {missing}")
-        pytest.skip(missing)
+    require_spark()
     from reconcile.engines.spark_dataset import open_spark_dataset
 
     spark = open_spark_dataset(exported_night, master="local[2]")

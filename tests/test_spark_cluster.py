@@ -11,7 +11,6 @@ here from pyspark's own scripts and stopped at the end of the module.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 from conftest import SAMPLE_RUNS
 from reconcile.engines.export import export
-from test_spark import _spark_available
+from test_spark import require_spark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from cluster import standalone  # noqa: E402  (bench/cluster.py: the benchmark starts its clusters the same way)
@@ -34,11 +33,7 @@ RECONCILE = Path(sys.executable).with_name("reconcile")
 def cluster(tmp_path_factory):
     """A standalone master, one worker (2 cores: one for the Spark Connect server, one for the jobs sent
     with --master) and the Connect server: (master URL, sc:// URL)."""
-    missing = _spark_available()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Spark test must run in CI: {missing}")
-        pytest.skip(missing)
+    require_spark()
     with standalone(1, tmp_path_factory.mktemp("cluster"), connect=True, cores=2) as urls:
         yield urls
 

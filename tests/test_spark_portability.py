@@ -30,7 +30,7 @@ from reconcile.engines.dataset import open_dataset
 from reconcile.engines.export import export
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.when import Window, use_zone
-from test_spark import _spark_available, same
+from test_spark import require_spark, same
 
 pytestmark = pytest.mark.spark
 
@@ -51,10 +51,9 @@ def hostile(night_db, tmp_path_factory):
     db = folder / "night.duckdb"
     shutil.copy(night_db, db)
     with store.connect(db) as con:
-        micros = "to_microseconds((hash({}) % 999983)::bigint)"
-        con.execute(f"update runs set started_at = started_at + {micros.format('run_id')}, "
-                    f"ended_at = ended_at + {micros.format(chr(39) + 'end' + chr(39) + ', run_id')}")
-        con.execute(f"update steps set started_at = started_at + {micros.format('run_id, idx')}")
+        con.execute("update runs set started_at = started_at + to_microseconds((hash(run_id) % 999983)::bigint), "
+                    "ended_at = ended_at + to_microseconds((hash('end', run_id) % 999983)::bigint)")
+        con.execute("update steps set started_at = started_at + to_microseconds((hash(run_id, idx) % 999983)::bigint)")
         con.execute("update runs set ledger_cost_micros = null where hash(run_id) % 3 = 0")
         con.execute("update steps set harness_cost_micros = null where hash(run_id, idx) % 4 = 0")
         con.execute("update steps set output_tokens = null, reasoning_tokens = null "
@@ -73,13 +72,7 @@ def config(hostile):
 
 @pytest.fixture(scope="module")
 def engines(hostile):
-    missing = _spark_available()
-    if missing:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail(f"the Spark test must run in CI: {missing}")
-        pytest.skip(missing)
+    require_spark()
     from reconcile.engines.spark_dataset import open_spark_dataset
 
     spark = open_spark_dataset(hostile / "dataset", master="local[2]")
