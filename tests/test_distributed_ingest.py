@@ -11,11 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from journals import StepClock, write_simple_run
 from reconcile import store
-from reconcile.engines.distributed import _merge, distributed_ingest, ingest_shard, shard_key, shards_of, verify_shards
+from reconcile.engines.distributed import distributed_ingest, ingest_shard, shard_key, shards_of, verify_shards
+from reconcile.engines.export import export, previous_manifest
+from reconcile.engines.merge import merge_shards
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
@@ -41,39 +44,119 @@ def _journal(folder: Path, name: str, runs: list[str]) -> Path:
     return path
 
 
-def _contents(con) -> list[tuple]:
-    return con.execute("""select r.run_id, r.source_file, count(s.idx), sum(s.output_tokens)
-                          from runs r left join steps s using (run_id) group by all order by all""").fetchall()
+# the tables whose rows say what happened (not when they were ingested): a merge must equal the single machine's
+RUN_TABLES = ("runs", "steps", "tool_calls", "run_tools")
+FACTS = (*RUN_TABLES, "usage_buckets", "billed_costs")
+
+
+def _merged(tmp_path: Path, groups: list[list[Path]], target: Path, staging: str = "staging"):
+    """Each group ingested as a shard (the executors' code), then merged into ``target``."""
+    folder = tmp_path / staging
+    for number, files in enumerate(groups):
+        ingest_shard(number, [(str(f), False) for f in files], str(folder), None)
+    shards = [folder / f"shard-{n}" for n in range(len(groups))]
+    return merge_shards(shards, folder, target, previous_manifest(target), None)
+
+
+def _single(tmp_path: Path, paths: list[Path]) -> Path:
+    """The same files ingested on one machine and exported: what the merge must equal."""
+    db, dataset = tmp_path / "single.duckdb", tmp_path / "single"
+    with store.connect(db) as con:
+        ingest(con, paths)
+    export(db, dataset)
+    return dataset
+
+
+def _rows(dataset: Path, name: str) -> list[tuple]:
+    """A table's rows read straight from the Parquet files (no reconcile code), sorted."""
+    whole = dataset / f"{name}.parquet"
+    files = [str(whole)] if whole.exists() else [str(f) for f in sorted(dataset.glob(f"{name}/day=*/*.parquet"))]
+    if not files:
+        return []
+    con = duckdb.connect()
+    columns = [c for (c, *_) in con.execute("describe select * from read_parquet(?)", [files]).fetchall()]
+    when_loaded = " exclude (loaded_at)" if "loaded_at" in columns else ""  # the time of each ingest, not a fact
+    return sorted(con.execute(f"select *{when_loaded} from read_parquet(?)", [files]).fetchall(), key=repr)
+
+
+def _assert_same(merged: Path, single: Path) -> None:
+    ours, theirs = (json.loads((d / "manifest.json").read_text()) for d in (merged, single))
+    for name in FACTS:
+        if name in RUN_TABLES:  # rows and fingerprints per day (a bucket's fingerprint includes when it was loaded)
+            assert ours["tables"][name]["days"] == theirs["tables"][name]["days"], name
+        assert _rows(merged, name) == _rows(single, name), name
+    assert _rows(merged, "ingest_deferrals") == _rows(single, "ingest_deferrals")
+    kept = ("path", "sha256", "format", "lines", "loaded", "rejected", "skipped", "status", "reason")
+    assert [[f[k] for k in kept] for f in ours["source_files"]] == [[f[k] for k in kept] for f in theirs["source_files"]]
+    for name in ours["tables"]:
+        assert ours["tables"][name]["rows"] == theirs["tables"][name]["rows"], name
 
 
 def test_a_run_seen_in_two_shards_is_settled_as_a_single_machine_would(tmp_path):
     first = _journal(tmp_path / "a", "night", ["solo-a", "twice"])
     second = _journal(tmp_path / "b", "night", ["twice", "solo-b"])  # the same run, journalled again elsewhere
-    with store.connect(tmp_path / "single.duckdb") as con:
-        ingest(con, [tmp_path / "a", tmp_path / "b"])
-        expected = _contents(con)
-        files = con.execute("select path, lines, loaded, rejected, skipped from ingested_files order by path").fetchall()
-    staging = tmp_path / "staging"
-    for number, path in enumerate([first, second]):
-        ingest_shard(number, [(str(path), False)], str(staging), None)
-    merged = tmp_path / "merged.duckdb"
-    again = _merge(merged, [staging / "shard-0", staging / "shard-1"], None)
+    apart = _journal(tmp_path / "c", "night", ["solo-c"])
+    result, again, read = _merged(tmp_path, [[first], [second], [apart]], tmp_path / "merged")
     assert again == [str(first), str(second)]  # both hold 'twice': loaded again, in path order
-    with store.connect(merged, read_only=True) as con:
-        assert _contents(con) == expected
-        assert [r for r in expected if r[0] == "twice"][0][1] == str(first)  # the first file keeps it
-        assert con.execute("select path, lines, loaded, rejected, skipped from ingested_files order by path"
-                           ).fetchall() == files  # every line still accounted for
+    assert read == 2  # the shard sharing nothing with them is merged from its manifest, not read
+    single = _single(tmp_path, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+    _assert_same(tmp_path / "merged", single)
+    owners = dict((r[0], r[1]) for r in duckdb.connect().execute(
+        "select run_id, source_file from read_parquet(?)", [[str(f) for f in (tmp_path / "merged").glob("runs/*/*")]]
+    ).fetchall())
+    assert owners["twice"] == str(first) and owners["solo-c"] == str(apart)  # the first file keeps it
+    assert result.written["runs"] == ["2026-11-28"]
 
 
-def test_shards_that_share_nothing_are_merged_without_loading_again(tmp_path):
-    paths = [_journal(tmp_path / "a", "one", ["r1"]), _journal(tmp_path / "b", "two", ["r2"])]
-    staging = tmp_path / "st[a]g*ing"  # a folder's name is data, never a pattern
-    for number, path in enumerate(paths):
-        ingest_shard(number, [(str(path), False)], str(staging), None)
-    assert _merge(tmp_path / "m.duckdb", [staging / "shard-0", staging / "shard-1"], None) == []
-    with store.connect(tmp_path / "m.duckdb", read_only=True) as con:
-        assert [r[0] for r in _contents(con)] == ["r1", "r2"]
+def test_a_provider_bucket_in_two_shards_is_settled_as_a_single_machine_would(tmp_path):
+    from conftest import SAMPLE_RUNS
+
+    report = Path(SAMPLE_RUNS) / "provider" / "anthropic_usage_report.json"
+    copies = []
+    for folder in ("p1", "p2"):  # the same export downloaded twice, into two folders
+        (tmp_path / folder).mkdir()
+        copies.append(Path(shutil.copy(report, tmp_path / folder / report.name)))
+    journal = _journal(tmp_path / "j", "night", ["r1"])
+    _, again, read = _merged(tmp_path, [[copies[0]], [copies[1]], [journal]], tmp_path / "merged")
+    assert again == [str(c) for c in copies] and read == 2
+    _assert_same(tmp_path / "merged", _single(tmp_path, [tmp_path / "p1", tmp_path / "p2", tmp_path / "j"]))
+
+
+def test_the_sample_night_merged_from_shards_equals_its_single_machine_export(tmp_path):
+    from conftest import SAMPLE_RUNS
+
+    night = Path(SAMPLE_RUNS)
+    groups = [sorted(p for p in (night / folder).iterdir() if p.suffix in (".json", ".jsonl"))
+              for folder in ("2026-11-28", "provider")]
+    _, again, read = _merged(tmp_path, groups, tmp_path / "merged", staging="st[a]g*ing")  # a name is never a pattern
+    assert (again, read) == ([], 0)  # journals and provider exports share no run and no bucket
+    _assert_same(tmp_path / "merged", _single(tmp_path, [night / "2026-11-28", night / "provider"]))
+
+
+def _files(dataset: Path, name: str, day: str) -> dict[str, tuple[int, int]]:
+    return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in (dataset / name / f"day={day}").iterdir()}
+
+
+def test_a_merge_rewrites_only_the_days_whose_input_changed(tmp_path):
+    target = tmp_path / "dataset"
+    groups = [[_journal(tmp_path / "a", "night", ["r1", "r2"])], [_journal(tmp_path / "b", "night", ["r3"])]]
+    first, _, _ = _merged(tmp_path, groups, target, staging="s1")
+    assert first.written["steps"] == ["2026-11-28"]
+    before = {name: _files(target, name, "2026-11-28") for name in RUN_TABLES}
+    later = Path(tmp_path / "b" / "later.jsonl")
+    with Journal(later, clock=StepClock(dt.datetime(2026, 11, 30, 9, tzinfo=dt.timezone.utc))) as journal:
+        write_simple_run(journal, "r4")
+    second, _, _ = _merged(tmp_path, [groups[0], [*groups[1], later]], target, staging="s2")
+    for name in RUN_TABLES:
+        assert second.written[name] == ["2026-11-30"] and second.unchanged[name] == 1, name
+        assert _files(target, name, "2026-11-28") == before[name], name  # the old day was not touched
+    assert _rows(target, "runs") and len(_rows(target, "runs")) == 4
+    third, _, _ = _merged(tmp_path, [groups[0], [*groups[1], later]], target, staging="s3")
+    assert all(third.written[name] == [] for name in FACTS)  # the same input: no data day written
+    later.unlink()
+    fourth, _, _ = _merged(tmp_path, groups, target, staging="s4")
+    assert fourth.removed["runs"] == ["2026-11-30"] and not (target / "runs" / "day=2026-11-30").exists()
+    _assert_same(target, _single(tmp_path, [tmp_path / "a", tmp_path / "b"]))
 
 
 def test_a_shard_that_does_not_account_for_its_files_stops_the_ingest(tmp_path):
@@ -172,3 +255,22 @@ def test_shards_are_balanced_by_bytes_and_a_folder_is_never_split(tmp_path):
     folders = [{Path(p).parent.name for p, _ in shard} for shard in shards]
     assert sorted(map(sorted, folders)) == [["big"], ["mid"], ["small1", "small2", "small3", "tiny"]]
     assert len(shards_of(files)) == len(sizes) == len(shards_of(files, tasks=10))  # enough tasks: one folder each
+
+
+def test_a_dataset_folder_that_cannot_take_the_ingest_is_refused_before_spark_starts(tmp_path, monkeypatch):
+    import reconcile.engines.spark as spark_engine
+
+    class Unwanted:
+        def __init__(self, **_):
+            raise AssertionError("Spark was started for a --to that is refused")
+
+    monkeypatch.setattr(spark_engine, "SparkEngine", Unwanted)
+    journal = str(_journal(tmp_path / "a", "night", ["r1"]))
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(BadInput, match="a-file: is a file"):
+        distributed_ingest([journal], tmp_path / "a-file")
+    (tmp_path / "someone-elses").mkdir()
+    (tmp_path / "someone-elses" / "notes.txt").write_text("keep me")
+    with pytest.raises(BadInput, match="has files but no manifest.json"):
+        distributed_ingest([journal], tmp_path / "someone-elses")
+    assert (tmp_path / "someone-elses" / "notes.txt").read_text() == "keep me"

@@ -146,6 +146,10 @@ def test_object_store_mistakes_exit_2_naming_the_url(cli, night_db, s3):
     s3.put_object(Bucket=BUCKET, Key="broken/manifest.json", Body=b"{not json")
     broken = cli("cost", "--from-parquet", f"s3://{BUCKET}/broken")
     assert broken.code == ExitCode.BAD_INPUT and f"s3://{BUCKET}/broken/manifest.json: not a readable" in broken.err
+    s3.put_object(Bucket=BUCKET, Key="latin/manifest.json", Body='{"format": "caf\xe9"}'.encode("latin-1"))
+    undecodable = cli("cost", "--from-parquet", f"s3://{BUCKET}/latin")  # as strict as a local manifest
+    assert undecodable.code == ExitCode.BAD_INPUT and "latin/manifest.json: not a readable" in undecodable.err
+    assert "codec can't decode" in undecodable.err
     secret = cli("cost", "--from-parquet", f"s3://AKIA:hunter2@{BUCKET}/night")
     assert secret.code == ExitCode.BAD_INPUT and "hunter2" not in secret.err and "never in the URL" in secret.err
 

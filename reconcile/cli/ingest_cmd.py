@@ -85,7 +85,9 @@ def _spark_ingest(paths, engine, to, master, remote, config, json_out, strict) -
         console.print(f"{result['files']} file(s) in {result['shards']} shard(s): {totals['lines']} lines, "
                       f"{totals['loaded']} loaded, {totals['rejected']} rejected, {totals['skipped']} skipped; "
                       f"{result['passed_over']} file(s) passed over (no format reconcile reads); "
-                      f"{len(result['loaded_again_in_merge'])} file(s) loaded again in the merge; wrote {to}")
+                      f"{len(result['loaded_again_in_merge'])} file(s) loaded again in the merge "
+                      f"({result['shards_read_in_merge']} shard(s) read, the rest merged from their manifests); "
+                      f"wrote {to}")
     if strict and any(s["rejected"] for s in result["shard_results"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 

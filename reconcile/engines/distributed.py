@@ -6,14 +6,12 @@
    single-machine ingest of its files into a private DuckDB store and exports that store
    (``reconcile export``) into a staging folder beside DIR. Executors need reconcile installed and
    that folder on a file system they share with the driver.
-3. One merge step, on the driver, settles what crosses files: the shards' tables are unioned into
-   one store; the files that hold a run (or a provider's bucket) seen in more than one shard are
-   taken out again and loaded once more, in path order, by the ordinary loader — the rule that a
-   run kept in several files belongs to the first of them is the single-machine one, applied by
-   the same code. The merged store is exported to DIR, incrementally (only changed days).
-
-The merge reads every shard on one machine (in DuckDB, spilling to disk under the memory limit);
-at the largest scales it is the step to move into Spark next (docs/scale-out.md).
+3. The merge (``merge.py``), on the driver, makes the shards one dataset without reading their rows
+   where it can: shards that share no run or provider bucket are disjoint, so their manifests are
+   added up (rows and fingerprints per day) and their files moved into DIR. Only the shards holding a
+   file whose run or bucket another shard also loaded are unioned in DuckDB and those files loaded
+   once more, in path order, by the ordinary loader (the single-machine rule for a run kept in
+   several files, applied by the same code). Only the days whose fingerprint changed are written.
 """
 
 from __future__ import annotations
@@ -25,13 +23,13 @@ import tempfile
 from pathlib import Path
 
 from reconcile import store
-from reconcile.engines.export import PARTITIONED, WHOLE, ExportResult, dataset_location, export
+from reconcile.engines.export import dataset_location, export, previous_manifest
+from reconcile.engines.merge import merge_shards
 from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
 from reconcile.ingest.result import PassedOver
-from reconcile.sql_text import identifier
 
 
 def shard_key(path: Path) -> str:
@@ -91,6 +89,7 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     if not found:  # the dataset is rebuilt from the files given: none would leave it empty
         raise BadInput(f"no file to ingest in {', '.join(paths) or 'nothing given'}: a distributed ingest rebuilds "
                        f"{target} from the files it is given; nothing was written")
+    previous = previous_manifest(target)  # a --to that cannot take the dataset is refused before the cluster works
     if beside is not None:
         beside.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=beside))
@@ -102,14 +101,14 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
         finally:
             engine.close()
         verify_shards(shards, summaries, staging)
-        merged = staging / "merged.duckdb"
-        settled = _merge(merged, [staging / f"shard-{n}" for n in range(len(shards))], window)
-        result: ExportResult = export(merged, target)
+        result, settled, read = merge_shards([staging / f"shard-{n}" for n in range(len(shards))], staging, target,
+                                             previous, window)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {"to": str(target), "files": len(found), "shards": len(shards),
             "passed_over": len(passed_over) + sum(s["passed_over"] for s in summaries),
-            "shard_results": summaries, "loaded_again_in_merge": settled, "export": result.to_json()}
+            "shard_results": summaries, "loaded_again_in_merge": settled, "shards_read_in_merge": read,
+            "export": result.to_json()}
 
 
 def verify_shards(shards: list[list[tuple[str, bool]]], summaries: list[dict], staging: Path) -> None:
@@ -194,84 +193,3 @@ def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits
     return {"shard": shard, "files": totals["files"], **{k: totals[k] for k in ("lines", "loaded", "rejected",
                                                                                   "skipped", "passed_over")},
             "unreadable": json.dumps(unreadable)}
-
-
-def _merge(db: Path, shards: list[Path], window) -> list[str]:
-    """Union the shards into one store; load again, in path order, the files whose runs or buckets cross shards."""
-    links = Path(tempfile.mkdtemp(prefix="reconcile-merge-"))  # plain names: a folder's own name is never a pattern
-    present = []
-    for number, shard in enumerate(s for s in shards if (s / "manifest.json").exists()):
-        os.symlink(shard.resolve(), links / f"s{number}")
-        present.append(links / f"s{number}")
-    try:
-        return _union_and_settle(db, present, window)
-    finally:
-        shutil.rmtree(links, ignore_errors=True)
-
-
-def _union_and_settle(db: Path, present: list[Path], window) -> list[str]:
-    with store.connect(db) as con:
-        for name in [*PARTITIONED, *WHOLE]:
-            for number, shard in enumerate(present):
-                source = ("read_parquet(?, hive_partitioning = true, hive_types = {'day': 'VARCHAR'})"
-                          if name in PARTITIONED else "read_parquet(?)")
-                pattern = str(shard / name / "day=*" / "*.parquet") if name in PARTITIONED else str(shard / f"{name}.parquet")
-                if name in PARTITIONED and not any((shard / name).glob("day=*")):
-                    continue
-                columns = ", ".join(identifier(c) for (c,) in con.execute(
-                    "select column_name from information_schema.columns where table_name = ? order by ordinal_position",
-                    [name]).fetchall())
-                con.execute(f"create or replace temp table _part as select {columns}, {number} as shard from {source}",
-                            [pattern])
-                con.execute(f"insert into {name} select {columns} from _part"
-                            + (" where not exists (select 1 from model_prices m where m.provider is not distinct from "
-                               "_part.provider and m.model = _part.model and m.day = _part.day)"
-                               if name == "model_prices" else ""))
-                if name in _KEYS:  # what the settlement compares across shards, not the rows themselves
-                    keys = _KEYS[name]
-                    con.execute(f"create temp table if not exists _from_{name} as select {keys} from _part limit 0")
-                    con.execute(f"insert into _from_{name} select {keys} from _part")
-        crossing = _crossing_files(con)
-        if crossing:
-            _forget(con, crossing)
-            ingest(con, [], window=window, discovered=[(Path(p), False) for p in crossing])
-        for name in [*_KEYS, "_part"]:
-            con.execute(f"drop table if exists {name if name == '_part' else '_from_' + name}")
-    return crossing
-
-
-# per table, the columns that say whether two shards loaded the same run, bucket or bill line
-_KEYS = {"runs": "shard, run_id, source_file",
-         "usage_buckets": "shard, provider, bucket_start, bucket_end, source_file",
-         "billed_costs": "shard, provider, bucket_start, bucket_end, source_file"}
-
-
-def _crossing_files(con) -> list[str]:
-    """The files holding a run, or a provider's bucket or bill line, that more than one shard loaded."""
-    tables = {name for (name,) in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
-    queries = []
-    if "_from_runs" in tables:
-        queries.append("""select source_file from _from_runs where run_id in
-                          (select run_id from _from_runs group by run_id having count(distinct shard) > 1)""")
-    for name in ("_from_usage_buckets", "_from_billed_costs"):
-        if name in tables:
-            queries.append(f"""select b.source_file from {name} b join
-                (select provider, bucket_start, bucket_end from {name} group by all having count(distinct shard) > 1) c
-                on c.provider = b.provider and c.bucket_start = b.bucket_start and c.bucket_end = b.bucket_end""")
-    if not queries:
-        return []
-    return sorted({path for (path,) in con.execute(" union ".join(queries)).fetchall() if path})
-
-
-def _forget(con, files: list[str]) -> None:
-    """Take the rows of ``files`` out of the merged store (they are loaded again), in one transaction."""
-    con.execute("begin")
-    con.execute("create or replace temp table _again as select unnest(?::varchar[]) as path", [files])
-    for table in ("tool_calls", "run_tools", "steps"):
-        con.execute(f"delete from {table} where run_id in (select run_id from runs where source_file in "
-                    "(select path from _again))")
-    for table, column in (("runs", "source_file"), ("usage_buckets", "source_file"), ("billed_costs", "source_file"),
-                          ("rejects", "path"), ("ingested_files", "path"), ("ingest_deferrals", "path")):
-        con.execute(f"delete from {table} where {column} in (select path from _again)")
-    con.execute("commit")
-

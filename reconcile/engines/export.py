@@ -62,7 +62,7 @@ WHOLE = {"ingest_deferrals": "true", "model_prices": "true", "prices": f"source 
 class ExportResult:
     """What one export did, per table: partitions written, kept as they were, removed."""
 
-    target: Path
+    target: Path | RemoteDataset
     rows: dict[str, int] = field(default_factory=dict)
     written: dict[str, list[str]] = field(default_factory=dict)
     unchanged: dict[str, int] = field(default_factory=dict)
@@ -120,12 +120,7 @@ def export(db: str | Path, target: Path) -> ExportResult:
     target = dataset_location(target, "--to")
     if isinstance(target, RemoteDataset):
         return _export_remote(db, target)
-    if target.exists() and not target.is_dir():
-        raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
-    previous = read_manifest(target) if (target / MANIFEST).exists() else None
-    if previous is None and target.exists() and any(target.iterdir()):
-        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
-                       "or one a previous export wrote.")
+    previous = previous_manifest(target)
     store.connect(db, read_only=True).close()  # refuses what is not a store; upgrades an older one
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
@@ -139,40 +134,78 @@ def export(db: str | Path, target: Path) -> ExportResult:
         result = ExportResult(target)
         tables: dict[str, dict] = {}
         staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target))
-        moves: list[tuple[Path, Path]] = []  # (staged, final): applied only once every table is written
+        staged: list[Path] = []  # flushed to disk before any is moved into place
         with _dataset_failures(target, staging, created):
             for name, by in PARTITIONED.items():
                 tables[name] = _export_partitioned(con, name, by, staging, (previous or {}).get("tables", {}).get(name),
-                                                   result, moves)
+                                                   result, staged)
             for name, where in WHOLE.items():
-                tables[name] = _export_whole(con, name, where, staging, result, moves)
+                tables[name] = _export_whole(con, name, where, staging, result, staged)
             files = con.execute("""select path, sha256, format, lines, loaded, rejected, skipped,
                                           ingested_at::varchar, status, reason
                                    from ingested_files order by path""").fetchall()
             con.execute("commit")
-            manifest = {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
-                        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                        "partitioned_by": "day (UTC)", "tables": tables,
-                        "source_files": [dict(zip(("path", "sha256", "format", "lines", "loaded", "rejected",
-                                                   "skipped", "ingested_at", "status", "reason"), row))
-                                         for row in files]}
-            _write_durably(staging / MANIFEST, (json.dumps(manifest, indent=1, default=str) + "\n").encode())
-            for staged, _ in moves:
-                _fsync(staged)
+            manifest = new_manifest(tables, [dict(zip(SOURCE_FILE_FIELDS, row)) for row in files])
+            write_manifest(staging, manifest)
+            for path in staged:
+                _fsync(path)
     finally:
         con.close()
-    # Every byte is on disk: now the moves (renames: they need no space), the removed days, the manifest last.
-    for staged, final in moves:
-        final.parent.mkdir(exist_ok=True)
-        if final.is_dir():
-            shutil.rmtree(final)
-        os.replace(staged, final)
-    for name, days in result.removed.items():
+    install(staging, target, result.written, result.removed)  # every byte is on disk: now the renames
+    return result
+
+
+def previous_manifest(target: Path | RemoteDataset) -> dict | None:
+    """The manifest of the dataset an export will update (None for a new or empty folder); a folder that is a
+    file, or holds files but no manifest, is refused before anything is written."""
+    if isinstance(target, RemoteDataset):
+        text = target.manifest_text()
+        if text is None and target.has_files():
+            raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
+                           "or one a previous export wrote.")
+        return None if text is None else parse_manifest(text, target.child(MANIFEST))
+    if target.exists() and not target.is_dir():
+        raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
+    if (target / MANIFEST).exists():
+        return read_manifest(target)
+    if target.exists() and any(target.iterdir()):
+        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
+                       "or one a previous export wrote.")
+    return None
+
+
+# what the manifest says of each ingested file (the columns of ingested_files it lists)
+SOURCE_FILE_FIELDS = ("path", "sha256", "format", "lines", "loaded", "rejected", "skipped", "ingested_at", "status",
+                      "reason")
+
+
+def new_manifest(tables: dict[str, dict], source_files: list[dict]) -> dict:
+    """A manifest for ``tables`` (per table: its rows, and its days or its file) and the files ingested."""
+    return {"format": FORMAT, "schema_version": len(MIGRATIONS), "reconcile_version": __version__,
+            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "partitioned_by": "day (UTC)", "tables": tables, "source_files": source_files}
+
+
+def write_manifest(folder: Path, manifest: dict) -> None:
+    _write_durably(folder / MANIFEST, (json.dumps(manifest, indent=1, default=str) + "\n").encode())
+
+
+def install(staging: Path, target: Path, written: dict[str, list[str]], removed: dict[str, list[str]]) -> None:
+    """Move a staged export (the dataset's layout: changed days, whole tables, the manifest) into ``target``
+    on the same file system: renames, which need no space; the removed days deleted; the manifest last."""
+    for name, days in written.items():
+        for day in days:
+            staged = staging / name / f"day={day}" if day != "all" else staging / f"{name}.parquet"
+            final = target / staged.relative_to(staging)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.is_dir():
+                shutil.rmtree(final)
+            os.replace(staged, final)
+    for name, days in removed.items():
         for day in days:
             shutil.rmtree(target / name / f"day={day}", ignore_errors=True)
     os.replace(staging / MANIFEST, target / MANIFEST)
     shutil.rmtree(staging, ignore_errors=True)
-    return result
 
 
 @contextmanager
@@ -196,14 +229,10 @@ def _dataset_failures(target: Path, staging: Path, created: bool) -> Iterator[No
 def _export_remote(db: str | Path, target: RemoteDataset) -> ExportResult:
     """Export into a local mirror that holds only the dataset's manifest (so only changed partitions are
     written), then upload what changed, the manifest last."""
-    previous = target.manifest_text()
-    if previous is None and target.has_files():
-        raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
-                       "or one a previous export wrote.")
+    previous = previous_manifest(target)
     with tempfile.TemporaryDirectory(prefix="reconcile-export-") as mirror:
         if previous is not None:
-            parse_manifest(previous, f"{target.child(MANIFEST)}")
-            (Path(mirror) / MANIFEST).write_text(previous, encoding="utf-8")
+            (Path(mirror) / MANIFEST).write_text(json.dumps(previous), encoding="utf-8")
         result = export(db, Path(mirror))
         target.upload(Path(mirror), result.written, result.removed)
     result.target = target
@@ -243,7 +272,7 @@ def parse_manifest(text: str, path: str) -> dict:
 
 
 def _export_partitioned(con, name: str, by: str, staging: Path, before: dict | None, result: ExportResult,
-                        moves: list) -> dict:
+                        staged: list) -> dict:
     if by == BY_RUN:  # a row whose run is missing (never, in a store) would otherwise have no day
         source = (f"(select coalesce(d.day, '{UNKNOWN_DAY}') as day, t.* from {name} t "
                   "left join _run_days d using (run_id))")
@@ -259,21 +288,21 @@ def _export_partitioned(con, name: str, by: str, staging: Path, before: dict | N
         con.execute("create or replace temp table _changed as select unnest(?::varchar[]) as day", [changed])
         con.execute(f"copy (select day, {columns} from {source} where day in (select day from _changed)) "
                     f"to {string_literal(str(staging / name))} (format parquet, partition_by (day), compression zstd)")
-        moves += [(staging / name / f"day={day}", staging.parent / name / f"day={day}") for day in changed]
+        staged += [staging / name / f"day={day}" for day in changed]
     result.rows[name] = sum(facts["rows"] for facts in days.values())
     result.written[name], result.removed[name] = changed, gone
     result.unchanged[name] = len(days) - len(changed)
     return {"partitioned_by": "day", "rows": result.rows[name], "days": days}
 
 
-def _export_whole(con, name: str, where: str, staging: Path, result: ExportResult, moves: list) -> dict:
-    staged = staging / f"{name}.parquet"
-    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(staged))} "
+def _export_whole(con, name: str, where: str, staging: Path, result: ExportResult, staged: list) -> dict:
+    path = staging / f"{name}.parquet"
+    con.execute(f"copy (select {_columns(con, name)} from {name} where {where}) to {string_literal(str(path))} "
                 "(format parquet, compression zstd)")
-    moves.append((staged, staging.parent / staged.name))
+    staged.append(path)
     rows = con.execute(f"select count(*) from {name} where {where}").fetchall()[0][0]
     result.rows[name], result.written[name] = rows, ["all"]
-    return {"partitioned_by": None, "rows": rows, "file": staged.name}
+    return {"partitioned_by": None, "rows": rows, "file": path.name}
 
 
 def _columns(con, name: str) -> str:

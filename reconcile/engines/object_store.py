@@ -81,13 +81,18 @@ class RemoteDataset:
         with self._failing("reading the manifest"):
             try:
                 with fs.open_input_stream(f"{root}/{MANIFEST}") as stream:
-                    return stream.read().decode("utf-8", errors="replace")
+                    data = stream.read()
             except FileNotFoundError:
                 bucket = root.split("/", 1)[0]
                 if fs.get_file_info(bucket).type == pafs.FileType.NotFound:
                     raise BadInput(f"{self.option} {self.url}: the bucket {bucket!r} does not exist, or these "
                                    "credentials cannot see it; create it, or check the URL and the credentials") from None
                 return None
+        try:  # as strict as a local folder's manifest
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"{self.child(MANIFEST)}: not a readable export manifest ({exc}); export again with "
+                           "reconcile export --to.") from None
 
     def has_files(self) -> bool:
         import pyarrow.fs as pafs
