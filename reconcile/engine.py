@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -100,6 +101,11 @@ class Engine(ABC):
             raise
         self.run("commit")
 
+    def write_parquet(self, sql: str, folder: Path, name: str) -> None:
+        """Add the rows of ``sql`` to the Parquet table in ``folder`` as files of their own (named after ``name``
+        where the engine lets us), written where the engine computes them, never through Python."""
+        raise NotImplementedError(f"the {self.name} engine does not write Parquet")
+
     def statement_kinds(self, sql: str) -> list[str]:
         """The kind of each statement in ``sql`` (SELECT, INSERT, EXPLAIN …), where ``parses_statements``."""
         raise NotImplementedError(f"the {self.name} engine does not parse statements")
@@ -145,6 +151,18 @@ class DuckDBEngine(Engine):
     def run(self, sql: str, params: Params = None) -> None:
         with self.naming_unreadable_files():
             self.connection.execute(sql, params or [])
+
+    def write_parquet(self, sql: str, folder: Path, name: str) -> None:
+        """Streamed in batches through pyarrow's writer: the connection itself may not touch the file system
+        (a store is opened with external access off), and memory stays bounded whatever the count."""
+        import pyarrow.parquet as pq
+
+        folder.mkdir(parents=True, exist_ok=True)
+        with self.naming_unreadable_files():
+            batches = self.connection.sql(sql).to_arrow_reader(65536)
+            with pq.ParquetWriter(folder / f"{name}.parquet", batches.schema, compression="zstd") as writer:
+                for batch in batches:
+                    writer.write_batch(batch)
 
     @contextmanager
     def naming_unreadable_files(self) -> Iterator[None]:

@@ -262,3 +262,25 @@ def test_each_shard_of_a_distributed_ingest_is_its_own_task(engines):
         "shard", spark_partition_id().alias("task")).collect()
     assert sorted(row.task for row in placed) == list(range(28))
     assert all(row.task == row.shard for row in placed)
+
+
+def test_findings_written_by_the_executors_equal_duckdb_s(engines, tmp_path):
+    """``check --findings-to``: on Spark the executors write the findings table and count it; the driver gets
+    the counts and the first findings. The table, read by pyarrow, equals the one DuckDB writes."""
+    import pyarrow.parquet as pq
+
+    from reconcile.checks.written import write_findings
+
+    duck, spark = engines
+    checks = load_checks()
+    reports, tables = {}, {}
+    for name, engine in (("duckdb", duck), ("spark", spark)):
+        reports[name] = write_findings(tmp_path / name, lambda table, engine=engine: run_checks(
+            engine, checks, Scope(), config=Config(), record=False, findings_to=table))
+        files = sorted((tmp_path / name / "findings").glob("*.parquet"))
+        tables[name] = sorted((tuple(r.values()) for f in files for r in pq.read_table(f).to_pylist()), key=repr)
+    assert len(tables["duckdb"]) > 40 and tables["spark"] == tables["duckdb"]
+    assert any(f.name.startswith("part-") for f in (tmp_path / "spark" / "findings").iterdir())  # Spark's own files
+    for ours, theirs in zip(reports["duckdb"].results, reports["spark"].results):
+        assert (ours.name, ours.failures, ours.outcome) == (theirs.name, theirs.failures, theirs.outcome)
+        assert [(f.run_id, f.step, f.detail) for f in ours.findings] == [(f.run_id, f.step, f.detail) for f in theirs.findings]

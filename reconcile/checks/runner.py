@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 import duckdb
 
@@ -62,10 +63,11 @@ class CheckResult:
     outcome: str = "pass"  # error | warn | pass
     thresholds: str = ""  # the warn_if / error_if that decided the outcome, when configured
     kept: int = 0  # runs in scope whose verdict was kept from an earlier check (checks.kept), not judged again
+    found: int | None = None  # how many findings, when they were written as a dataset and only the first came back
 
     @property
     def failures(self) -> int:
-        return len(self.findings)
+        return len(self.findings) if self.found is None else self.found
 
     @property
     def not_judged_runs(self) -> int:
@@ -82,6 +84,7 @@ class CheckReport:
     disabled: list[tuple[str, str]] = field(default_factory=list)  # (check, where it was switched off)
     runs: int = 0  # the runs in scope
     kept: int = 0  # verdicts (a check on a run) kept from an earlier check, not reached again
+    findings_to: Path | None = None  # where every finding was written (then ``findings`` holds each check's first)
 
     @property
     def findings(self) -> list[Finding]:
@@ -97,6 +100,7 @@ class CheckReport:
                             "needs": list(r.needs), "not_judged": sum(n.count for n in r.not_judged),
                             "not_judged_why": [asdict(n) for n in r.not_judged]} for r in self.results],
                 "disabled": [{"name": name, "by": by} for name, by in self.disabled],
+                **({"findings_to": str(self.findings_to)} if self.findings_to else {}),
                 "findings": [asdict(f) for f in self.findings]}
 
 
@@ -130,12 +134,14 @@ def select_checks(checks: list[Check], only: list[str] | None) -> list[Check]:
 
 def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
                settings: dict[str, str] | None = None, config=None, record: bool = True,
-               keep: bool | None = None) -> CheckReport:
+               keep: bool | None = None, findings_to: Path | None = None) -> CheckReport:
     """Run ``checks`` under ``config`` (``settings``: extra ``--set`` pairs); keep the results when ``record``.
 
     ``record`` writes ``check_runs`` and ``findings`` (a read-only store cannot: ``reconcile check``
     prints, ``reconcile morning`` keeps). ``keep`` (default: as ``record``) keeps each run's verdicts for
-    the next check to reuse (``kept``) without recording the findings as a check run.
+    the next check to reuse (``kept``) without recording the findings as a check run. ``findings_to``: each
+    check's findings are written by the engine into that folder's Parquet table (``checks.written``), and
+    only their count and the first ``SHOWN`` come back; every run is judged afresh then (no verdict kept).
     """
     config = config or Config()
     if settings:
@@ -156,7 +162,7 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
             enabled.append(check)
         else:
             disabled.append((check.name, policy.enabled.origin))
-    per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(engine) else []
+    per_run = [c for c in enabled if c.judges == "each run"] if kept.usable(engine) and findings_to is None else []
     results: dict[str, CheckResult] = {}
     runs = engine.rows("select count(*) from _scope")[0][0]
     if per_run:
@@ -169,7 +175,7 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     with (frozen_views(engine) if judged == "all" else contextlib.nullcontext()):
         for check in enabled:
             if check not in per_run:
-                results[check.name] = _run_one(engine, check, scope.active, config)
+                results[check.name] = _run_one(engine, check, scope.active, config, written_to=findings_to)
         todo, earlier = (kept.todo_counts(engine), kept.kept_findings(engine)) if per_run else ({}, {})
         with (kept.restricted(engine) if judged == "part" else contextlib.nullcontext()):
             for check in per_run:
@@ -182,7 +188,7 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     ordered = [results[check.name] for check in enabled]
     if record:
         _record(engine, checked_at, ordered)
-    return CheckReport(checked_at, ordered, disabled, runs, kept=sum(r.kept for r in ordered))
+    return CheckReport(checked_at, ordered, disabled, runs, kept=sum(r.kept for r in ordered), findings_to=findings_to)
 
 
 def _scope_table(engine: Engine, scope: Scope) -> None:
@@ -264,21 +270,46 @@ _UNJUDGED_BUCKETS = """select provider, count(*) as n from (select provider from
     group by provider"""
 
 
-def _one_statement(check: Check, config, findings: str | None) -> str:
+def _one_statement(check: Check, config, findings: str | None, first: int | None = None) -> str:
     """The check's whole answer in one statement (one Spark job, not one per part), rows of (part, rank,
     run_id, step, detail, n): part 0 its findings (the ``findings`` query, which reads ``_unjudged``; none
     when every verdict is kept), part 1 the runs it does not judge (n by format and reason), part 2 the
     provider buckets it cannot match (n by provider; a check of the journals). Each part in the order
-    it is reported."""
+    it is reported. With ``first``, part 0 is only the first ``first`` findings and part 3 counts them all."""
     parts = [] if findings is None else [
         f"select 0 as part, 0 as rank, run_id, step, detail, null::bigint as n from ({findings}) as found"]
+    if findings is not None and first is not None:
+        parts = [f"select * from (select 0 as part, 0 as rank, run_id, step, detail, null::bigint as n from "
+                 f"({findings}) as found order by {_FINDING_ORDER} limit {int(first)}) as shown",
+                 "select 3 as part, 0 as rank, null::varchar as run_id, null::integer as step, null::varchar as detail, "
+                 f"count(*) as n from ({findings}) as counted"]
     parts.append("select 1 as part, -count(*) as rank, source_format as run_id, null::integer as step, "
                  "reason as detail, count(*) as n from _unjudged group by source_format, reason")
     if "journals" in check.needs:
         parts.append("select 2 as part, 0 as rank, provider as run_id, null::integer as step, null::varchar as detail, "
                      f"n from ({_UNJUDGED_BUCKETS}) as b")
     return (f"with _unjudged as ({_unjudged_runs(check, config)})\n{' union all '.join(parts)}\n"
-            "order by part, rank, run_id nulls first, step nulls first, detail")
+            f"order by part, rank, {_FINDING_ORDER}")
+
+
+_FINDING_ORDER = "run_id nulls first, step nulls first, detail"
+
+
+def _written(engine: Engine, check: Check, config, findings: str, severity: str, folder: Path) -> list[tuple]:
+    """The check's findings computed once into a temporary table (on Spark: kept on the executors), written
+    from there by the engine into the findings table in ``folder``; back come the answer's parts, part 0 only
+    the first ``SHOWN`` findings and part 3 their count."""
+    engine.run(f"create or replace temp table _found as with _unjudged as ({_unjudged_runs(check, config)})\n"
+               f"{findings}")
+    engine.write_parquet(f"select {string_literal(check.name)} as \"check\", {string_literal(severity)} as severity, "
+                         "run_id, step, detail from _found", folder, f"check-{check.name}")
+    rows = engine.rows(_one_statement(check, config, "select run_id, step, detail from _found", first=SHOWN))
+    engine.run("drop table if exists _found")
+    return rows
+
+
+# the findings of a check that come back when they are written as a dataset (the first, in the report's order)
+SHOWN = 25
 
 
 def _run_kept(engine: Engine, check: Check, scoped: bool, config, todo: int, earlier: list[tuple],
@@ -307,8 +338,9 @@ def _in_scope(at: str) -> str:
 
 
 def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | None = None,
-             run: bool = True) -> CheckResult:
-    """Run ``check`` (its findings on runs in scope when ``scoped``, and where the SQL ``only`` holds)."""
+             run: bool = True, written_to: Path | None = None) -> CheckResult:
+    """Run ``check`` (its findings on runs in scope when ``scoped``, and where the SQL ``only`` holds; written by
+    the engine to the findings table in ``written_to`` when given)."""
     policy = config.policy(check.name)
     severity = policy.severity.value if policy.severity else check.severity
     result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
@@ -330,7 +362,10 @@ def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | Non
                 conditions.append(only)
             findings = (f"select run_id::varchar as run_id, step::integer as step, detail::varchar as detail "
                         f"from (\n{check.sql}\n) as violations where {' and '.join(conditions)}")
-        rows = engine.rows(_one_statement(check, config, findings))
+        if written_to is not None and findings is not None:
+            rows = _written(engine, check, config, findings, severity, written_to)
+        else:
+            rows = engine.rows(_one_statement(check, config, findings))
     except duckdb.Error as exc:
         message = f"{check.path}: check {check.name} failed to run: {exc}"
         raise (InternalError(message) if check.builtin else CheckDefinitionError(message)) from exc
@@ -340,6 +375,8 @@ def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | Non
     result.not_judged += [NotJudged(n, "bucket", provider, f"the store holds no journal of provider {provider} to match "
                                                          "its usage and bill against")
                           for part, _, provider, _, _, n in rows if part == 2]
+    if written_to is not None:
+        result.found = sum(n for part, *_, n in rows if part == 3)
     result.outcome = policy.outcome(severity, result.failures)
     if policy.warn_if.origin != "default" or policy.error_if.origin != "default":
         result.thresholds = f"warn_if {policy.warn_if.value.text}, error_if {policy.error_if.value.text}"

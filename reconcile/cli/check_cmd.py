@@ -9,6 +9,8 @@ import typer
 
 from reconcile.analyses.coverage import require_runs
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
+from reconcile.checks.written import write_findings
+from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
 from reconcile.errors import ExitCode
 from reconcile.cli.root import app
@@ -27,6 +29,11 @@ def check_command(
     setting: SetOption = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML to this file.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
+    findings_to: Annotated[Path | None, typer.Option(
+        "--findings-to", metavar="DIR",
+        help="Write every finding as a Parquet dataset in DIR (findings/ and summary.json; a previous one there is "
+             "replaced), by the engine where it computes them; only the counts and each check's first findings "
+             "come back to be printed. Every run is judged afresh.")] = None,
     given: Output = Output(),
     source: Source = Source(),
 ) -> None:
@@ -38,11 +45,18 @@ def check_command(
     Example: reconcile check --since 2026-11-28 --junit findings.xml
     """
     config, path = source.configured(setting)
+    if findings_to is not None and (given.csv or given.parquet is not None):
+        raise BadInput("--findings-to writes every finding already; --csv and --parquet would list them again "
+                       "(use --json for the counts, or neither)")
     scope = Scope(times.since, times.until, agent)
     checks = select_checks(load_checks(checks_dir), only)
     with source.reading(path=path) as engine:  # checks read all the data: some judge a run against history
         require_runs(engine, times, str(source.from_parquet or path))
-        report = run_checks(engine, checks, scope, config=config, record=False)
+        if findings_to is None:
+            report = run_checks(engine, checks, scope, config=config, record=False)
+        else:
+            report = write_findings(findings_to, lambda table: run_checks(engine, checks, scope, config=config,
+                                                                           record=False, findings_to=table))
     if junit:
         write_junit(report, junit)
     if not given.as_table:
@@ -81,8 +95,11 @@ def print_report(report) -> None:
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
         rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings[:SHOWN_FINDINGS]]
         console.print(table(["run", "step", "detail"], rows, title=title, right={"step"}))
-        if len(result.findings) > SHOWN_FINDINGS:
-            console.print(f"  … and {len(result.findings) - SHOWN_FINDINGS:,} more of this check's findings: "
+        more = result.failures - len(rows)
+        if more > 0 and report.findings_to is not None:
+            console.print(f"  … and {more:,} more of this check's findings, every one in {report.findings_to}")
+        elif more > 0:
+            console.print(f"  … and {more:,} more of this check's findings: "
                           f"reconcile check --only {result.name} --csv (or --json) lists every one")
         console.print(f"  remedy: {result.remedy}")
     for result in report.results:

@@ -15,6 +15,7 @@ import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import sqlglot
@@ -145,6 +146,13 @@ class SparkEngine(Engine):
             return render(sql, self.variables)
         except NotPortable as exc:
             raise EngineError(str(exc)) from exc
+
+    def write_parquet(self, sql: str, folder: Path, name: str) -> None:
+        """Written by the executors, appended beside what is there (Spark names its own files; a Connect
+        server is given the absolute folder)."""
+        frame = self._frame(sql)
+        with self._failing(sql):
+            frame.write.mode("append").parquet(str(Path(folder).resolve()))
 
     def freeze(self, view: str) -> None:
         """Compute a view once and put its rows in its place, for every statement that reads it and every view
