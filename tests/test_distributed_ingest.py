@@ -18,7 +18,7 @@ from journals import StepClock, write_simple_run
 from reconcile import store
 from reconcile.engines.distributed import distributed_ingest, ingest_shard, shard_key, shards_of, verify_shards
 from reconcile.engines.export import export, previous_manifest
-from reconcile.engines.merge import merge_shards
+from reconcile.engines.merge import merge_shards, settle_part
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
@@ -106,6 +106,40 @@ def test_a_run_seen_in_two_shards_is_settled_as_a_single_machine_would(tmp_path)
     ).fetchall())
     assert owners["twice"] == str(first) and owners["solo-c"] == str(apart)  # the first file keeps it
     assert result.written["runs"] == ["2026-11-28"]
+
+
+def test_shards_linked_by_what_they_share_are_settled_in_groups_of_their_own(tmp_path):
+    """a–b share a run, c–d another, e–f–g a chain of two: three groups, each settled apart (on a cluster, one
+    task each), h untouched; the whole equals the single machine's."""
+    runs = {"a": ["x1", "ab"], "b": ["ab"], "c": ["cd"], "d": ["cd", "d1"], "e": ["ef"], "f": ["ef", "fg"],
+            "g": ["fg"], "h": ["h1"]}
+    groups = [[_journal(tmp_path / name, "night", ids)] for name, ids in runs.items()]
+    jobs = []
+
+    def settle(todo):  # as on_executors would, one task per job, here in turn
+        jobs.extend(json.loads(job) for job in todo)
+        return [settle_part(job) for job in todo]
+
+    folder = tmp_path / "staging"
+    for number, files in enumerate(groups):
+        ingest_shard(number, [(str(f), False) for f in files], str(folder), None)
+    shards = [folder / f"shard-{n}" for n in range(len(groups))]
+    _, again, read = merge_shards(shards, folder, tmp_path / "merged", None, None, settle=settle)
+    assert [[Path(s).name for s in job["shards"]] for job in jobs] == [
+        ["shard-0", "shard-1"], ["shard-2", "shard-3"], ["shard-4", "shard-5", "shard-6"]]
+    assert [len(job["files"]) for job in jobs] == [2, 2, 3] and read == 7 and len(again) == 7
+    _assert_same(tmp_path / "merged", _single(tmp_path, [tmp_path / name for name in runs]))
+
+
+def test_a_settled_group_the_driver_cannot_see_stops_the_merge(tmp_path):
+    groups = [[_journal(tmp_path / "a", "night", ["ab"])], [_journal(tmp_path / "b", "night", ["ab"])]]
+    with pytest.raises(BadInput, match="settling shards 0, 1: the result is not in .*settled-0 as the driver sees"):
+        folder = tmp_path / "staging"
+        for number, files in enumerate(groups):
+            ingest_shard(number, [(str(f), False) for f in files], str(folder), None)
+        merge_shards([folder / "shard-0", folder / "shard-1"], folder, tmp_path / "merged", None, None,
+                     settle=lambda todo: [])  # the executors wrote where the driver does not look
+    assert not (tmp_path / "merged").exists()
 
 
 def test_a_provider_bucket_in_two_shards_is_settled_as_a_single_machine_would(tmp_path):

@@ -284,3 +284,34 @@ def test_findings_written_by_the_executors_equal_duckdb_s(engines, tmp_path):
     for ours, theirs in zip(reports["duckdb"].results, reports["spark"].results):
         assert (ours.name, ours.failures, ours.outcome) == (theirs.name, theirs.failures, theirs.outcome)
         assert [(f.run_id, f.step, f.detail) for f in ours.findings] == [(f.run_id, f.step, f.detail) for f in theirs.findings]
+
+
+def test_a_distributed_ingest_settles_what_crosses_shards_on_the_executors(engines, tmp_path):
+    """Two folders journalling the same run land in two shards; the group they form is settled in a task on
+    the executors, and the dataset equals the single machine's export."""
+    import datetime as dt
+    import json
+
+    from journals import StepClock, write_simple_run
+    from reconcile import store
+    from reconcile.engines.distributed import distributed_ingest
+    from reconcile.ingest.driver import ingest
+    from reconcile.journal import Journal
+
+    files = []
+    for folder, runs in (("a", ["a1", "twice"]), ("b", ["twice", "b1"]), ("c", ["c1"])):
+        (tmp_path / "in" / folder).mkdir(parents=True)
+        files.append(tmp_path / "in" / folder / "night.jsonl")
+        with Journal(files[-1], clock=StepClock(dt.datetime(2026, 11, 28, 22, tzinfo=dt.timezone.utc))) as journal:
+            for run in runs:
+                write_simple_run(journal, run)
+    result = distributed_ingest([str(tmp_path / "in")], tmp_path / "distributed", master="local[2]")
+    assert result["shards"] == 2 and result["loaded_again_in_merge"] == [str(files[0]), str(files[1])]
+    assert result["shards_read_in_merge"] == 2
+    with store.connect(tmp_path / "single.duckdb") as con:
+        ingest(con, [tmp_path / "in"])
+    export(tmp_path / "single.duckdb", tmp_path / "single")
+    ours, theirs = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("distributed", "single"))
+    for name in ("runs", "steps", "tool_calls", "run_tools", "ingest_deferrals"):
+        assert ours["tables"][name].get("days") == theirs["tables"][name].get("days"), name
+        assert ours["tables"][name]["rows"] == theirs["tables"][name]["rows"], name

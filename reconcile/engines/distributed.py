@@ -6,12 +6,13 @@
    single-machine ingest of its files into a private DuckDB store and exports that store
    (``reconcile export``) into a staging folder beside DIR. Executors need reconcile installed and
    that folder on a file system they share with the driver.
-3. The merge (``merge.py``), on the driver, makes the shards one dataset without reading their rows
-   where it can: shards that share no run or provider bucket are disjoint, so their manifests are
-   added up (rows and fingerprints per day) and their files moved into DIR. Only the shards holding a
-   file whose run or bucket another shard also loaded are unioned in DuckDB and those files loaded
-   once more, in path order, by the ordinary loader (the single-machine rule for a run kept in
-   several files, applied by the same code). Only the days whose fingerprint changed are written.
+3. The merge (``merge.py``) makes the shards one dataset without reading their rows where it can:
+   shards that share no run or provider bucket are disjoint, so the driver adds up their manifests
+   (rows and fingerprints per day) and moves their files into DIR. Shards linked by a run or bucket
+   they share form a group, settled in a task of its own on the executors: unioned, and the files
+   holding what they share loaded once more, in path order, by the ordinary loader (the
+   single-machine rule for a run kept in several files, applied by the same code). Only the days
+   whose fingerprint changed are written.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.engines.export import dataset_location, export, previous_manifest
-from reconcile.engines.merge import merge_shards
+from reconcile.engines.merge import SETTLED, merge_shards, settle_part, window_of, window_text
 from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
@@ -98,11 +99,12 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
         try:
             shards = shards_of(found, engine.parallelism())
             summaries = _run_shards(engine, shards, staging, window)
+            verify_shards(shards, summaries, staging)
+            result, settled, read = merge_shards(  # what crosses shards is settled on the executors too
+                [staging / f"shard-{n}" for n in range(len(shards))], staging, target, previous, window,
+                settle=lambda jobs: on_executors(engine, jobs, lambda _, job: settle_part(job), SETTLED))
         finally:
             engine.close()
-        verify_shards(shards, summaries, staging)
-        result, settled, read = merge_shards([staging / f"shard-{n}" for n in range(len(shards))], staging, target,
-                                             previous, window)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {"to": str(target), "files": len(found), "shards": len(shards),
@@ -145,23 +147,27 @@ def shard_frame(spark, rows: list[tuple[int, str]]):
 
 
 def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, window) -> list[dict]:
+    folder, limits = str(staging), window_text(window)
+    return on_executors(engine, [json.dumps(files) for files in shards],
+                        lambda number, files: ingest_shard(number, json.loads(files), folder, limits), SHARD_SUMMARY)
+
+
+def on_executors(engine, payloads: list[str], task, schema: str) -> list[dict]:
+    """``task(number, payload)`` for each payload, each in a task of its own on Spark's executors; the dicts
+    they return (``schema``: their columns as Spark DDL), in no particular order."""
     import pyarrow as pa
 
-    if not shards:
+    if not payloads:
         return []
-    spark = engine.spark
-    rows = [(n, json.dumps(files)) for n, files in enumerate(shards)]
-    frame = shard_frame(spark, rows)
-    folder, limits = str(staging), json.dumps([str(d) for d in window] if window else None)
+    frame = shard_frame(engine.spark, list(enumerate(payloads)))
 
-    def load(batches):  # runs on an executor
+    def run(batches):  # runs on an executor
         for batch in batches:
-            for shard, files in zip(batch.column("shard").to_pylist(), batch.column("files").to_pylist()):
-                summary = ingest_shard(shard, json.loads(files), folder, limits)
-                yield pa.RecordBatch.from_pylist([summary])
+            for number, payload in zip(batch.column("shard").to_pylist(), batch.column("files").to_pylist()):
+                yield pa.RecordBatch.from_pylist([task(number, payload)])
 
     try:
-        return [row.asDict() for row in frame.mapInArrow(load, SHARD_SUMMARY).collect()]
+        return [row.asDict() for row in frame.mapInArrow(run, schema).collect()]
     except Exception as exc:  # pyspark's wrapped Python worker errors
         if "No module named 'reconcile'" in str(exc):
             raise BadInput("the Spark executors cannot import reconcile: install reconcile on every executor (pip "
@@ -177,9 +183,7 @@ SHARD_SUMMARY = ("shard bigint, files bigint, lines bigint, loaded bigint, rejec
 
 def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits: str | None) -> dict:
     """One shard, on an executor: the single-machine ingest into a private store, exported to staging."""
-    import datetime as dt
-
-    window = tuple(dt.date.fromisoformat(d) for d in json.loads(limits)) if limits and json.loads(limits) else None
+    window = window_of(limits)
     work = tempfile.mkdtemp(prefix=f"reconcile-shard-{shard}-")
     try:
         db = os.path.join(work, "shard.duckdb")

@@ -6,18 +6,21 @@ the sum of theirs, and its fingerprint (a sum of row hashes, ``export.py``) the 
 shards are merged from their manifests, and their files moved (renames, on the file system the shards
 were staged on).
 
-What crosses shards is settled as a single machine would: the shards holding a file whose run or
-bucket another shard also loaded are unioned in DuckDB, those files are loaded again in path order by
-the ordinary loader (``_union_and_settle``), and the result is exported as one more disjoint part. A
-run found in two shards makes both of them read, and none else: a file's runs are all in its shard.
+What crosses shards is settled as a single machine would: shards linked by a run or bucket they
+share form a group; each group's shards are unioned in a private DuckDB store, the files holding what
+they share are loaded again in path order by the ordinary loader (``_union_and_settle``), and the
+store is exported as one more disjoint part (``settle_part``). A file's runs are all in its shard, so
+no other shard holds a run of a group: the groups are settled apart, on a distributed ingest each in
+a task of its own on Spark's executors.
 
-Only the key columns of ``runs``, ``usage_buckets`` and ``billed_costs`` are read to find what crosses,
-and the small whole tables (deferrals, prices) are unioned on the driver. Into the dataset, as an export
+On the driver: the key columns of ``runs``, ``usage_buckets`` and ``billed_costs``, read to find what
+crosses, and the small whole tables (deferrals, prices), unioned. Into the dataset, as an export
 would: only the days whose fingerprint changed are written, the days gone are removed, the manifest last.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -26,27 +29,36 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from reconcile import store
-from reconcile.engines.export import (PARTITIONED, WHOLE, ExportResult, export, install, new_manifest,
+from reconcile.engines.export import (MANIFEST, PARTITIONED, WHOLE, ExportResult, export, install, new_manifest,
                                       read_manifest, write_manifest)
 from reconcile.engines.object_store import RemoteDataset
+from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.sql_text import identifier
 
 
 def merge_shards(shards: list[Path], staging: Path, target: Path | RemoteDataset, previous: dict | None,
-                 window=None) -> tuple[ExportResult, list[str], int]:
+                 window=None, settle=None) -> tuple[ExportResult, list[str], int]:
     """Merge the exported ``shards`` (folders in ``staging``) into ``target``, whose manifest is ``previous``;
-    return what was written, the files loaded again to settle what crosses shards, and how many shards were read."""
+    return what was written, the files loaded again to settle what crosses shards, and how many shards were read.
+
+    Shards linked by a run or bucket they share form a group, settled on its own (no run of it is in any other
+    shard): ``settle(jobs)`` runs ``settle_part`` on each job (on Spark's executors, one task each); without
+    it they run here, one after the other."""
     with _plain_names(shards) as linked:
         crossing = _crossing(linked)
-        touched = sorted({shard for shard, _ in crossing})
-        parts = [shard for number, shard in enumerate(shards) if number not in touched]
-        settled = sorted({path for _, path in crossing})
-        if touched:
-            db = staging / "settled.duckdb"
-            _union_and_settle(db, [linked[n] for n in touched], settled, window)
-            export(db, staging / "settled")
-            parts.append(staging / "settled")
+    groups = _groups(crossing)
+    jobs = [json.dumps({"shards": [str(shards[n]) for n in group], "files": files, "limits": window_text(window),
+                        "out": str(staging / f"settled-{number}")}) for number, (group, files) in enumerate(groups)]
+    (settle or (lambda todo: [settle_part(job) for job in todo]))(jobs)
+    settled_parts = [staging / f"settled-{number}" for number in range(len(groups))]
+    for part, (group, _) in zip(settled_parts, groups):
+        if not (part / MANIFEST).is_file():
+            raise BadInput(f"settling shards {', '.join(map(str, group))}: the result is not in {part} as the driver "
+                           "sees it; the folder beside --to must be one file system the driver and every executor "
+                           "share; nothing was written")
+    touched = {n for group, _ in groups for n in group}
+    parts = [shard for number, shard in enumerate(shards) if number not in touched] + settled_parts
     whole = staging / "whole.duckdb"
     with _plain_names(parts) as linked:
         with store.connect(whole) as con:
@@ -57,7 +69,59 @@ def merge_shards(shards: list[Path], staging: Path, target: Path | RemoteDataset
         target.upload(staging / "out", result.written, result.removed)
     else:
         install(staging / "out", target, result.written, result.removed)
-    return result, settled, len(touched)
+    return result, sorted({path for _, path, _ in crossing}), len(touched)
+
+
+# what an executor reports of a settled group
+SETTLED = "files bigint"
+
+
+def settle_part(job: str) -> dict:
+    """One group of shards, wherever it runs: unioned into a private store, the files crossing them loaded again
+    in path order, and the store exported to the job's folder (a part of the merge like any shard)."""
+    spec = json.loads(job)
+    work = Path(tempfile.mkdtemp(prefix="reconcile-settle-"))
+    try:
+        with _plain_names([Path(s) for s in spec["shards"]]) as linked:
+            _union_and_settle(work / "settled.duckdb", linked, spec["files"], window_of(spec["limits"]))
+        export(work / "settled.duckdb", Path(spec["out"]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"files": len(spec["files"])}
+
+
+def _groups(crossing: list[tuple[int, str, str]]) -> list[tuple[list[int], list[str]]]:
+    """The shards linked by the runs and buckets they share (each shard in one group), with the files to load
+    again in each, in path order."""
+    leader: dict[int, int] = {}
+
+    def find(n: int) -> int:
+        while leader.setdefault(n, n) != n:
+            leader[n] = leader[leader[n]]
+            n = leader[n]
+        return n
+
+    first_of: dict[str, int] = {}
+    for shard, _, key in crossing:
+        leader[find(shard)] = find(first_of.setdefault(key, shard))
+    members: dict[int, tuple[set[int], set[str]]] = {}
+    for shard, path, _ in crossing:
+        group = members.setdefault(find(shard), (set(), set()))
+        group[0].add(shard)
+        group[1].add(path)
+    return sorted((sorted(shards), sorted(files)) for shards, files in members.values())
+
+
+def window_text(window) -> str:
+    """A window as a task is sent it (JSON: its two days, or null)."""
+    return json.dumps([str(d) for d in window] if window else None)
+
+
+def window_of(text: str | None):
+    import datetime as dt
+
+    days = json.loads(text) if text else None
+    return tuple(dt.date.fromisoformat(d) for d in days) if days else None
 
 
 def _assemble(parts: list[Path], whole: Path, out: Path, target, previous: dict | None) -> ExportResult:
@@ -126,9 +190,9 @@ _KEYS = {"runs": "run_id, source_file",
          "billed_costs": "provider, bucket_start, bucket_end, source_file"}
 
 
-def _crossing(shards: list[Path]) -> list[tuple[int, str]]:
-    """(shard, file) for each file holding a run, or a provider's bucket or bill line, that more than one shard
-    loaded; only the key columns are read."""
+def _crossing(shards: list[Path]) -> list[tuple[int, str, str]]:
+    """(shard, file, what) for each file holding a run, or a provider's bucket or bill line, that more than one
+    shard loaded (``what`` names it); only the key columns are read."""
     import duckdb
 
     con = duckdb.connect(":memory:", config={**store.EVERY_CONNECTION, "memory_limit": store.memory_limit()})
@@ -144,17 +208,20 @@ def _crossing(shards: list[Path]) -> list[tuple[int, str]]:
             if not sources:
                 continue
             if name == "runs":
-                queries.append("""select shard, source_file from _from_runs where run_id in
+                queries.append("""select shard, source_file, 'run ' || run_id as key from _from_runs where run_id in
                                   (select run_id from _from_runs group by run_id having count(distinct shard) > 1)""")
             else:
-                queries.append(f"""select b.shard, b.source_file from _from_{name} b join
+                queries.append(f"""select b.shard, b.source_file,
+                           '{name} ' || coalesce(b.provider, '') || ' ' || b.bucket_start || ' ' || b.bucket_end as key
+                    from _from_{name} b join
                     (select provider, bucket_start, bucket_end from _from_{name} group by all
                      having count(distinct shard) > 1) c
                     on c.provider is not distinct from b.provider and c.bucket_start = b.bucket_start
                        and c.bucket_end = b.bucket_end""")
         if not queries:
             return []
-        return [(shard, path) for shard, path in con.execute(" union ".join(queries) + " order by all").fetchall() if path]
+        return [(shard, path, key) for shard, path, key in con.execute(" union ".join(queries) + " order by all").fetchall()
+                if path]
     finally:
         con.close()
 
