@@ -91,7 +91,7 @@ def test_check_shows_a_check_s_first_findings_and_says_how_to_list_them_all(caps
     result = SimpleNamespace(name="tool_calls_paired", failures=len(findings), outcome="error", severity="error",
                              invariant="every call has a result", remedy="pair them", findings=findings, not_judged=0,
                              thresholds="")
-    print_report(SimpleNamespace(results=[result], disabled=[], runs=40, kept=0))
+    print_report(SimpleNamespace(results=[result], disabled=[], runs=40, kept=0, findings_to=None))
     out = capsys.readouterr().out
     shown = [f"run-{i:03d}" for i in range(len(findings)) if f"run-{i:03d}" in out]
     assert shown == [f"run-{i:03d}" for i in range(SHOWN_FINDINGS)]  # the first ones, in order, and no more

@@ -9,6 +9,7 @@ import typer
 
 from reconcile.analyses.coverage import require_runs
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
+from reconcile.checks.runner import SHOWN
 from reconcile.checks.written import write_findings
 from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
@@ -79,9 +80,10 @@ def findings_sheet(report) -> Sheet:
     return Sheet(FINDING_COLUMNS, rows, title="Findings")
 
 
-# A check's findings a terminal shows; a store of thousands of runs can have thousands, and a table that
-# long is read by no one (and took seconds to lay out). --csv, --json and --junit carry every finding.
-SHOWN_FINDINGS = 25
+# A check's findings a terminal shows (and all that come back when they are written with --findings-to); a
+# store of thousands of runs can have thousands, and a table that long is read by no one (and took seconds to
+# lay out). --csv, --json and --junit carry every finding.
+SHOWN_FINDINGS = SHOWN
 
 
 def print_report(report) -> None:
