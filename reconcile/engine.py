@@ -16,7 +16,7 @@ the engine, in one place.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from dataclasses import dataclass
@@ -105,6 +105,15 @@ class Engine(ABC):
         """Add the rows of ``sql`` to the Parquet table in ``folder`` as files of their own (named after ``name``
         where the engine lets us), written where the engine computes them, never through Python."""
         raise NotImplementedError(f"the {self.name} engine does not write Parquet")
+
+    def per_group(self, sql: str, key: str, task: Callable[[pyarrow.Table], dict], schema: str) -> list[dict]:
+        """``task`` on the rows of ``sql`` of each value of ``key`` (an Arrow table per group); the dicts it
+        returns (``schema``: their columns as Spark DDL), in no particular order. Here, in this process;
+        an engine with executors runs it on them."""
+        table = self.execute(sql).sort_by(key)
+        values = table.column(key).to_pylist()
+        starts = [n for n in range(len(values)) if n == 0 or values[n] != values[n - 1]] + [len(values)]
+        return [task(table.slice(start, end - start)) for start, end in zip(starts, starts[1:])]
 
     def statement_kinds(self, sql: str) -> list[str]:
         """The kind of each statement in ``sql`` (SELECT, INSERT, EXPLAIN …), where ``parses_statements``."""

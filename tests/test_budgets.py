@@ -10,7 +10,7 @@ import pytest
 
 from journals import StepClock
 from reconcile import store
-from reconcile.analyses.budgets import bootstrap_p99, quantile_cont
+from reconcile.analyses.resample import bootstrap_p99, quantile_cont
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal

@@ -140,25 +140,32 @@ def test_each_check_is_one_statement(night_db):
     assert len(per_few) == 2 and len(shared_by_few) == len(shared)  # shared: once for the run, whatever the checks
 
 
-def test_budgets_bring_a_large_group_s_step_counts_to_no_driver(night_db):
-    """Issue 31: budgets listed every succeeded run's step count per group (to the driver, in Spark); only a
-    small sample's (under 100 succeeded runs, for its bootstrap interval) is needed."""
+def test_budgets_bring_back_a_small_sample_s_interval_never_its_steps(night_db):
+    """Issue 31: a small sample's bootstrap (under 100 succeeded runs) runs where its rows are (``per_group``: on
+    Spark, the executors); what reaches the report is each group's interval, never a list of step counts, and a
+    large group is never resampled."""
     from reconcile.analyses.budgets import budget_report
 
-    seen: list[dict] = []
+    answered: list[dict] = []
+    grouped: list[dict] = []
 
     class Watching(Plain):
         def described(self, sql, params=None):
             names, rows = super().described(sql, params)
-            if "succeeded_steps" in sql:
-                seen.extend(dict(zip(names, row)) for row in rows)
+            answered.extend(dict(zip(names, row)) for row in rows)
             return names, rows
+
+        def per_group(self, sql, key, task, schema):
+            answers = super().per_group(sql, key, task, schema)
+            grouped.extend(answers)
+            return answers
 
     with store.connect(night_db, read_only=True) as con:
         report = budget_report(Watching(DuckDBEngine(con)), "agent")
-    large = [g for g in seen if g["succeeded"] >= 100]
-    small = [g for g in seen if 2 <= g["succeeded"] < 100]
-    assert large and small and all(g["succeeded_steps"] is None for g in large)
-    assert all(len(g["succeeded_steps"]) == g["succeeded"] for g in small)
-    flagged = {g["key"] for g in report["groups"] if any(f["flag"] == "small_sample" for f in g["flags"])}
-    assert flagged == {g["key"] for g in seen if g["succeeded"] < 100}
+    assert not any(isinstance(value, list) and len(value) > 20 for row in answered for value in row.values())
+    sizes = {g["key"]: g["succeeded"] for g in report["groups"]}
+    assert grouped and all(set(g) == {"key", "low", "high"} for g in grouped)
+    assert {g["key"] for g in grouped} == {key for key, n in sizes.items() if n < 100} != set(sizes)
+    flags = {g["key"]: {f["flag"]: f for f in g["flags"]} for g in report["groups"]}
+    for g in grouped:
+        assert flags[g["key"]]["small_sample"]["p99_steps_interval"] == (g["low"], g["high"])

@@ -64,6 +64,19 @@ def engines(exported_night):
     spark.close()
 
 
+@pytest.fixture
+def bound_again(exported_night):
+    """As ``engines``, with the night's views bound again: a test that ran ``reconcile … --engine spark``
+    in this process (sharing its Spark session) bound and dropped views of the same names."""
+    require_spark()
+    from reconcile.engines.spark_dataset import open_spark_dataset
+
+    spark = open_spark_dataset(exported_night, master="local[2]")
+    with open_dataset(exported_night) as con:
+        yield DuckDBEngine(con), spark
+    spark.close()
+
+
 def same(ours, theirs, path="") -> None:
     """Equal, except floats, which may differ in the last bits (Spark interpolates a percentile in another order)."""
     if isinstance(ours, float) or isinstance(theirs, float):
@@ -264,14 +277,14 @@ def test_each_shard_of_a_distributed_ingest_is_its_own_task(engines):
     assert all(row.task == row.shard for row in placed)
 
 
-def test_findings_written_by_the_executors_equal_duckdb_s(engines, tmp_path):
+def test_findings_written_by_the_executors_equal_duckdb_s(bound_again, tmp_path):
     """``check --findings-to``: on Spark the executors write the findings table and count it; the driver gets
     the counts and the first findings. The table, read by pyarrow, equals the one DuckDB writes."""
     import pyarrow.parquet as pq
 
     from reconcile.checks.written import write_findings
 
-    duck, spark = engines
+    duck, spark = bound_again
     checks = load_checks()
     reports, tables = {}, {}
     for name, engine in (("duckdb", duck), ("spark", spark)):
@@ -315,3 +328,46 @@ def test_a_distributed_ingest_settles_what_crosses_shards_on_the_executors(engin
     for name in ("runs", "steps", "tool_calls", "run_tools", "ingest_deferrals"):
         assert ours["tables"][name].get("days") == theirs["tables"][name].get("days"), name
         assert ours["tables"][name]["rows"] == theirs["tables"][name]["rows"], name
+
+
+def test_a_small_sample_s_interval_is_computed_where_reconcile_is_not_installed(engines):
+    """``per_group`` sends the bootstrap's module by value: pickled as Spark pickles it for the executors, it
+    loads and runs in a Python that cannot import reconcile (a cluster's executors need nothing for budgets)."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    from pyspark import cloudpickle
+
+    from reconcile.analyses import resample
+
+    cloudpickle.register_pickle_by_value(resample)
+    try:
+        payload = cloudpickle.dumps(resample.p99_interval)
+    finally:
+        cloudpickle.unregister_pickle_by_value(resample)
+    script = (
+        "import pickle, sys\n"
+        "class NoReconcile:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'reconcile':\n"
+        "            raise ImportError('reconcile is not installed here')\n"
+        "sys.meta_path.insert(0, NoReconcile)\n"
+        "import pyarrow as pa\n"
+        "task = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(task(pa.table({'key': ['g'] * 4, 'run_id': ['b', 'a', 'd', 'c'], 'steps': [5, 3, 9, 4]})))\n")
+    done = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    group = pa.table({"key": ["g"] * 4, "run_id": ["b", "a", "d", "c"], "steps": [5, 3, 9, 4]})
+    assert done.stdout.decode().strip() == str(resample.p99_interval(group))
+
+
+def test_budgets_intervals_on_the_executors_equal_duckdb_s(bound_again):
+    duck, spark = bound_again
+    for by in ("agent", "task_class", "model"):
+        ours, theirs = budget_report(duck, by), budget_report(spark, by)
+        intervals = [[f.get("p99_steps_interval") for f in g["flags"] if f["flag"] == "small_sample"]
+                     for g in ours["groups"]]
+        assert any(i and i[0] for i in intervals), by  # the sample night has small groups with an interval
+        same(ours, theirs)

@@ -19,13 +19,11 @@ ranks, like numpy's default), never an approximation; the bootstrap uses the sam
 
 from __future__ import annotations
 
-import math
-import random
 from typing import Any
-
 
 from reconcile.analyses import ceilings
 from reconcile.analyses.ceilings import CEILINGS
+from reconcile.analyses.resample import P99_INTERVAL, p99_interval
 from reconcile.analyses.costs import cost_source
 from reconcile.errors import BadInput
 from reconcile.money import usd
@@ -36,23 +34,6 @@ GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task
           "model": "coalesce(r.model, '(none)')"}
 SMALL_SAMPLE = 100
 TOO_TIGHT_SHARE = 0.05  # of a group's runs stopped by a budget before it can be "too tight"
-BOOTSTRAP_RESAMPLES = 1000
-
-
-def quantile_cont(sorted_values: list[float], q: float) -> float:
-    """Linear interpolation between the nearest ranks — what DuckDB's quantile_cont computes."""
-    position = (len(sorted_values) - 1) * q
-    low, high = math.floor(position), math.ceil(position)
-    return sorted_values[low] + (position - low) * (sorted_values[high] - sorted_values[low])
-
-
-def bootstrap_p99(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
-    """A 95 % interval for the p99 by resampling the runs with replacement (seeded: reproducible)."""
-    rng = random.Random(seed)
-    estimates = sorted(quantile_cont(sorted(rng.choices(values, k=len(values))), 0.99) for _ in range(resamples))
-    return quantile_cont(estimates, 0.025), quantile_cont(estimates, 0.975)
-
-
 def budget_report(engine: Engine, by: str = "agent", window: Window | None = None,
                   source: str = "auto", unit: str = "run") -> dict[str, Any]:
     """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
@@ -69,19 +50,20 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
                count(*) filter (where status = 'budget_exceeded') as budget_stopped,
                count(*) filter (where censored) as progressing,
                list(distinct cut_by order by cut_by) filter (where censored and cut_by is not null) as cut_by,
-               {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)},
-               -- the steps themselves only where a bootstrap needs them (a small sample): the percentiles
-               -- are computed where the data is, and a large group's runs never travel to the driver
-               case when count(*) filter (where succeeded) < {SMALL_SAMPLE}
-                    then list(steps order by run_id) filter (where succeeded) end as succeeded_steps
+               {", ".join(f"mode(configured_{name}) as configured_{name}" for name in CEILINGS)}
         from _budget_runs group by 1 order by 1""")
+    # a small sample's p99 interval, computed where its rows are (on Spark, the executors): only the interval returns
+    intervals = {r["key"]: r for r in engine.per_group(
+        f"""select key, run_id, steps from _budget_runs where succeeded and key in
+            (select key from _budget_runs group by key having count(*) filter (where succeeded) < {SMALL_SAMPLE})""",
+        "key", p99_interval, P99_INTERVAL)}
     metrics = ceilings.measured(engine)
     found = ceilings.evidence(engine, metrics)
     kept_going = {}
     for key, run_id in engine.rows("""select key, run_id from _budget_runs where answered
                                       and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2"""):
         kept_going.setdefault(key, []).append(run_id)
-    report = [_group(row, found, kept_going.get(row["key"], [])) for row in groups]
+    report = [_group(row, found, kept_going.get(row["key"], []), intervals.get(row["key"])) for row in groups]
     stops = ceilings.would_stop(engine, {(g["key"], m): r["value"] for g in report
                                       for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
     for g in report:
@@ -91,7 +73,7 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
     return {"by": by, "unit": unit, "cost_source": source, "groups": report}
 
 
-def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str, Any]:
+def _group(row: dict[str, Any], found: dict, kept_going: list[str], interval: dict | None) -> dict[str, Any]:
     group = {"key": row["key"], "runs": row["runs"], "succeeded": row["succeeded"],
              "success_rate": row["succeeded"] / row["runs"] if row["runs"] else None, "metrics": {},
              "recommended": {}, "recommendation": {}, "configured": {}, "flags": []}
@@ -128,12 +110,11 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str]) -> dict[str,
     if kept_going:
         group["flags"].append({"flag": "answered_then_kept_going", "runs": kept_going,
                                "detail": f"{len(kept_going)} run(s) answered, then ran on until a stop"})
-    steps = row["succeeded_steps"] or []
     if row["succeeded"] < SMALL_SAMPLE:
-        interval = bootstrap_p99([float(s) for s in steps]) if len(steps) >= 2 else None
-        group["flags"].append({"flag": "small_sample", "succeeded_runs": len(steps), "p99_steps_interval": interval,
-                               "detail": f"only {len(steps)} succeeded runs: the p99 is uncertain"
-                                         + (f" (95 % interval {interval[0]:.1f} to {interval[1]:.1f} steps)" if interval else "")})
+        bounds = (interval["low"], interval["high"]) if interval and interval["low"] is not None else None
+        group["flags"].append({"flag": "small_sample", "succeeded_runs": row["succeeded"], "p99_steps_interval": bounds,
+                               "detail": f"only {row['succeeded']} succeeded runs: the p99 is uncertain"
+                                         + (f" (95 % interval {bounds[0]:.1f} to {bounds[1]:.1f} steps)" if bounds else "")})
     return group
 
 

@@ -154,6 +154,25 @@ class SparkEngine(Engine):
         with self._failing(sql):
             frame.write.mode("append").parquet(str(Path(folder).resolve()))
 
+    def per_group(self, sql: str, key: str, task, schema: str) -> list[dict]:
+        """On the executors, a group per task (``applyInArrow``). ``task``'s module travels with it by value, so the
+        executors need no reconcile installed (the module must import only what they have: the standard library)."""
+        import pyarrow as pa
+        from pyspark import cloudpickle
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        # the declared types, not inferred ones: a group whose answer is all NULL would be typed null
+        typed = to_arrow_schema(self.spark.createDataFrame([], schema).schema)
+        module = sys.modules[task.__module__]
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            frame = self._frame(sql).groupBy(key).applyInArrow(
+                lambda rows: pa.Table.from_pylist([task(rows)], schema=typed), schema)
+            with self._failing(sql):
+                return [row.asDict() for row in frame.collect()]
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)
+
     def freeze(self, view: str) -> None:
         """Compute a view once and put its rows in its place, for every statement that reads it and every view
         built on it afterwards (as ``store.frozen_views`` does in DuckDB)."""
