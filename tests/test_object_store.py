@@ -185,3 +185,48 @@ def test_a_distributed_ingest_writes_its_dataset_to_s3(cli, local_export, s3):
     ours = cli("check", "--json", "--exit-zero", "--from-parquet", local_export).json()
     theirs = cli("check", "--json", "--exit-zero", "--from-parquet", url).json()
     assert _without_time(theirs) == _without_time(ours)
+
+
+# Hadoop 3.5 (pyspark 4's) writes some S3A defaults with units ("60s", "24h") and names AWS SDK v2 credential
+# providers; the 3.3 connector the test can get reads plain numbers and SDK v1 classes. A cluster with the
+# matching hadoop-aws (3.5.0) needs only the endpoint and credentials lines.
+_OLD_CONNECTOR = {"threads.keepalivetime": "60", "connection.establish.timeout": "30000",
+                  "connection.timeout": "200000", "multipart.purge.age": "86400", "connection.ttl": "300000",
+                  "retry.interval": "500", "retry.throttle.interval": "100", "assumed.role.session.duration": "1800",
+                  "connection.idle.time": "60000", "connection.acquisition.timeout": "60000",
+                  "connection.request.timeout": "0",
+                  "aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}
+
+
+@pytest.mark.spark
+def test_spark_reads_an_s3a_dataset_through_its_own_connector(night_db, local_export, s3_server, s3, tmp_path, cli):
+    """Spark itself reads s3a:// (the driver only reads the manifest): the connector's jars on the classpath and
+    the endpoint in spark-defaults.conf, as a cluster is configured. The jars come from RECONCILE_S3A_JARS
+    (.ci/run takes them from sagemaker_pyspark's sdist: Maven Central is out of reach)."""
+    import os
+    import subprocess
+    import sys
+
+    from test_spark import require_spark
+
+    require_spark()
+    jars = os.environ.get("RECONCILE_S3A_JARS")
+    if not jars:
+        if os.environ.get("CI"):
+            pytest.fail("RECONCILE_S3A_JARS is not set: .ci/run provides hadoop-aws and the AWS SDK bundle")
+        pytest.skip("RECONCILE_S3A_JARS (hadoop-aws and the AWS SDK bundle jars) is not set")
+    export(night_db, f"s3://{BUCKET}/spark-s3a")
+    conf = tmp_path / "spark-conf"
+    conf.mkdir()
+    settings = {"spark.jars": jars, "spark.hadoop.fs.s3a.endpoint": s3_server,
+                "spark.hadoop.fs.s3a.path.style.access": "true", "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+                "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test",
+                **{f"spark.hadoop.fs.s3a.{k}": v for k, v in _OLD_CONNECTOR.items()}}
+    (conf / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in settings.items()))
+    reconcile = Path(sys.executable).with_name("reconcile")
+    done = subprocess.run([reconcile, "check", "--json", "--exit-zero", "--engine", "spark", "--master", "local[1]",
+                           "--from-parquet", f"s3a://{BUCKET}/spark-s3a"], capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "SPARK_CONF_DIR": str(conf)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    ours = cli("check", "--json", "--exit-zero", "--from-parquet", local_export).json()
+    assert _without_time(json.loads(done.stdout)) == _without_time(ours)
