@@ -371,3 +371,45 @@ def test_budgets_intervals_on_the_executors_equal_duckdb_s(bound_again):
                      for g in ours["groups"]]
         assert any(i and i[0] for i in intervals), by  # the sample night has small groups with an interval
         same(ours, theirs)
+
+
+def test_executors_of_another_reconcile_version_stop_the_ingest_before_any_work(engines, tmp_path, monkeypatch):
+    """One tiny job first: the executors import reconcile themselves and report their version."""
+    import reconcile.engines.distributed as distributed
+    from conftest import SAMPLE_NIGHT
+    from reconcile.errors import BadInput
+
+    monkeypatch.setattr(distributed, "__version__", "9.9.9")  # the driver only: the executors import their own
+    with pytest.raises(BadInput, match=r"executors run reconcile 0\.\d+\.\d+\S*, this driver 9\.9\.9: install the same"):
+        distributed.distributed_ingest([str(SAMPLE_NIGHT)], tmp_path / "dataset", master="local[2]")
+    assert not (tmp_path / "dataset").exists() and not list(tmp_path.glob(".reconcile-shards-*"))
+
+
+def test_executors_without_reconcile_are_told_what_to_install(engines, tmp_path):
+    """The executors' Python cannot import reconcile (a wrapper hides it from the workers only): exit 2 with what
+    to install where, nothing written — in its own process, whose Spark workers start with that Python."""
+    import subprocess
+    import sys
+
+    from conftest import SAMPLE_NIGHT
+
+    hidden = tmp_path / "hide"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class NoReconcile:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'reconcile':\n"
+        "            raise ModuleNotFoundError(\"No module named 'reconcile'\", name='reconcile')\n"
+        "sys.meta_path.insert(0, NoReconcile)\n")
+    worker = tmp_path / "worker-python"
+    worker.write_text(f"#!/bin/sh\nPYTHONPATH={hidden}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} \"$@\"\n")
+    worker.chmod(0o755)
+    reconcile = Path(sys.executable).with_name("reconcile")
+    done = subprocess.run([reconcile, "ingest", SAMPLE_NIGHT, "--engine", "spark", "--master", "local[1]", "--to",
+                           tmp_path / "dataset"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYSPARK_PYTHON": str(worker)})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "executors cannot import reconcile: install reconcile on every executor" in done.stderr
+    assert not (tmp_path / "dataset").exists()

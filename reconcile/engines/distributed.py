@@ -28,6 +28,7 @@ from reconcile.engines.export import dataset_location, export, previous_manifest
 from reconcile.engines.merge import SETTLED, merge_shards, settle_part, window_of, window_text
 from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
+from reconcile.version import __version__
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.discovery import discover
 from reconcile.ingest.result import PassedOver
@@ -97,6 +98,7 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     try:
         engine = SparkEngine(master=master, remote=remote)
         try:
+            require_reconcile_on_executors(engine)
             shards = shards_of(found, engine.parallelism())
             summaries = _run_shards(engine, shards, staging, window)
             verify_shards(shards, summaries, staging)
@@ -111,6 +113,23 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
             "passed_over": len(passed_over) + sum(s["passed_over"] for s in summaries),
             "shard_results": summaries, "loaded_again_in_merge": settled, "shards_read_in_merge": read,
             "export": result.to_json()}
+
+
+def require_reconcile_on_executors(engine) -> None:
+    """One tiny job before any work: the executors import reconcile, and the version this driver runs (two
+    versions could load the same file differently). Exit 2 saying what to install where, else."""
+    answers = on_executors(engine, ["version"], lambda _, __: {"version": executor_version()}, "version string")
+    theirs = sorted({a["version"] for a in answers})
+    if theirs != [__version__]:
+        raise BadInput(f"the Spark executors run reconcile {', '.join(theirs)}, this driver {__version__}: install the "
+                       "same version on every executor (docs/scale-out.md); nothing was written")
+
+
+def executor_version() -> str:
+    """The reconcile version where this runs (on an executor: imported there, never sent from the driver)."""
+    from reconcile import version
+
+    return version.__version__
 
 
 def verify_shards(shards: list[list[tuple[str, bool]]], summaries: list[dict], staging: Path) -> None:
