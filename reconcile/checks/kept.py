@@ -66,7 +66,9 @@ def _config_fingerprint(config) -> str:
 def prepare(engine: Engine, checks, config) -> None:
     """``_check_keys(check_name, check_key)``, ``_run_keys(run_id, root_run_id, run_key)`` and
     ``_todo_checks(check_name, run_id)``: the runs in scope each check must judge afresh."""
-    prices = engine.rows("select coalesce(string_agg(distinct source || '@' || source_version, ','), '') "
+    # ordered: a DISTINCT aggregate's order is the hash table's, and a key must read the same every time
+    prices = engine.rows("select coalesce(string_agg(distinct source || '@' || source_version, ',' "
+                         "order by source || '@' || source_version), '') "
                          "from prices")[0][0]
     # the views' fingerprint as well as the code's, and what the store says each format records (plug-ins too)
     facts = repr(engine.rows("select format, fact, recorded, how, inferred from format_facts order by all"))

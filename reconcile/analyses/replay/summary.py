@@ -38,7 +38,7 @@ select group_key as key,
        count(*) filter (where ceiling = 'loop' and {_CUT} and status = 'succeeded') as false_positives,
        coalesce(sum(coalesce(budget_calls_made, charged_calls) - calls_made)
                     filter (where ceiling = 'loop' and {_CUT} and {_FAILED}), 0)::bigint as steps_earlier,
-       list(distinct not_judged) filter (where not_judged is not null) as not_judged_ceilings
+       list(distinct not_judged order by not_judged) filter (where not_judged is not null) as not_judged_ceilings
 from _replay_runs
 group by group_key
 order by group_key
