@@ -15,6 +15,7 @@ the engine, in one place.
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -111,9 +112,10 @@ class Engine(ABC):
         returns (``schema``: their columns as Spark DDL), in no particular order. Here, in this process;
         an engine with executors runs it on them."""
         table = self.execute(sql).sort_by(key)
-        values = table.column(key).to_pylist()
-        starts = [n for n in range(len(values)) if n == 0 or values[n] != values[n - 1]] + [len(values)]
-        return [task(table.slice(start, end - start)) for start, end in zip(starts, starts[1:])]
+        # the groups' sizes in key order (a sorted table, read by one thread: first appearance is key order)
+        sizes = table.group_by(key, use_threads=False).aggregate([([], "count_all")]).column("count_all").to_pylist()
+        starts = [0, *itertools.accumulate(sizes)]
+        return [task(table.slice(start, size)) for start, size in zip(starts, sizes)]
 
     def statement_kinds(self, sql: str) -> list[str]:
         """The kind of each statement in ``sql`` (SELECT, INSERT, EXPLAIN …), where ``parses_statements``."""

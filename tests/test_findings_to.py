@@ -95,3 +95,7 @@ def test_a_folder_that_is_not_a_findings_dataset_is_refused_untouched(cli, night
     assert both.code == ExitCode.BAD_INPUT and "--csv and --parquet would list them again" in both.err
     url = cli("check", "--db", night_db, "--findings-to", "s3://bucket/found")
     assert url.code == ExitCode.BAD_INPUT and "give a local folder" in url.err
+    web = cli("check", "--db", night_db, "--findings-to", "https://example.com/found")
+    assert web.code == ExitCode.BAD_INPUT and "https://example.com/found" in web.err
+    local = cli("check", "--db", night_db, "--exit-zero", "--findings-to", f"file://{tmp_path / 'as-url'}")
+    assert local.code == 0 and (tmp_path / "as-url" / "summary.json").is_file()  # a file:// URL is a folder

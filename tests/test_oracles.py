@@ -27,6 +27,7 @@ import gzip
 import io
 import json
 import math
+import random
 import os
 import re
 from collections import defaultdict
@@ -744,6 +745,35 @@ def budget_expectations(runs: dict) -> dict[str, dict]:
             expected["recommendation"][measure] = rec
         out[agent] = expected
     return out
+
+
+def bootstrap_interval(steps_by_run: dict[str, float], resamples: int = 1000) -> tuple[float, float] | None:
+    """docs/budgets.md: a small sample's p99 comes with a 95 % interval from resampling its succeeded runs with
+    replacement, seeded (random.Random(0), the runs in run-id order, k = n draws each time)."""
+    values = [steps_by_run[k] for k in sorted(steps_by_run)]
+    if len(values) < 2:
+        return None
+    rng = random.Random(0)
+    estimates = [quantile(rng.choices(values, k=len(values)), 0.99) for _ in range(resamples)]
+    return quantile(estimates, 0.025), quantile(estimates, 0.975)
+
+
+def test_small_samples_bootstrap_interval(runs, reconcile_json):
+    """The interval of the p99 of steps for each agent with under 100 succeeded runs, from the raw files."""
+    theirs = {row["key"]: {f["flag"]: f for f in row["flags"]} for row in reconcile_json("budgets", "--by", "agent")["groups"]}
+    by_agent: dict[str, dict[str, float]] = defaultdict(dict)
+    for run in runs.values():
+        if run_status(run) == "succeeded":
+            by_agent[run["start"]["agent"]][run["start"]["run_id"]] = float(charged_steps(run))
+    small = {agent: steps for agent, steps in by_agent.items() if len(steps) < 100}
+    assert small, "the sample night has a small sample"
+    for agent, steps in small.items():
+        flag = theirs[agent]["small_sample"]
+        assert flag["succeeded_runs"] == len(steps)
+        expected, got = bootstrap_interval(steps), flag["p99_steps_interval"]
+        assert (expected is None) == (got is None), agent
+        if expected is not None:
+            assert abs(expected[0] - got[0]) < 1e-9 and abs(expected[1] - got[1]) < 1e-9, (agent, expected, got)
 
 
 def test_budget_percentiles_and_ceilings(runs, reconcile_json):

@@ -23,6 +23,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from reconcile.engines.export import dataset_location
+from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
 
 FORMAT = "reconcile-findings"
@@ -33,7 +35,7 @@ TABLE = "findings"
 def write_findings(target: Path, run: Callable[[Path], object]):
     """Call ``run`` with the folder of the findings table (a check run writing into it), then put the dataset,
     with its summary, in ``target``'s place; return what ``run`` returned (its ``CheckReport``)."""
-    target = _refusing_what_is_not_ours(Path(target))
+    target = _refusing_what_is_not_ours(target)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".reconcile-findings-", dir=parent))
@@ -53,13 +55,14 @@ def write_findings(target: Path, run: Callable[[Path], object]):
     return report
 
 
-def _refusing_what_is_not_ours(target: Path) -> Path:
+def _refusing_what_is_not_ours(target: Path | str) -> Path:
     """The absolute folder (Spark resolves a relative one elsewhere); a file, a URL, or a folder of someone else's
     files is refused before any check runs."""
-    if "://" in str(target) or str(target).startswith(("s3:", "gs:", "abfss:", "hdfs:")):
-        raise BadInput(f"--findings-to {target}: give a local folder (one the Spark executors share, on a cluster); "
-                       "findings are not written to URLs")
-    target = target.resolve()
+    location = dataset_location(target, "--findings-to")  # a file:// URL is a folder; hdfs://, http(s):// refused
+    if isinstance(location, RemoteDataset):
+        raise BadInput(f"--findings-to {location}: give a local folder (one the Spark executors share, on a cluster); "
+                       "findings are not written to object stores")
+    target = location.resolve()
     if target.exists() and not target.is_dir():
         raise BadInput(f"--findings-to {target}: is a file; give a folder (it is created if missing)")
     if target.exists() and any(target.iterdir()) and not (target / SUMMARY).is_file():
