@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from reconcile import store
+from reconcile.store.fences import FENCES
 from reconcile.store.status import HARNESS_STATUS_RULES, STATUSES, STOP_REASON_RULES
 
 RELATIONS = {
@@ -80,7 +81,27 @@ def status_markdown() -> str:
               "| status pattern | status | why |", "|---|---|---|"]
     for rule in HARNESS_STATUS_RULES:
         lines.append(f"| `{_cell(rule.pattern)}` | {_status(rule.status)} | {_cell(rule.why)} |")
+    lines += ["", "## Fence rules", "",
+              "A fence checks its ceilings before each model call, against what the calls before it spent; a count",
+              "ceiling is reached at `>=`. What still differs between harnesses decides the verdict exactly at a",
+              "limit, so a run says which rules its fence follows (`fence` on `run_start`, else the configuration's",
+              "`fence` setting for its agent or format, else `default`). `budgets_enforced`, `reconcile replay` and",
+              "`reconcile budgets` read these rules and nothing else (`reconcile/store/fences.py`).", "",
+              "| rules | wall clock reached | order of the checks | retry of a refused call | stop reasons written |",
+              "|---|---|---|---|---|"]
+    for fence in FENCES.values():
+        words = ", ".join(f"{CEILING_NAMES[c]}: `{fence.words[c]}`" for c in fence.order)
+        lines.append(f"| `{fence.name}` — {_cell(fence.about)} | {'at the limit (>=)' if fence.wall_at_limit else 'only past it (>)'} "
+                     f"| {', '.join(CEILING_NAMES[c] for c in fence.order)} | "
+                     f"{'checked again' if fence.checks_retries else 'not checked'} | {_cell(words)} |")
+    lines += ["", "`{loop_words}` is the loop detector's own: `identical_tool_results` (results in a row),",
+              "`repeated the same tool calls N times without progress` (calls anywhere), `no_progress` (the window)."]
     return "\n".join(lines) + "\n"
+
+
+CEILING_NAMES = {"steps": "steps", "tokens": "tokens", "prompt_tokens": "prompt tokens",
+                 "completion_tokens": "completion tokens", "wall_seconds": "wall clock", "cost_micros": "spend",
+                 "loop": "loop detector"}
 
 
 def _cell(text: str) -> str:

@@ -10,6 +10,7 @@ that satisfy it (and every other check).
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 from reconcile.journal import Journal, ToolCall
 
@@ -48,10 +49,11 @@ class Run:
 
     def tool(self, call: ToolCall, result: str = "fine", **fields) -> int:
         self.ledger["tool_results"] += 1
-        return self.run.tool_step(call, result=result, ms=20, **fields)
+        return self.run.tool_step(call, result=result, **{"ms": 20, **fields})
 
-    def end(self, reason: str = "model_finished", status: str | None = None, **ledger_changes) -> None:
-        self.run.end(reason, status=status, final_output="the answer", ledger={**self.ledger, **ledger_changes})
+    def end(self, reason: str = "model_finished", status: str | None = None, ts=None, **ledger_changes) -> None:
+        self.run.end(reason, status=status, final_output="the answer", ledger={**self.ledger, **ledger_changes},
+                     ts=ts)
 
 
 def answered(journal: Journal, run_id: str, **start) -> Run:
@@ -280,8 +282,47 @@ def planted_budgets_enforced(j):
         child.end()
     root.model(final=True)
     root.end()
-    return [("too_many_steps", None), ("wrap_up_too_late", None), ("too_slow", late), ("too_many_tokens", None),
-            ("too_much_prompt", None), ("too_much_completion", None), ("too_costly", None), ("tree_root", None)]
+    # exactly at the limit, a fence checked with > where the seeds check >= makes one more call
+    prompt_at = Run(j, "prompt_at_limit", limits={"max_prompt_tokens": 3000}, fence="seed000")
+    for final in (False, False, False, True):  # the 4th call starts with exactly 3,000 of 3,000 spent
+        fourth, _ = prompt_at.model(usage={"input_uncached": 1000, "output": 10}, final=final)
+    prompt_at.end()
+    spend_at = Run(j, "spend_at_limit", limits={"max_cost_micros": 10_000}, fence="seed001")
+    for final in (False, False, False, False, True):  # the 5th call starts with exactly $0.01 of $0.01 spent
+        fifth, _ = spend_at.model(cost_micros=2_500, final=final)
+    spend_at.end()
+    t0 = datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc)
+    wall_at = Run(j, "wall_at_limit", limits={"max_wall_seconds": 10}, fence="seed000", ts=t0)
+    wall_at.model(ts=t0 + timedelta(seconds=1))
+    at_deadline, _ = wall_at.model(final=True, ts=t0 + timedelta(seconds=10))  # exactly 10.000 s of 10 s
+    wall_at.end(ts=t0 + timedelta(seconds=11))
+    # the wall clock fired 560 s late: nothing journalled from 40 s to the stop at 900 s, the deadline at 300 s
+    t1 = t0 + timedelta(hours=1)
+    late = Run(j, "stopped_late", limits={"max_wall_seconds": 300}, ts=t1)
+    _, calls = late.model([("read_file", {"path": "a"})], ts=t1 + timedelta(seconds=1))
+    late.tool(calls[0], ts=t1 + timedelta(seconds=2), ms=38_000)
+    late.end("max_wall_seconds", ts=t1 + timedelta(seconds=900))
+    # one budget for a tree whose sub-agents ran one after another: the second's call saw the first's charge
+    t2 = t0 + timedelta(hours=2)
+    _shared_tree(j, "seq", t2, second_starts=t2 + timedelta(seconds=7))
+    return [("too_many_steps", 2), ("wrap_up_too_late", 2), ("too_slow", 1), ("too_many_tokens", 2),
+            ("too_much_prompt", 2), ("too_much_completion", 2), ("too_costly", 1), ("tree_child_b", 0),
+            ("tree_root", 1), ("prompt_at_limit", fourth), ("spend_at_limit", fifth), ("wall_at_limit", at_deadline),
+            ("stopped_late", None), ("seq_b", 0)]
+
+
+def _shared_tree(j, name: str, t: datetime, second_starts: datetime) -> None:
+    """A root with one budget of 2 steps for its tree (seed 001), one call of its own, then two sub-agents of one
+    call each: sub-agent a calls 3 s in, for 2 s; b calls at ``second_starts``. The root stops at its step limit."""
+    root = Run(j, name, limits={"max_steps": 2, "scope": "tree"}, fence="seed001", ts=t)
+    root.model(ts=t + timedelta(seconds=1))  # returns 1.5 s in
+    for child, at in (("a", t + timedelta(seconds=3)), ("b", second_starts)):
+        sub = Run(j, f"{name}_{child}", parent_run_id=name, limits={}, ts=at - timedelta(seconds=1))
+        sub.run.model_step(usage=USAGE, ms=2000, final=True, text="found it", cost_micros=100, ts=at)
+        sub.run.end("model_finished", final_output="found it", ts=at + timedelta(seconds=2, milliseconds=100))
+    root.wrap_up("step limit (2)", charge=False)
+    root.end("step limit (2)", status="incomplete", ts=second_starts + timedelta(seconds=4),  # the tree's ledger
+             steps=3, input_tokens=3000, output_tokens=150, cost_micros=300)
 
 
 def planted_stop_reason_as_expected(j):
@@ -476,6 +517,19 @@ def clean_budgets(j):
     child.run.end("model_finished", final_output="the answer")  # the shared ledger is the root's
     root.model(final=True)
     root.end(**{k: root.ledger[k] + child.ledger[k] for k in root.ledger})
+    # exactly at the limit, within it: 2,000 of 3,000 prompt tokens before the third call
+    prompt = Run(j, "prompt_below_limit", limits={"max_prompt_tokens": 3000}, fence="seed000")
+    for final in (False, False, True):
+        prompt.model(usage={"input_uncached": 1000, "output": 10}, final=final)
+    prompt.end()
+    # seed 003 checks Date.now() > deadline: a call that starts exactly at the deadline is allowed
+    t0 = datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc)
+    at_deadline = Run(j, "seed003_at_deadline", limits={"max_wall_seconds": 10}, fence="seed003", ts=t0)
+    at_deadline.model(ts=t0 + timedelta(seconds=1))
+    at_deadline.model(final=True, ts=t0 + timedelta(seconds=10))
+    at_deadline.end("succeeded", status="succeeded", ts=t0 + timedelta(seconds=11))
+    # a tree's sub-agents called side by side: b's call began while a's was in flight, so a's was not charged yet
+    _shared_tree(j, "side_by_side", t0 + timedelta(hours=1), second_starts=t0 + timedelta(hours=1, seconds=4))
 
 
 def clean_stalls(j):

@@ -146,3 +146,25 @@ def test_alert_on_a_rate_never_on_one_run(cli, night_db):
     assert cli("budgets", "--alert-rate", "exploded=0.1", "--db", night_db).code == ExitCode.BAD_INPUT
     assert cli("budgets", "--alert-rate", "failed=lots", "--db", night_db).code == ExitCode.BAD_INPUT
     assert cli("budgets", "--by", "planet", "--db", night_db).code == ExitCode.BAD_INPUT
+
+
+@pytest.mark.parametrize("by", ["agent", "task_class", "model"])
+def test_the_ceilings_table_and_the_replay_of_its_ceilings_stop_the_same_successes(night_db, by):
+    """Issue 47: "succeeded runs it would stop" is the fence walk's answer (what was spent before each call), the one
+    `reconcile replay` (and `budgets --emit`'s comment) gives for the recommended ceilings — not run totals."""
+    from reconcile.analyses.budgets import budget_report
+    from reconcile.analyses.replay import from_budgets, replay
+    from reconcile.engine import DuckDBEngine
+
+    with store.connect(night_db, read_only=True) as con:
+        engine = DuckDBEngine(con)
+        report = budget_report(engine, by)
+        candidate = from_budgets(report)
+        replayed = replay(engine, [candidate], by, runs=True)["candidates"][0]
+    stopped = {(g["key"], run_id) for g in report["groups"] for r in g["recommendation"].values()
+               if r["value"] is not None for run_id in r["would_stop"]["runs"]}
+    assert all(r["would_stop"]["count"] <= 20 for g in report["groups"] for r in g["recommendation"].values())
+    lost = {(row["group_key"], row["run_id"]) for row in replayed["runs"]
+            if row["outcome"] == "cut" and row["status"] == "succeeded"}
+    assert lost == stopped and lost  # the sample night's ceilings do stop some successes: not a vacuous match
+    assert sum(g["successes_lost"] for g in replayed["groups"]) == len(lost)

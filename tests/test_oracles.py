@@ -657,6 +657,32 @@ def run_measures(run: dict) -> dict:
             "cost_micros": run_cost_auto(run)}
 
 
+def fence_peaks(run: dict) -> dict:
+    """The fence's ledger before the run's last checked call — seed 000: "the budget has to be checked before each
+    call"; seed 001: the wrap-up turn comes after the stop (not checked, not charged); the sample harness checks
+    before every attempt, a refused one's retry included (its loop: `_budget_out` before each try). A charged step is
+    a call the provider did not refuse; tokens are every bucket of every call; spend is the harness's own price of
+    each call (what it enforced), else ours; the wall clock runs from run_start to the call's start. A ceiling at or
+    below one of these (>=, the seeds' check) would have stopped the run before that call."""
+    ordered = [s for _, s in sorted(run["steps"].items())]
+    start = parse_ts(run["start"]["ts"])
+    ledger = {"steps": 0, "tokens": 0, "cost_micros": 0}
+    peak = None
+    for position, step in enumerate(ordered):
+        if step.get("kind") != "model":
+            continue
+        before = ordered[position - 1] if position else None
+        if (before is not None and before.get("kind") == "event" and before.get("event") == "wrap_up"
+                and before["idx"] == step["idx"] - 1 and not step.get("tool_calls")):
+            continue  # the wrap-up turn
+        peak = {**ledger, "wall_seconds": (parse_ts(step["ts"]) - start).total_seconds()}
+        ledger["steps"] += step.get("error_class") not in ("transport", "rate_limit")
+        ledger["tokens"] += step_tokens(step)
+        own = step.get("cost_micros")
+        ledger["cost_micros"] += own if own is not None else (step_cost(run, step) or 0)
+    return peak or {"steps": 0, "tokens": 0, "cost_micros": 0, "wall_seconds": 0.0}
+
+
 def canonical(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -713,6 +739,7 @@ def budget_expectations(runs: dict) -> dict[str, dict]:
         cut = [(r, c) for r, c in cut if c is not None]
         expected = {"runs": len(group), "succeeded": len(succeeded), "metrics": {}, "recommendation": {}}
         measured = {r["start"]["run_id"]: run_measures(r) for r in succeeded + [r for r, _ in cut]}
+        peaks = {r["start"]["run_id"]: fence_peaks(r) for r in succeeded}
         for measure in MEASURES:
             done = {r["start"]["run_id"]: measured[r["start"]["run_id"]][measure] for r in succeeded}
             done = {k: v for k, v in done.items() if v is not None}
@@ -741,7 +768,8 @@ def budget_expectations(runs: dict) -> dict[str, dict]:
                 else:
                     value = bound
                 rec = {"value": value, "at_least": True, "lower_bound": bound}
-            rec["would_stop"] = sorted(run_id for run_id, v in done.items() if v > rec["value"])
+            # a fence holding it stops a succeeded run whose ledger before its last call had reached it
+            rec["would_stop"] = sorted(run_id for run_id in done if peaks[run_id][measure] >= rec["value"])
             expected["recommendation"][measure] = rec
         out[agent] = expected
     return out

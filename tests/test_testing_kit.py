@@ -359,7 +359,8 @@ def test_no_wall_clock_fails(reports):
     assert "block one failed for 1 of 4 stub(s)" in message
     assert ("- sleep: expected max_wall_seconds (timed_out); the loop stopped with 'identical_tool_results' (stalled) "
             "after 3 tool timeout(s): the repeat fence caught the hung tool before the wall clock did") in message
-    assert "budgets_enforced, step 4: model call at step 4 started 62.0 s into a wall clock of 60 s" in message
+    assert ("budgets_enforced, step 4: the fence should have stopped the run before this model call: it started "
+            "62.000 s in, with a wall clock of 60 s") in message
     assert "stalled_runs_detected" not in message  # the three timeouts are identical results: the stall was real
 
 

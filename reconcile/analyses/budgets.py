@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile.analyses import ceilings
+from reconcile.analyses import ceilings, fence
 from reconcile.analyses.ceilings import CEILINGS
 from reconcile.analyses.resample import P99_INTERVAL, p99_interval
 from reconcile.analyses.costs import cost_source
+from reconcile.config.settings import create_run_settings
 from reconcile.errors import BadInput
 from reconcile.money import usd
 from reconcile.when import RUNS_IN_WINDOW, Window, bucket, night_sql
@@ -35,9 +36,12 @@ GROUPS = {"agent": "coalesce(r.agent, '(none)')", "task_class": "coalesce(r.task
 SMALL_SAMPLE = 100
 TOO_TIGHT_SHARE = 0.05  # of a group's runs stopped by a budget before it can be "too tight"
 def budget_report(engine: Engine, by: str = "agent", window: Window | None = None,
-                  source: str = "auto", unit: str = "run") -> dict[str, Any]:
+                  source: str = "auto", unit: str = "run", config=None) -> dict[str, Any]:
     """Per group: runs (or agent trees, ``unit="tree"``: seed 001's one budget for the root and its sub-agents),
-    success rate, and for each ceiling the evidence and the recommendation."""
+    success rate, and for each ceiling the evidence and the recommendation, with the succeeded runs a fence
+    holding it would have stopped (``config``: whose rules each run's fence follows, ``reconcile.toml``'s)."""
+    from reconcile.config import Config
+
     if by not in GROUPS:
         raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
     if unit not in ceilings.UNITS:
@@ -64,8 +68,13 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
                                       and status in ('budget_exceeded', 'timed_out', 'stalled') order by 1, 2"""):
         kept_going.setdefault(key, []).append(run_id)
     report = [_group(row, found, kept_going.get(row["key"], []), intervals.get(row["key"])) for row in groups]
+    # the fence walk (each run, or each tree as one budget) the checks and reconcile replay read too
+    create_run_settings(engine, config or Config())
+    fence.stage_steps(engine, RUNS_IN_WINDOW, params)
+    fence.stage_ledger(engine, unit)
     stops = ceilings.would_stop(engine, {(g["key"], m): r["value"] for g in report
                                       for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
+    fence.drop_staging(engine)
     for g in report:
         for metric, recommendation in g["recommendation"].items():
             recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})

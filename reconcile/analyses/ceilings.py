@@ -29,6 +29,7 @@ import math
 from typing import Any
 
 
+from reconcile.analyses.fence import peaks
 from reconcile.money import usd
 from reconcile.sql_text import string_literal
 from reconcile.store.status import STOP_REASON_RULES
@@ -190,21 +191,33 @@ def recommend(metric: str, found: dict[str, Any] | None, configured: float | Non
     return result
 
 
-def would_stop(engine: Engine, recommended: dict[tuple[str, str], float],
-               metrics: list[str]) -> dict[tuple[str, str], dict]:
-    """For each (group, ceiling) recommendation, the succeeded runs that needed more than it."""
+# each ceiling's ledger at a run's last checked call (reconcile.analyses.fence.peaks)
+PEAKS = {"steps": "peak_steps", "tokens": "peak_tokens", "prompt_tokens": "peak_prompt",
+         "completion_tokens": "peak_completion", "cost_micros": "peak_cost", "wall_seconds": "peak_at_us"}
+
+
+def would_stop(engine: Engine, recommended: dict[tuple[str, str], float], metrics: list[str]) -> dict[tuple[str, str], dict]:
+    """For each (group, ceiling) recommendation, the succeeded runs (or trees) a fence holding it would have stopped:
+    those whose ledger before some call had reached it — by the fence walk ``reconcile replay`` and
+    ``budgets_enforced`` read (``reconcile.analyses.fence``, staged for the unit), never by run totals: the last
+    call may cross a ceiling, and the wall clock counts to the last call's start, not to the run's end. A ledger
+    that is only a lower bound stops a run it already passes, no other."""
     if not recommended:
         return {}
     # the recommendations as a VALUES list and the ranking by a window: both read the same in Spark
     values = ", ".join(["(?, ?, ?)"] * len(recommended))
+    peak = "case r.metric " + " ".join(f"when '{m}' then p.{PEAKS[m]}" for m in metrics) + " end"
     rows = engine.rows(
-        f"""with long as ({_long_measures(metrics, with_run=True)}),
+        f"""with peaks as ({peaks()}),
         over as (
-            select l.key, l.metric, l.run_id,
-                   row_number() over (partition by l.key, l.metric order by l.value desc, l.run_id) as rank
-            from long l join (select * from (values {values}) as v(key, metric, value)) r
-              on r.key = l.key and r.metric = l.metric
-            where l.succeeded and l.value > r.value
+            select b.key, r.metric, b.run_id,
+                   row_number() over (partition by b.key, r.metric order by {peak} desc, b.run_id) as rank
+            from _budget_runs b join peaks p on p.budget_key = b.run_id
+            join (select * from (values {values}) as v(key, metric, value)) r on r.key = b.key
+            where b.succeeded and case when r.metric = 'wall_seconds'
+                                       then p.peak_at_us > round(r.value * 1000000)
+                                            or (p.peak_at_us = round(r.value * 1000000) and p.wall_at_limit)
+                                       else {peak} >= r.value end
         )
         select key, metric, count(*), list(run_id order by rank) filter (where rank <= {SHOWN_IDS})
         from over group by key, metric""",

@@ -21,6 +21,7 @@ from reconcile.store.facts import FACTS
 from reconcile.sql_text import string_literal
 from reconcile.store import frozen_views
 from reconcile.checks import kept
+from reconcile.analyses.replay import fence
 from reconcile.checks.loader import Check, CheckDefinitionError
 from reconcile.config.settings import create_loop_firings, create_run_settings, set_variables
 from reconcile.config import Config
@@ -150,6 +151,7 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     checked_at = datetime.now(timezone.utc)
     set_variables(engine, config)
     create_run_settings(engine, config)
+    walked = any("fence_as_run" in check.sql for check in checks)
     firings = any("loop_firings" in check.sql for check in checks)
     if firings:
         create_loop_firings(engine)
@@ -173,6 +175,9 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     # When only some are, the few checks that judge the store read the views live, and the rest read them
     # priced once over the trees they judge afresh (kept.restricted); when none is, those run no SQL at all.
     with (frozen_views(engine) if judged == "all" else contextlib.nullcontext()):
+        if walked and (judged != "none" or any(c not in per_run for c in enabled if "fence_as_run" in c.sql)):
+            # the fence walk of each run under its own limits (its loop detector one of them)
+            fence.as_run(engine, config)
         for check in enabled:
             if check not in per_run:
                 results[check.name] = _run_one(engine, check, scope.active, config, written_to=findings_to)

@@ -64,7 +64,7 @@ def budgets_command(
     with source.reading(path=path) as engine:
         use_zone(engine, scope.zone)
         require_runs(engine, scope, str(source.from_parquet or path))  # no ceiling from no runs: exit 2, never an empty table
-        report = budget_report(engine, by, scope, cost_source, unit)
+        report = budget_report(engine, by, scope, cost_source, unit, config)
         rates = stop_reason_rates(engine, by, scope)
         percentiles = latency_and_size(engine, config, scope)  # every section: the same window
         replayed = None

@@ -19,6 +19,7 @@ from reconcile.engine import Engine
 from reconcile.errors import BadInput
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
 from reconcile.sql_text import string_literal, typed_literal
+from reconcile.store.fences import NAMES as FENCE_NAMES
 
 # A tool result that starts the way failures start: a traceback, an "Error:"-style prefix (also
 # "ValueError:", "fatal:"), Claude Code's <tool_use_error> or "Exit code N", an HTTP status line,
@@ -47,6 +48,11 @@ DEFAULTS: dict[str, tuple[str | None, str, str]] = {
     "loop_limit": (None, "count", "the detector's threshold when the run gives none (default: the seed's own — "
                                   "2 results in a row, 3 anywhere, 3 in the window)"),
     "loop_window": ("6", "count", "how many of the last tool calls calls_window looks at"),
+    "fence": ("default", "fence", "the rules a run's fence follows when the journal does not say: default (every "
+                                  "ceiling reached at >=), seed000, seed001 or seed003 (the wall clock reached only "
+                                  "past the deadline) — which ceiling each checks first, and its stop reasons' words"),
+    "fence_grace_seconds": ("1", "number", "how long after its deadline, with nothing journalled, a run may take to "
+                                           "stop before its wall clock counts as having fired late"),
     "transport_error_pattern": (TRANSPORT_ERROR_PATTERN, "regex", "a failed model call whose error matches this "
                                                                   "(RE2), with no error_class, failed in transport"),
     "cost_rise_threshold": ("0.20", "share", "cost per model request may rise this much week over week before it is flagged"),
@@ -54,7 +60,7 @@ DEFAULTS: dict[str, tuple[str | None, str, str]] = {
     "cost_tolerance_share": ("0.001", "share", "billed and priced dollars may differ by this share of the bill (day × model)"),
     "cost_tolerance_usd": ("0.001", "number", "... or by this many dollars, whichever is larger"),
 }
-RUN_SCOPED = ("result_bound_tokens", "tool_error_pattern", "loop_detector", "loop_limit", "loop_window")
+RUN_SCOPED = ("result_bound_tokens", "tool_error_pattern", "loop_detector", "loop_limit", "loop_window", "fence")
 # RE2 constructs Java reads differently or refuses (a pattern setting runs in DuckDB and in Spark): the
 # construct (not escaped by a backslash before it), what it is, what Java does, the portable spelling
 _UNESCAPED = r"(?<!\\)(?:\\\\)*"
@@ -67,7 +73,8 @@ _NOT_PORTABLE_REGEX = [
                                    "\\p{Alpha} or a range such as [A-Za-z]")),
 ]
 
-_SQL_TYPES = {"count": "bigint", "share": "double", "number": "double", "regex": "varchar", "detector": "varchar"}
+_SQL_TYPES = {"count": "bigint", "share": "double", "number": "double", "regex": "varchar", "detector": "varchar",
+              "fence": "varchar"}
 RENAMED = {"stall_window": "loop_window", "stall_repeats": "loop_limit (with loop_detector = \"calls_window\")"}
 _MAX_COUNT = 2**62
 
@@ -80,9 +87,10 @@ def validate_setting(key: str, value, where: str) -> str:
     if key not in DEFAULTS:
         raise BadInput(f"{where}: no such setting {key!r}. Settings: {', '.join(DEFAULTS)}")
     kind = DEFAULTS[key][1]
-    if kind == "detector":
-        if value not in DETECTOR_CHOICES:
-            raise BadInput(f"{where}: {key} = {value!r}; expected one of {', '.join(DETECTOR_CHOICES)}")
+    if kind in ("detector", "fence"):
+        choices = DETECTOR_CHOICES if kind == "detector" else FENCE_NAMES
+        if value not in choices:
+            raise BadInput(f"{where}: {key} = {value!r}; expected one of {', '.join(choices)}")
         return value
     text = str(value).strip() if not isinstance(value, bool) else ""
     if kind == "regex":
@@ -110,7 +118,7 @@ def validate_setting(key: str, value, where: str) -> str:
 
 
 def _literal(value, kind: str) -> str:
-    if value is not None and (kind in ("regex", "detector") or not isinstance(value, (int, float))
+    if value is not None and (kind in ("regex", "detector", "fence") or not isinstance(value, (int, float))
                               and kind not in ("count", "share", "number")):
         return string_literal(value)
     return typed_literal(value, _SQL_TYPES[kind])
@@ -157,7 +165,8 @@ def run_settings_statements(engine: Engine, config) -> list[str]:
                     when c.loop_detector <> 'none' then c.loop_detector_source end as loop_detector_source,
                coalesce(r.loop_limit, case when {detector} = 'results_in_a_row' then r.max_repeats end,
                         c.loop_limit, case {detector} {seed_limit} end) as loop_limit,
-               coalesce(r.loop_window, c.loop_window, {WINDOW}) as loop_window
+               coalesce(r.loop_window, c.loop_window, {WINDOW}) as loop_window,
+               coalesce(r.fence, c.fence) as fence
         from runs r left join _combo_settings c
             on c.agent is not distinct from r.agent and c.source_format = r.source_format""",
         "drop table _combo_settings",

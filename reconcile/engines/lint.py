@@ -51,7 +51,8 @@ RULES: list[tuple[Rule, object]] = [
 # Spark functions sqlglot's Spark dialect does not name (it reads them back as unknown): a function
 # left unknown after rendering is one sqlglot passed through untranslated (DuckDB's list_*, say),
 # unless it is one of these.
-_SPARK_NAMES = {"make_dt_interval", "now", "timestamp_millis", "timestamp_seconds", "unix_millis", "unix_seconds"}
+_SPARK_NAMES = {"format_number", "make_dt_interval", "now", "timestamp_millis", "timestamp_seconds", "unix_micros",
+                "unix_millis", "unix_seconds"}
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def _full_match(value: exp.Expression, pattern: exp.Expression) -> exp.Expressio
     return exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^(?:{pattern.this})$"))
 
 
-_PLACEHOLDER = re.compile(r"\{(:\.(\d+)f|:g)?\}")
+_PLACEHOLDER = re.compile(r"\{(:\.(\d+)f|:g|:,)?\}")
 
 
 def _format(node: exp.Expression) -> exp.Expression:
@@ -183,6 +183,8 @@ def _format(node: exp.Expression) -> exp.Expression:
         if match.group(2) is not None:  # {:.4f}
             parts.append(_null_guarded(exp.func("format_string", exp.Literal.string(f"%.{match.group(2)}f"),
                                                 exp.cast(value, "double")), [value]))
+        elif match.group(1) == ":,":  # a whole number with thousands separators
+            parts.append(_null_guarded(exp.func("format_number", value, exp.Literal.number(0)), [value]))
         elif match.group(1) == ":g":  # a plain number without a trailing .0
             parts.append(exp.func("regexp_replace", exp.cast(value, "string"), exp.Literal.string(r"\.0$"),
                                   exp.Literal.string("")))
@@ -191,7 +193,7 @@ def _format(node: exp.Expression) -> exp.Expression:
         position = match.end()
     rest = text[position:]
     if "{" in rest or "{" in _PLACEHOLDER.sub("", text) or used != len(values):
-        raise NotPortable(f"format({text!r}) uses placeholders other than {{}}, {{:.Nf}} and {{:g}}")
+        raise NotPortable(f"format({text!r}) uses placeholders other than {{}}, {{:.Nf}}, {{:g}} and {{:,}}")
     if rest:
         parts.append(exp.Literal.string(rest))
     return exp.func("concat", *parts) if parts else exp.Literal.string("")

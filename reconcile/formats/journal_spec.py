@@ -20,6 +20,7 @@ from typing import Any
 from reconcile.ingest.ranges import COUNT, EARLIEST, INDEX, LATEST, MILLISECONDS, SECONDS, TIMESTAMP_SHAPE
 from reconcile.ingest.validate import Field, expected_text
 from reconcile.store.status import ENDED, map_run_end
+from reconcile.store.fences import NAMES as FENCE_NAMES
 
 USAGE_BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
 # not_run: the harness asked for it but chose not to run it (a loop detector or a budget stopped the run first)
@@ -70,6 +71,7 @@ FIELDS = [
     Field("limits.max_wall_seconds", "seconds"),
     Field("limits.tool_timeout_seconds", "seconds"),
     Field("limits.scope", "str", None, BUDGET_SCOPES),
+    Field("fence", "str", None, FENCE_NAMES),
     Field("loop_detector", "object"),
     Field("loop_detector.kind", "str", None, tuple(DETECTORS)),
     Field("loop_detector.limit", "index"),

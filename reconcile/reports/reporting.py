@@ -204,7 +204,7 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
     rate_rows: dict[str, dict] = {}  # one row an agent, a cell a status: runs, share, change from the night before
     for r in latest:
         rate_rows.setdefault(r["key"], {"key": r["key"], "cells": {}})["cells"][r["status"]] = r
-    budgets = budget_report(engine, "agent", source=source)
+    budgets = budget_report(engine, "agent", source=source, config=config)
     seen = glance(engine, checks, source, night, zone)
     usage = usage_report(engine, "model", seen["buckets"]) if seen["buckets"] else None  # the night's buckets only
     shown = [s for s in STATUSES if any(n[s] for n in seen["nights"])]

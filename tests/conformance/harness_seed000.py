@@ -181,7 +181,7 @@ def run_loop(model, registry, task, limits=Limits(), *, journal: Journal, run_id
                 "max_wall_seconds": limits.max_wall_seconds, "max_repeats": limits.max_repeats,
                 "tool_timeout_seconds": timeout_s},
         tools=[{"name": name, "side_effect": name in SIDE_EFFECTS} for name in registry],
-        loop_detector={"kind": "results_in_a_row", "limit": limits.max_repeats})
+        loop_detector={"kind": "results_in_a_row", "limit": limits.max_repeats}, fence="seed000")
     results_journalled = 0
     while True:
         try:

@@ -353,12 +353,12 @@ def _start(h: Harness, budget: Budget, run_id: str, parent_run_id: str | None, d
                   "max_wall_seconds": float(budget.max_seconds), "max_cost_micros": round(budget.max_cost_usd * 1e6),
                   "scope": "tree"}
         run = h.journal.start_run(run_id, agent="seed001", model=MODEL, provider="anthropic", task_class="research",
-                                  limits=limits, tools=tools, loop_detector=loop)
+                                  limits=limits, tools=tools, loop_detector=loop, fence="seed001")
     else:
         # DECISION: a sub-agent declares no limits of its own (it has none: it charges its parent's
         # Budget); it names its parent, whose limits have scope "tree".
         run = h.journal.start_run(run_id, agent="seed001", model=MODEL, provider="anthropic", task_class="research",
-                                  tools=tools, loop_detector=loop, parent_run_id=parent_run_id)
+                                  tools=tools, loop_detector=loop, parent_run_id=parent_run_id, fence="seed001")
     run.parent_run_id = parent_run_id
     return run
 

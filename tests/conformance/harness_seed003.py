@@ -389,7 +389,7 @@ class _Journal:
                     "schema_tokens": t.schema_tokens} for t in ctx.toolSubset.values()],
             catalogue_tokens=sum(t.schema_tokens for t in ctx.toolSubset.values()),
             loop_detector={"kind": "calls_window", "limit": 3, "window": 6},
-            fallback_model=ctx.fallbackModel.id)
+            fallback_model=ctx.fallbackModel.id, fence="seed003")  # its deadline: Date.now() > deadline
 
     def writeModelStep(self, ctx: RunCtx, steps: int, res: ModelResponse, messages: dict):
         # The seed passes its step counter; the journal numbers its own lines (idx), so it is not needed.

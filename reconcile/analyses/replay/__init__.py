@@ -37,8 +37,10 @@ from reconcile.errors import BadInput
 from reconcile.money import cost_per_completed_task
 from reconcile.when import RUNS_IN_WINDOW, Window
 from reconcile.analyses.replay.candidates import Candidate, as_run, from_budgets, from_file, from_options
-from reconcile.analyses.replay.fence import prepare, replay_candidate
-from reconcile.analyses.replay.summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL, stop_reason
+from reconcile.analyses.fence import drop_staging
+from reconcile.analyses.replay.fence import grace, prepare, replay_candidate
+from reconcile.analyses.replay.summary import CUT_RUN_COLUMNS, GROUP_SQL, MIX_SQL
+from reconcile.store.fences import stop_reason
 from reconcile.engine import Engine
 
 __all__ = ["Candidate", "as_run", "from_budgets", "from_file", "from_options", "replay", "stop_reason"]
@@ -57,15 +59,17 @@ def replay(engine: Engine, candidates: list[Candidate] | None = None, by: str = 
     window = window or Window()
     params = window.params
     require_runs(engine, window)
+    config = config or Config()
     if not candidates:
-        candidates = [from_budgets(budget_report(engine, by, window, source))]
-    prepare(engine, config or Config(), RUNS_IN_WINDOW, params)
+        candidates = [from_budgets(budget_report(engine, by, window, source, config=config))]
+    prepare(engine, config, RUNS_IN_WINDOW, params)
     results = []
     for candidate in candidates:
-        replay_candidate(engine, candidate, GROUPS[by], RUNS_IN_WINDOW, params)
+        replay_candidate(engine, candidate, GROUPS[by], RUNS_IN_WINDOW, params, grace(config))
         results.append(_summarise(engine, candidate, runs))
-    for table in ("_replay_runs", "_replay_loops", "_replay_limits", "loop_detectors", "_replay_steps"):
+    for table in ("_replay_runs", "_replay_judged", "loop_detectors"):
         engine.run(f"drop table if exists {table}")
+    drop_staging(engine)
     return {"by": by, "since": window.since, "until": window.until, "candidates": results}
 
 
@@ -99,7 +103,7 @@ def _summarise(engine: Engine, candidate: Candidate, with_runs: bool) -> dict[st
     if with_runs:
         result["runs"] = engine.records("select * from _replay_runs order by group_key, run_id")
         for row in result["runs"]:
-            row["stop_reason_written"] = stop_reason(row) if row["outcome"] in ("cut", "same_stop") else None
+            row["stop_reason_written"] = stop_reason(row) if row["outcome"] in ("cut", "same_stop", "late_stop") else None
     return result
 
 
@@ -116,7 +120,7 @@ def _derive(group: dict[str, Any]) -> None:
     group["minutes_saved"] = round(group["ms_saved"] / 60_000, 2)  # summed in whole milliseconds: no float drift
 
 
-_ADDED = ("runs", "succeeded", "stopped_earlier", "same_stop", "runs_on", "successes_lost", "spend_saved_micros",
+_ADDED = ("runs", "succeeded", "stopped_earlier", "same_stop", "stopped_late", "runs_on", "successes_lost", "spend_saved_micros",
           "spend_lost_micros", "saving_unknown_runs", "wrap_up_micros", "wrap_up_unknown_runs", "steps_saved",
           "tool_steps_saved", "ms_saved", "seconds_unknown_runs", "not_judged_runs", "spend_micros",
           "spend_unknown_runs", "loops_caught", "false_positives", "steps_earlier")

@@ -1,9 +1,11 @@
-"""Stage a candidate's limits on every run and replay the fence over the steps (``fence.sql``).
+"""Stage a candidate's limits on every run and replay its fence over the steps (``fence.sql``).
 
-Three statements a candidate, all set-based: ``_replay_limits`` (the limits each run in the window would
-have had), the candidate's loop detector replayed over the transcripts (``loop_firings.sql``, the checks'
-own replay of the seeds' detectors), and ``_replay_runs`` (``fence.sql``: one row a run — where the fence
-would have stopped it, why, and what the steps after that point did and cost).
+The walk itself is ``reconcile.analyses.fence`` — the one ``budgets_enforced`` reads: the steps and the ledger at
+each check are made once (``prepare``); per candidate, three set-based statements: ``_fence_limits`` (the limits
+each run in the window would have had, and the rules its fence follows), the candidate's loop detector replayed
+over the transcripts (``loop_firings.sql``, the checks' own replay of the seeds' detectors) into ``_fence_loops``,
+the judgement (``judge.sql``) and ``_replay_runs`` (``fence.sql``: one row a run — where the fence would have
+stopped it, why, and what the steps after that point did and cost).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 from importlib import resources
 
 
+from reconcile.analyses import fence
 from reconcile.config.settings import create_loop_firings, create_run_settings
 from reconcile.formats.journal_spec import DETECTORS, WINDOW
-from reconcile.analyses.replay.candidates import Candidate
+from reconcile.analyses.replay.candidates import Candidate, as_run as as_run_candidate
 from reconcile.engine import Engine
 
 COLUMNS = {"max_steps": "bigint", "max_tokens": "bigint", "max_prompt_tokens": "bigint",
@@ -24,34 +27,41 @@ OWN = {"max_steps": "b.max_steps", "max_tokens": "b.max_tokens", "max_prompt_tok
        "max_cost_micros": "b.max_cost_micros"}  # the budget owner's: the run, or the root sharing its limits
 
 
-STEP_COLUMNS = ("run_id", "idx", "kind", "is_wrap_up", "provider_refused", "input_tokens", "output_tokens",
-                "cost_micros", "harness_cost_micros", "started_at")
-
-
 def prepare(engine: Engine, config, window: str, params: dict) -> None:
-    """What every candidate reads, made once: each run's own detector settings (``run_settings``) and the steps of
-    the runs in the window, priced (``_replay_steps``: the few columns of ``step_view`` the fence reads — pricing
-    every column of every step would cost more than the replay itself)."""
+    """What every candidate reads, made once: each run's own detector settings and fence rules (``run_settings``),
+    the steps of the runs in the window (``_fence_steps``) and the fence's ledger at each check (``_fence_points``)."""
     create_run_settings(engine, config)
-    # only model calls have a price: the other steps come from the table, not through the pricing join
-    engine.run(f"""create or replace temp table _replay_steps as
-        select {", ".join(f"s.{c}" for c in STEP_COLUMNS)}
-        from step_view s join runs r on r.run_id = s.run_id where s.kind = 'model' and {window}
-        union all
-        select s.run_id, s.idx, s.kind, false, false, null, null, null, null, s.started_at
-        from steps s join runs r on r.run_id = s.run_id where s.kind <> 'model' and {window}""", params)
+    fence.stage_steps(engine, window, params)
+    fence.stage_ledger(engine, "declared")
 
 
-def replay_candidate(engine: Engine, candidate: Candidate, group_sql: str, window: str,
-                     params: dict) -> None:
+def as_run(engine: Engine, config, into: str = "fence_as_run") -> None:
+    """``into`` (``fence_as_run``): every run judged by ``reconcile replay --as-run`` — its own limits, loop detector
+    and fence rules — which is what ``budgets_enforced`` reads, so the check and the replay cannot disagree."""
+    prepare(engine, config, "true", {})
+    _stage_limits(engine, as_run_candidate(), "null", "true", {}, grace(config))
+    create_loop_firings(engine, detectors="_fence_limits", into="_fence_loops")
+    fence.judge(engine, into)
+    fence.drop_staging(engine)
+
+
+def grace(config) -> float:
+    """How long past its deadline, with nothing journalled, a fence-stopped run may take (``fence_grace_seconds``)."""
+    return float(config.setting("fence_grace_seconds").value)
+
+
+def replay_candidate(engine: Engine, candidate: Candidate, group_sql: str, window: str, params: dict,
+                     grace_seconds: float) -> None:
     """``_replay_runs`` for one candidate over the runs in ``window`` (needs ``prepare`` first)."""
-    _stage_limits(engine, candidate, group_sql, window, params)
-    create_loop_firings(engine, detectors="_replay_limits", into="_replay_loops")
+    _stage_limits(engine, candidate, group_sql, window, params, grace_seconds)
+    create_loop_firings(engine, detectors="_fence_limits", into="_fence_loops")
+    fence.judge(engine, "_replay_judged")
     engine.run("create or replace temp table _replay_runs as\n"
                + (resources.files("reconcile.analyses.replay") / "fence.sql").read_text())
 
 
-def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, params: dict) -> None:
+def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, params: dict,
+                  grace_seconds: float) -> None:
     rows, values = [], {}
     for row, (key, limits) in enumerate(candidate.limits.items()):  # named parameters, as the window's are
         cells = {"key": ("varchar", key), **{name: (kind, limits.get(name)) for name, kind in COLUMNS.items()}}
@@ -72,17 +82,12 @@ def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, par
     detector = f"nullif(coalesce({named}{', rs.loop_detector' if own else ''}), 'none')"
     seed_limit = " ".join(f"when '{kind}' then {limit}" for kind, limit in DETECTORS.items())
     # seed 001's one budget for the agent tree: a run under a root whose limits have scope "tree" spends the root's
-    # limits, counted from the root's start over every run of the tree (its budget_key is the root)
+    # limits (its budget_key, _fence_owners), under the rules the root's fence follows
     engine.run(
-        f"""create or replace temp table _replay_limits as
-        with candidate as ({table}),
-        roots as (select * from run_roots),
-        owners as (
-            select x.run_id, case when o.budget_scope = 'tree' then o.run_id else x.run_id end as budget_key,
-                   coalesce(o.budget_scope = 'tree', false) as tree
-            from roots x join runs o on o.run_id = x.root_run_id
-        )
-        select r.run_id, {group_sql} as group_key, b.started_at, w.budget_key, w.tree,
+        f"""create or replace temp table _fence_limits as
+        with candidate as ({table})
+        select r.run_id, {group_sql} as group_key, w.budget_key, w.tree,
+               coalesce(os.fence, 'default') as fence, {round(grace_seconds * 1_000_000)} as grace_us,
                {", ".join(f"{chosen(name)} as {name}" for name in OWN)},
                {detector} as loop_detector,
                coalesce(g.loop_limit, a.loop_limit,
@@ -92,9 +97,10 @@ def _stage_limits(engine, candidate: Candidate, group_sql: str, window: str, par
                         {WINDOW}) as loop_window,
                coalesce(g.wrap_up, a.wrap_up, false) as wrap_up
         from runs r
-        join owners w on w.run_id = r.run_id
+        join _fence_owners w on w.run_id = r.run_id
         join runs b on b.run_id = w.budget_key  -- whose limits it spends
         left join run_settings rs on rs.run_id = r.run_id
+        left join run_settings os on os.run_id = w.budget_key  -- whose rules
         left join candidate g on g.key = {group_sql}
         left join candidate a on a.key is null
         where {window}""",

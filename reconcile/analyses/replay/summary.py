@@ -8,9 +8,6 @@ apart, never as $0.
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Any
-
 _CUT = "outcome = 'cut'"
 _FAILED = "status <> 'succeeded'"
 
@@ -20,6 +17,7 @@ select group_key as key,
        count(*) filter (where status = 'succeeded') as succeeded,
        count(*) filter (where {_CUT}) as stopped_earlier,
        count(*) filter (where outcome = 'same_stop') as same_stop,
+       count(*) filter (where outcome = 'late_stop') as stopped_late,
        count(*) filter (where outcome = 'runs_on') as runs_on,
        count(*) filter (where {_CUT} and status = 'succeeded') as successes_lost,
        coalesce(sum(spend_saved_micros) filter (where {_CUT} and {_FAILED}), 0)::bigint as spend_saved_micros,
@@ -29,7 +27,7 @@ select group_key as key,
        count(*) filter (where {_CUT} and wrap_up and wrap_up_micros is null) as wrap_up_unknown_runs,
        coalesce(sum(steps_saved) filter (where {_CUT}), 0)::bigint as steps_saved,
        coalesce(sum(tool_steps_saved) filter (where {_CUT}), 0)::bigint as tool_steps_saved,
-       coalesce(sum(ms_saved) filter (where {_CUT}), 0)::bigint as ms_saved,
+       coalesce(sum(ms_saved) filter (where {_CUT} or outcome = 'late_stop'), 0)::bigint as ms_saved,
        count(*) filter (where {_CUT} and ms_saved is null) as seconds_unknown_runs,
        count(*) filter (where not_judged is not null) as not_judged_runs,
        coalesce(sum(spend_micros), 0)::bigint as spend_micros,
@@ -49,40 +47,14 @@ MIX_SQL = """
 select group_key as key, 'before' as side, status, count(*) as runs from _replay_runs group by 1, 2, 3
 union all
 select group_key, 'after',
-       case when outcome in ('cut', 'same_stop') then new_status when outcome = 'runs_on' then 'ran on (unknown)'
+       case when outcome in ('cut', 'same_stop', 'late_stop') then new_status when outcome = 'runs_on' then 'ran on (unknown)'
             else status end,
        count(*)
 from _replay_runs group by 1, 2, 3
 order by 1, 2, 3
 """
 
-CUT_RUN_COLUMNS = """group_key as key, run_id, status, stop_reason as stop_reason_was, cut_idx as step, calls_made,
+CUT_RUN_COLUMNS = """group_key as key, run_id, status, stop_reason as stop_reason_was, fence, cut_idx as step, calls_made,
        charged_calls, ceiling, new_status, max_steps, max_tokens, max_prompt_tokens, max_completion_tokens,
        max_wall_seconds, max_cost_micros, loop_detector, loop_limit, loop_pattern, spend_saved_micros,
        ms_saved, not_judged"""
-
-
-def stop_reason(row: dict[str, Any]) -> str | None:
-    """The stop reason the candidate's fence would have written, in the words of the seed that defines the
-    ceiling (``reconcile.store.status`` maps each back to the status the replay reports)."""
-    ceiling = row.get("ceiling")
-    if ceiling == "steps":
-        return f"step limit ({row['max_steps']})"
-    if ceiling == "tokens":
-        return f"token limit ({row['max_tokens']:,})"
-    if ceiling == "prompt_tokens":
-        return "max_prompt_tokens"
-    if ceiling == "completion_tokens":
-        return "max_completion_tokens"
-    if ceiling == "wall_seconds":
-        return f"time limit ({float(row['max_wall_seconds'])}s)"
-    if ceiling == "cost_micros":
-        return f"cost limit (${Decimal(row['max_cost_micros']) / 1_000_000:.2f})"
-    if ceiling == "loop":
-        detector = row.get("loop_detector")
-        if detector == "results_in_a_row":
-            return "identical_tool_results"
-        if detector == "calls_anywhere":
-            return f"repeated the same tool calls {row['loop_limit']} times without progress"
-        return "no_progress"  # seed 003 names only the status (stalled)
-    return None

@@ -100,6 +100,7 @@ select
     r.max_repeats,
     r.max_retries,
     coalesce(r.budget_scope, 'run') as budget_scope,  -- 'tree': the limits are shared by every run under this one
+    r.fence,  -- the rules its harness's fence follows, as the journal says (docs/status.md): NULL when it does not
     r.loop_detector,
     r.loop_limit,
     r.loop_window,
