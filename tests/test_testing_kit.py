@@ -56,11 +56,23 @@ class Limits:
     max_repeats: int = 2
 
 
+@dataclass
+class LimitsWithSpend(Limits):
+    max_cost_usd: float = 0.01  # a spend ceiling beside seed 000's four (seed 001's fourth dimension)
+
+
 @dataclass(frozen=True)
 class Flaws:
     answer_overwritten: bool = False  # a final answer is taken for a progress note; the loop runs on
     late_fingerprint: bool = False  # the repeat check is off by one: a fourth identical result gets through
     no_wall_clock: bool = False  # Ledger.check has no wall-clock line
+    no_step_check: bool = False  # Ledger.check has no max_steps line
+    fingerprint_calls: bool = False  # the repeat fence fingerprints the call (tool and arguments), not its result
+    last_call_prompt: bool = False  # max_prompt_tokens is compared with the last call's prompt, not the run's total
+    spend: str | None = None  # "first": a spend ceiling checked before every other line; "unchecked": declared only
+
+
+PRICES = {"prompt": 3.0, "completion": 15.0}  # claude-sonnet-4-5, dollars per million tokens: the harness's price
 
 
 @dataclass
@@ -72,6 +84,8 @@ class Ledger:
     repeat_run: int = 0
     started: float = field(default_factory=time.monotonic)
     flaws: Flaws = field(default_factory=Flaws, repr=False)
+    last_prompt: int = 0
+    spent_usd: float = 0.0  # for the spend flaws only: not a counter seed 000's Ledger keeps
 
     @property
     def wall_seconds(self) -> float:
@@ -83,9 +97,11 @@ class Ledger:
         self.last_fingerprint = fp
 
     def check(self, limits: Limits) -> None:
-        if self.steps >= limits.max_steps:
+        if self.flaws.spend == "first" and self.spent_usd >= limits.max_cost_usd:
+            raise BudgetExceeded("max_cost_usd")
+        if self.steps >= limits.max_steps and not self.flaws.no_step_check:
             raise BudgetExceeded("max_steps")
-        if self.prompt_tokens >= limits.max_prompt_tokens:
+        if (self.last_prompt if self.flaws.last_call_prompt else self.prompt_tokens) >= limits.max_prompt_tokens:
             raise BudgetExceeded("max_prompt_tokens")
         if self.completion_tokens >= limits.max_completion_tokens:
             raise BudgetExceeded("max_completion_tokens")
@@ -120,6 +136,8 @@ def run_loop(model, registry, task, limits=Limits(), flaws=Flaws()):
         led.steps += 1
         led.prompt_tokens += call["usage"]["prompt"]
         led.completion_tokens += call["usage"]["completion"]
+        led.last_prompt = call["usage"]["prompt"]
+        led.spent_usd += sum(call["usage"][k] * PRICES[k] for k in PRICES) / 1e6
 
         if call.get("final"):
             if not flaws.answer_overwritten:
@@ -131,7 +149,7 @@ def run_loop(model, registry, task, limits=Limits(), flaws=Flaws()):
         fn = registry.get(name)
         result = (f"error: unknown tool {name!r}" if fn is None
                   else run_tool(fn, args, timeout_s=min(30.0, limits.max_wall_seconds)))
-        led.record_tool_result(result)
+        led.record_tool_result(f"{name}{sorted(args.items())}" if flaws.fingerprint_calls else result)
         transcript.append({"role": "tool", "name": name, "content": result})
 
 
@@ -142,10 +160,12 @@ BLOCK_ONE = Limits(max_wall_seconds=60)
 
 def as_written(flaws: Flaws = Flaws()) -> BlockOne:
     """Seed 000's code through block one, the kit journalling for it."""
+    limits = LimitsWithSpend(max_wall_seconds=60) if flaws.spend else BLOCK_ONE
+
     def loop(model, registry):  # the two-line adapter
-        return run_loop(model, registry, "block one", BLOCK_ONE, flaws)
-    name = "-".join(k for k, v in vars(flaws).items() if v) or "as-written"
-    return BlockOne(loop, limits=BLOCK_ONE, patch_time=True, agent=f"seed000-{name}")
+        return run_loop(model, registry, "block one", limits, flaws)
+    name = "-".join(k if v is True else f"{k}_{v}" for k, v in vars(flaws).items() if v) or "as-written"
+    return BlockOne(loop, limits=limits, patch_time=True, agent=f"seed000-{name}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +225,8 @@ def conformance_seed003() -> BlockOne:
 
 
 # Its wall clock below four 31 s timeouts (its no-progress detector fires on the fourth identical call).
-REFERENCE_LIMITS = reference.Limits(max_steps=30, max_tokens=60_000, max_wall_seconds=60, max_cost_micros=10**9)
+# Twelve steps: a dozen short lookups stay under its 60,000 tokens, so the step ceiling is the one they reach.
+REFERENCE_LIMITS = reference.Limits(max_steps=12, max_tokens=60_000, max_wall_seconds=60, max_cost_micros=10**9)
 
 
 def reference_harness() -> BlockOne:
@@ -230,6 +251,10 @@ def reference_harness() -> BlockOne:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(reference, "FakeModel", Model)
             patch.setattr(reference, "simulate_tool", simulate_tool)
+            # its catalogue: the kit's every tool (the probes' lookup, read_log and poll besides the four stubs)
+            patch.setattr(reference, "MISBEHAVING", tuple(registry))
+            patch.setattr(reference, "TOOLS", {**reference.TOOLS, **{n: (n == "raise_after_write", False, 100)
+                                                                    for n in registry if n not in reference.TOOLS}})
             reference.run_agent(journal, reference.RunSpec(
                 model.run_id, "reference", "block_one", model.name, "anthropic", REFERENCE_LIMITS,
                 reference.Plan(answer_at=None, tools=[]), clock.utc(), seed=7))
@@ -249,7 +274,13 @@ HARNESSES = {"seed000-as-written": as_written, "conformance-seed000": conformanc
              "reference": reference_harness,
              "answer_overwritten": lambda: as_written(Flaws(answer_overwritten=True)),
              "late_fingerprint": lambda: as_written(Flaws(late_fingerprint=True)),
-             "no_wall_clock": lambda: as_written(Flaws(no_wall_clock=True)), "no_fence": no_fence}
+             "no_wall_clock": lambda: as_written(Flaws(no_wall_clock=True)), "no_fence": no_fence,
+             # issue 47: four broken fences the four stubs let through, and a correct one that checks spend first
+             "no_step_check": lambda: as_written(Flaws(no_step_check=True)),
+             "fingerprint_calls": lambda: as_written(Flaws(fingerprint_calls=True)),
+             "last_call_prompt": lambda: as_written(Flaws(last_call_prompt=True)),
+             "spend_unchecked": lambda: as_written(Flaws(spend="unchecked")),
+             "spend_first": lambda: as_written(Flaws(spend="first"))}
 
 
 @pytest.fixture(scope="module")
@@ -273,25 +304,37 @@ def failure(reports, name: str) -> str:
 # ---- the harnesses that hold, and the stop each seed's style gives for each stub
 
 SEED000 = {"ok_forever": "identical_tool_results", "big_output": "max_prompt_tokens", "sleep": "max_wall_seconds",
-           "raise_after_write": "model_finished"}
+           "raise_after_write": "model_finished", "lookup_forever": "max_steps", "long_answers": "max_completion_tokens",
+           "growing_history": "max_prompt_tokens", "ok_varied": "identical_tool_results", "poll": "max_steps"}
+LOOP = "repeated the same tool calls 3 times without progress"
 STOPS = {
     "seed000-as-written": SEED000,
     "conformance-seed000": SEED000,
-    "conformance-seed001": {"ok_forever": "repeated the same tool calls 3 times without progress",
-                            "big_output": "token limit (200,000)", "sleep": "time limit (300s)",
-                            "raise_after_write": None},  # complete: the seed gives no reason
+    "conformance-seed001": {"ok_forever": LOOP, "big_output": "token limit (200,000)", "sleep": "time limit (300s)",
+                            "raise_after_write": None,  # complete: the seed gives no reason
+                            "lookup_forever": "step limit (20)", "long_answers": "cost limit ($2.00)",
+                            "growing_history": "token limit (200,000)", "ok_varied": "step limit (20)", "poll": LOOP},
     "conformance-seed003": {"ok_forever": "stalled", "big_output": "budget_exceeded", "sleep": "timed_out",
-                            "raise_after_write": "succeeded"},
+                            "raise_after_write": "succeeded", "lookup_forever": "budget_exceeded",
+                            "long_answers": "budget_exceeded", "growing_history": "budget_exceeded",
+                            "ok_varied": "budget_exceeded", "poll": "stalled"},
     "reference": None,  # sample_runs/harness.py words its stops as it likes; held to the statuses only
 }
+# seed 000 fingerprints results: the varied calls that all answer "ok" stall it, the poll does not; seeds 001 and
+# 003 (and the reference harness) fingerprint calls: the other way round
+RESULTS, CALLS = ("stalled", "budget_exceeded"), ("budget_exceeded", "stalled")
 
 
 @pytest.mark.parametrize("name", STOPS)
 def test_seed_and_reference_harnesses_hold(reports, name):
     report = reports[name].assert_holds()
     assert STOPS[name] is None or {s.stub: s.stop_reason for s in report.stubs.values()} == STOPS[name]
-    assert [s.status for s in report.stubs.values()] == ["stalled", "budget_exceeded", "timed_out", "succeeded"]
+    varied = RESULTS if "seed000" in name else CALLS
+    assert [s.status for s in report.stubs.values()] == ["stalled", "budget_exceeded", "timed_out", "succeeded",
+                                                          "budget_exceeded", "budget_exceeded", "budget_exceeded",
+                                                          *varied]
     assert not any(s.findings for s in report.stubs.values())
+    assert not report.notes or all("tool_timeouts=False" in n for n in report.notes)  # every fence exercised
 
 
 def test_raise_after_write_is_a_warning_not_a_failure(reports):
@@ -339,7 +382,7 @@ def test_the_pytest_plugin_runs_block_one_in_the_tests_folder(fence_protocol, tm
 
 def test_answer_overwritten_fails(reports):
     message = failure(reports, "answer_overwritten")
-    assert "block one failed for 1 of 4 stub(s)" in message
+    assert "block one failed for 1 of 9 stub(s)" in message
     assert "- raise_after_write: stopped with 'max_steps' (budget_exceeded) as expected, but block four does not hold" \
         in message
     assert "final_answer_not_overwritten, step 2: final answer at step 2, then 10 more model step(s)" in message
@@ -348,7 +391,7 @@ def test_answer_overwritten_fails(reports):
 
 def test_late_fingerprint_fails(reports):
     message = failure(reports, "late_fingerprint")
-    assert "block one failed for 1 of 4 stub(s)" in message
+    assert "block one failed for 2 of 9 stub(s)" in message  # ok_forever, and ok_varied: both loop on "ok"
     assert "- ok_forever: stopped with 'identical_tool_results' (stalled) as expected, but" in message
     assert "loop_stopped_at_limit, step 5: its results_in_a_row loop detector (limit 2) fired here" in message
     assert "but the run made 1 more model call(s)" in message
@@ -356,12 +399,56 @@ def test_late_fingerprint_fails(reports):
 
 def test_no_wall_clock_fails(reports):
     message = failure(reports, "no_wall_clock")
-    assert "block one failed for 1 of 4 stub(s)" in message
+    assert "block one failed for 1 of 9 stub(s)" in message
     assert ("- sleep: expected max_wall_seconds (timed_out); the loop stopped with 'identical_tool_results' (stalled) "
-            "after 3 tool timeout(s): the repeat fence caught the hung tool before the wall clock did") in message
+            "only after calls past the wall clock (max_wall_seconds): that fence let them through") in message
     assert ("budgets_enforced, step 4: the fence should have stopped the run before this model call: it started "
             "62.000 s in, with a wall clock of 60 s") in message
     assert "stalled_runs_detected" not in message  # the three timeouts are identical results: the stall was real
+
+
+def test_no_step_check_fails_naming_the_step_ceiling(reports):
+    message = failure(reports, "no_step_check")
+    assert "block one failed for 2 of 9 stub(s)" in message  # the endless lookups, and the endless poll
+    assert ("- lookup_forever: expected max_steps (budget_exceeded, timed_out); the loop stopped with "
+            "'max_wall_seconds' (timed_out) only after calls past the step ceiling (max_steps)") in message
+    assert "12 charged call(s) already made, with max_steps 12" in message
+
+
+def test_a_repeat_fence_on_calls_instead_of_results_fails_naming_the_detector(reports):
+    message = failure(reports, "fingerprint_calls")
+    assert "block one failed for 2 of 9 stub(s)" in message
+    assert ("- ok_varied: expected identical_tool_results (stalled); the loop stopped with 'max_steps' "
+            "(budget_exceeded): the same result came back each time and the repeat fence did not see it") in message
+    assert "loop_stopped_at_limit, step 5: its results_in_a_row loop detector (limit 2) fired here" in message
+    assert ("- poll: expected a budget stop: each result differs, so a results fingerprint sees no loop "
+            "(budget_exceeded, timed_out); the loop stopped with 'identical_tool_results' (stalled)") in message
+    assert "stalled_runs_detected: ended stalled (identical_tool_results), but its results_in_a_row" in message
+
+
+def test_a_prompt_ceiling_held_to_the_last_call_fails_naming_it(reports):
+    message = failure(reports, "last_call_prompt")
+    assert "block one failed for 1 of 9 stub(s)" in message
+    assert ("- growing_history: expected max_prompt_tokens (budget_exceeded); the loop stopped with 'max_steps' "
+            "(budget_exceeded) only after calls past the prompt-token ceiling (max_prompt_tokens)") in message
+    assert "prompt tokens already spent, with max_prompt_tokens 60,000" in message
+
+
+def test_a_declared_spend_ceiling_never_checked_fails_naming_it(reports):
+    message = failure(reports, "spend_unchecked")
+    assert ("- lookup_forever: expected max_steps (budget_exceeded, timed_out); the loop stopped with 'max_steps' "
+            "(budget_exceeded) only after calls past the spend ceiling (max_cost_micros)") in message
+    assert "already spent, with a spend ceiling of $0.0100" in message
+
+
+def test_a_spend_ceiling_checked_before_the_token_ceilings_holds(reports):
+    """Seed 000's table names the ceiling each stub should reach; when several are reached at one check, which the
+    fence names is its own order (seed 001 checks tokens before cost, seed 003 the deadline first): any ceiling the
+    run declares and had reached is a right stop. A probe whose own ceiling was never reached is noted."""
+    report = reports["spend_first"].assert_holds()
+    assert report.stubs["big_output"].stop_reason == "max_cost_usd"  # both reached: spend is checked first
+    assert any(n.startswith("lookup_forever was stopped by the spend ceiling (max_cost_micros) before the step "
+                            "ceiling (max_steps) was reached: that fence was not exercised") for n in report.notes)
 
 
 def test_a_loop_without_a_fence_ends_with_a_clear_failure(reports):

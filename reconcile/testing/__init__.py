@@ -10,7 +10,9 @@ Install it in a harness's own test suite and drive the harness's loop with it:
     run_block_one(loop, limits=Limits(max_wall_seconds=60), patch_time=True)
 
 It runs the loop once per stub tool of seed 000 (``ok_forever``, ``big_output``, ``sleep``,
-``raise_after_write``) with a scripted fake model that keeps calling that stub, on a clock where
+``raise_after_write``) and per probe of the fences those four do not reach (``lookup_forever``,
+``long_answers``, ``growing_history``, ``ok_varied``, ``poll``) with a scripted fake model that keeps
+calling that stub, on a clock where
 time passes only when something spends it; journals through ``reconcile.journal`` (or lets the
 harness do it); loads the journals and the fake provider's usage report into a fresh store; runs
 block four's invariants and the fence checks; and raises ``BlockOneFailure`` (an

@@ -2,7 +2,7 @@
 
 The stubs spend time on it (``sleep(300)`` moves it five minutes on, at once), the scripted model
 spends its latency on it, and the harness's fence reads it. Nothing really waits, so driving a loop
-through all four stubs takes well under a second of real time. A harness gets the clock one of
+through every stub takes well under a second of real time. A harness gets the clock one of
 three ways:
 
 * **as an object**: ``clock.monotonic`` where the harness takes a monotonic function, ``clock.utc``

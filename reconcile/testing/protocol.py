@@ -8,8 +8,8 @@
 
     run_block_one(loop, limits=Limits(max_wall_seconds=60), patch_time=True)   # raises BlockOneFailure
 
-For each of the four stubs the loop is called once with a scripted model that keeps calling that
-stub (``stubs.EXPECTATIONS``) and a registry holding the four stubs. The loop is a callable
+For each of the four stubs and five probes the loop is called once with a scripted model that keeps calling
+that stub (``stubs.EXPECTATIONS``) and a registry holding every stub's tool. The loop is a callable
 ``(model, registry) -> result``; its result carries the stop reason and, ideally, its ledger
 (``recorder.outcome_of`` reads seed 000's dict, seed 001's ``Result``, a bare status string).
 

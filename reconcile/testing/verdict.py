@@ -29,7 +29,8 @@ from reconcile.engine import DuckDBEngine, Engine
 from reconcile.sql_text import string_literal
 from reconcile.store.facts import FACTS
 from reconcile.testing.provider import FakeProvider, write_report
-from reconcile.testing.stubs import EXPECTATIONS
+from reconcile.store.status import named_limit
+from reconcile.testing.stubs import EXPECTATIONS, FENCES, Seen
 
 if TYPE_CHECKING:  # the store's modules load when block one is judged, not when the kit is imported
     from reconcile.checks.runner import Finding
@@ -155,10 +156,10 @@ def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
                         report.problems.append(f"{Path(f.path).name}: {f.rejected} line(s) rejected by ingest: "
                                                + "; ".join(f.notes[:3]))
         engine = DuckDBEngine(con)  # judged in the connection that loaded it
-        for d in driven:
-            _judge_stops(engine, d.outcomes, d.files, d.tool_timeouts)
         checks = select_checks(load_checks(), list(CHECKS))
         checked = run_checks(engine, checks, config=Config(), record=False)
+        for d, report in zip(driven, reports):  # after the checks: each run's detector and its fence's walk
+            report.notes += _judge_stops(engine, d.outcomes, d.files, d.tool_timeouts)
         roots = dict(engine.rows("select run_id, root_run_id from run_view"))
         unjudged = _unjudged(engine, checks)
     placed = _Placer(driven, reports, roots)
@@ -226,15 +227,37 @@ def _unjudged(engine: Engine, checks: list) -> list[tuple[str, str, str]]:
     return engine.rows(" union all ".join(branches) + " order by 1, 2")
 
 
-def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[str, bool | None], tool_timeouts: bool) -> None:
-    """Each stub's run as the store sees it — status, stop reason, timed-out tool calls — against its row."""
+def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[str, bool | None],
+                 tool_timeouts: bool) -> list[str]:
+    """Each stub's run as the store sees it — status, stop reason, timed-out tool calls, the loop detector it
+    declares, the ceilings it declares and those reached when it stopped, a call its fence let past a ceiling
+    (``fence_as_run``, which ``budgets_enforced`` reads) — against its row. Returns the notes: a probe stopped by
+    another declared ceiling before its own was reached, which that probe therefore did not exercise."""
     runs = [o.run_id for o in outcomes.values() if o.run_id]
-    rows = engine.rows(
-        """select r.run_id, r.status, r.stop_reason, r.harness_status,
-                  (select count(*) from steps s where s.run_id = r.run_id and s.kind = 'tool'
-                   and s.tool_status = 'timeout') as timeouts
-           from run_view r where r.run_id in (select unnest(?::varchar[]))""", [runs])
-    seen = {row[0]: row[1:] for row in rows}
+    reached = ", ".join(f"case when {limit} is null then null else {spent} >= {limit} end as {name}"
+                        for name, (spent, limit) in _REACHED.items())
+    rows = engine.records(
+        f"""with spent as (
+                select run_id, count(*) filter (where not provider_refused) as steps,
+                       sum(input_tokens + output_tokens) as tokens, sum(input_tokens) as prompt,
+                       sum(output_tokens) as completion, sum(coalesce(harness_cost_micros, cost_micros)) as cost
+                from step_view where kind = 'model' and not is_wrap_up group by run_id),
+            checked as (  -- the check after the last call: at the wrap-up turn, else at the end
+                select r.run_id, date_diff('millisecond', r.started_at,
+                           coalesce(min(e.started_at) filter (where e.kind = 'event' and e.event = 'wrap_up'),
+                                    r.ended_at)) / 1000.0 as wall
+                from runs r left join steps e on e.run_id = r.run_id group by r.run_id, r.started_at, r.ended_at)
+            select r.run_id, r.status, r.stop_reason, r.harness_status, rs.loop_detector,
+                   (select count(*) from steps s where s.run_id = r.run_id and s.kind = 'tool'
+                    and s.tool_status = 'timeout') as timeouts,
+                   {reached},
+                   case when f.late_us is not null then 'wall_seconds'
+                        when not f.budget_at_end then f.budget_ceiling end as overrun
+            from runs r left join spent p on p.run_id = r.run_id left join checked c on c.run_id = r.run_id
+            left join run_settings rs on rs.run_id = r.run_id left join fence_as_run f on f.run_id = r.run_id
+            where r.run_id in (select unnest(?::varchar[]))""", [runs])
+    seen = {row["run_id"]: row for row in rows}
+    notes = []
     for outcome in outcomes.values():
         if outcome.problems:  # the loop never stopped, or raised: that is the verdict
             continue
@@ -242,10 +265,29 @@ def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[s
             outcome.problems.append(f"expected {outcome.expected}; no run of it is in the journal "
                                     "(did the harness start one on the journal it was given?)")
             continue
-        status, stop, outcome.harness_status, timeouts = seen[outcome.run_id]
+        row = seen[outcome.run_id]
+        status, stop = row["status"], row["stop_reason"]
         outcome.status = None if status == "running" else status
-        outcome.stop_reason, outcome.timeouts = stop, timeouts
-        problem = EXPECTATIONS[outcome.stub].problem(outcome.status, stop, timeouts, tool_timeouts,
-                                                     files.get(outcome.stub))
+        outcome.stop_reason, outcome.timeouts, outcome.harness_status = stop, row["timeouts"], row["harness_status"]
+        facts = Seen(row["loop_detector"], frozenset(c for c in _REACHED if row[c] is not None),
+                     frozenset(c for c in _REACHED if row[c]), row["overrun"])
+        expectation = EXPECTATIONS[outcome.stub].for_detector(facts.detector)
+        outcome.expected = expectation.expected
+        problem = expectation.problem(outcome.status, stop, row["timeouts"], tool_timeouts, files.get(outcome.stub),
+                                      facts)
         if problem:
             outcome.problems.append(problem)
+        named = named_limit(stop)
+        if not problem and expectation.limits is not None and named is not None and named not in expectation.limits \
+                and not (expectation.limits & facts.reached):
+            notes.append(f"{outcome.stub} was stopped by {FENCES.get(named, named)} before "
+                         f"{' or '.join(FENCES[c] for c in sorted(expectation.limits & facts.declared))} was reached: "
+                         "that fence was not exercised")
+    return notes
+
+
+# each ceiling: what was spent by the check after the last call, and the limit it is held to
+_REACHED = {"steps": ("p.steps", "r.max_steps"), "tokens": ("p.tokens", "r.max_tokens"),
+            "prompt_tokens": ("p.prompt", "r.max_prompt_tokens"),
+            "completion_tokens": ("p.completion", "r.max_completion_tokens"),
+            "cost_micros": ("p.cost", "r.max_cost_micros"), "wall_seconds": ("c.wall", "r.max_wall_seconds")}
