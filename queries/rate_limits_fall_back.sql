@@ -1,7 +1,7 @@
 -- name: rate_limits_fall_back
--- invariant: a call rate-limited again after one retry goes to the run's fallback model (seed 003: "fall back fast, not slow" — after one retry, not four)
+-- invariant: a call refused for load again after one retry — rate-limited (429) or overloaded (529) — goes to the run's fallback model (seed 003: "fall back fast, not slow"; its failure matrix, provider 529 mid-run: "fallback route after one retry, not four")
 -- severity: warn
--- remedy: the harness kept waiting on a rate-limited model; after one retry route the call to the fallback model the policy names (and journal the fallback event)
+-- remedy: the harness kept waiting on a model that refused for load; after one retry route the call to the fallback model the policy names (and journal the fallback event) — seed 003's code retries any 5xx on the same route up to maxRetries, but its failure matrix falls back after one retry of a 529
 -- needs: fallback_route
 -- judges: each run
 with model_calls as (
@@ -11,13 +11,17 @@ with model_calls as (
     where s.kind = 'model' and r.fallback_model is not null
     window w as (partition by s.run_id, coalesce(s.agent_label, '') order by s.idx)
 ),
-classified as (  -- seed 003's classes: 429 is a rate limit
-    select *, coalesce(previous_class, case when regexp_matches(previous_error, '(?i)\b429\b|rate[ _-]?limit|too many requests')
-                                            then 'rate_limit' end) = 'rate_limit' as after_rate_limit
+classified as (  -- seed 003's classes: 429 is a rate limit; a 529 (overloaded) is the transport failure its matrix names
+    select *,
+           case when coalesce(previous_class, case when regexp_matches(previous_error,
+                                                                      '(?i)\b429\b|rate[ _-]?limit|too many requests')
+                                                   then 'rate_limit' end) = 'rate_limit' then 'for its rate limit (429)'
+                when coalesce(previous_class, 'transport') = 'transport'
+                     and regexp_matches(previous_error, '(?i)\b529\b|overloaded') then 'as overloaded (529)' end as refused
     from model_calls
 ),
 chains as (
-    select *, sum(case when after_rate_limit then 0 else 1 end) over (partition by run_id order by idx) as chain
+    select *, sum(case when refused is not null then 0 else 1 end) over (partition by run_id order by idx) as chain
     from classified
 ),
 numbered as (
@@ -25,7 +29,7 @@ numbered as (
     from chains
 )
 select run_id, idx as step,
-       format('retry {} of a rate-limited call went to {} again, not to the fallback model {}', retry, model,
+       format('retry {} of a call refused {} went to {} again, not to the fallback model {}', retry, refused, model,
               fallback_model) as detail
 from numbered
-where after_rate_limit and retry >= 2 and model <> fallback_model
+where refused is not null and retry >= 2 and model <> fallback_model

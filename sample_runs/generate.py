@@ -195,6 +195,7 @@ EXPECTED = {
     "retry_same_input": (["retries_mutate_context"], True),
     "retry_past_limit": (["retries_within_limit"], True),
     "no_fallback": (["rate_limits_fall_back"], True),
+    "overload_no_fallback": (["rate_limits_fall_back"], True),
     "trust_tool_status": (["tool_errors_flagged"], True),
     "no_result_bound": (["tool_results_bounded"], True),
     "silent_truncation": (["no_silent_truncation"], True),
@@ -234,6 +235,9 @@ DESCRIPTIONS = {
                         "same input instead of telling the model what was wrong, paying twice for the same failure.",
     "retry_past_limit": "The provider refused the call in transport (529) five times; the harness's limit is 3 "
                         "retries but it tried again (this step is a retry past the limit).",
+    "overload_no_fallback": "The provider answered 529 (overloaded) after a retry; the harness retried the same model "
+                            "again, as seed 003's code retries any 5xx, where seed 003's failure matrix routes a 529 "
+                            "to the fallback model after one retry (this step is such a retry).",
     "no_fallback": "The model was rate limited (429) after a retry; the harness's policy names claude-haiku-4-5 as the "
                    "fallback route, but it retried the same model (this step is such a retry).",
     "trust_tool_status": "`search` answered an HTTP 503 error body; the harness recorded it as status ok.",

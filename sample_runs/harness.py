@@ -153,6 +153,10 @@ def _loop(journal: Journal, spec: RunSpec, incidents: list[tuple[str, int]], wor
             if not faults.retry_past_limit:
                 return run.end("provider_error", ledger=ledger)  # the run failed
             incidents.append(("retry_past_limit", run.next_idx))
+        if failed_before == "transport" and retries >= 2 and spec.fallback_model and current != spec.fallback_model:
+            # it retries a 529 on the same route up to max_retries, as seed 003's code does; seed 003's failure
+            # matrix (provider 529 mid-run) falls back after one retry
+            incidents.append(("overload_no_fallback", run.next_idx))
         if failed_before == "rate_limit" and retries >= 2 and spec.fallback_model and current != spec.fallback_model:
             if faults.no_fallback:  # the bug: it waits on the rate-limited model again
                 incidents.append(("no_fallback", run.next_idx))

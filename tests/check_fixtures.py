@@ -29,11 +29,11 @@ class Run:
                                      model="claude-sonnet-4-5", **start)
         self.ledger = {"steps": 0, "input_tokens": 0, "output_tokens": 0, "tool_results": 0, "cost_micros": 0}
 
-    def model(self, calls=(), final=False, usage=None, **fields) -> tuple[int, list[ToolCall]]:
+    def model(self, calls=(), final=False, usage=None, text_override=None, **fields) -> tuple[int, list[ToolCall]]:
         usage = dict(usage or USAGE)
         fields.setdefault("cost_micros", 100)
         step = self.run.model_step(usage=usage, ms=500, tool_calls=calls, final=final,
-                                   text="the answer" if final else None, **fields)
+                                   text=text_override or ("the answer" if final else None), **fields)
         self.ledger["steps"] += 1
         self.ledger["input_tokens"] += sum(v for k, v in usage.items() if k not in ("output", "reasoning"))
         self.ledger["output_tokens"] += usage.get("output", 0)
@@ -45,7 +45,8 @@ class Run:
         self.run.event("wrap_up", detail=f"{reason}: one tool-free turn to summarise")
         if charge:
             return self.model(usage=usage)[0]
-        return self.run.model_step(usage=dict(usage or USAGE), ms=500, text="what I found", cost_micros=100).idx
+        return self.run.model_step(usage=dict(usage or USAGE), ms=500, text="what I found", cost_micros=100,
+                                   finish_reason="end_turn").idx
 
     def tool(self, call: ToolCall, result: str = "fine", **fields) -> int:
         self.ledger["tool_results"] += 1
@@ -128,7 +129,15 @@ def planted_final_answer_not_overwritten(j):
     _, calls = run.model([("search", {"query": "more"})])
     run.tool(calls[0])
     run.end("max_steps")
-    return [("kept_going", answer)]
+    # the answer the loop misread: the model ended its turn with text and no tool call, journalled final=false
+    # as the harness saw it, then three more calls to the step ceiling (seed 000: only the transcript can tell)
+    misread = Run(j, "misread", limits={"max_steps": 4})
+    said, _ = misread.model(finish_reason="end_turn", text_override="The flaky test is test_retry.")
+    for n in range(3):
+        _, calls = misread.model([("read_file", {"path": f"more_{n}"})], finish_reason="tool_use")
+        misread.tool(calls[0])
+    misread.end("max_steps")
+    return [("kept_going", answer), ("misread", said)]
 
 
 def planted_tool_calls_paired(j):
@@ -335,7 +344,12 @@ def planted_retries_mutate_context(j):
     run.model(input_hash="h1", error="invalid output: bad JSON")
     again, _ = run.model(input_hash="h1", final=True)
     run.end()
-    return [("same_again", again)]
+    # seed 003's recipe: the invalid output journalled by its class alone, no error text
+    classed = Run(j, "same_again_classed")
+    classed.model(input_hash="h1", error_class="invalid_output")
+    repeat, _ = classed.model(input_hash="h1", final=True)
+    classed.end()
+    return [("same_again", again), ("same_again_classed", repeat)]
 
 
 def planted_no_failed_side_effects(j):
@@ -365,7 +379,14 @@ def planted_rate_limits_fall_back(j):
     run.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", error="429 rate_limit_error")
     again, _ = run.model(input_hash="h1", final=True)  # a second retry, still on the rate-limited model
     run.end()
-    return [("waited", again)]
+    # seed 003's matrix, provider 529 mid-run: three 529s on the primary — the third should have gone to the fallback
+    overloaded = Run(j, "overloaded_thrice", fallback_model="claude-haiku-4-5")
+    for attempt in (1, 2, 3):
+        third, _ = overloaded.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", attempt=attempt,
+                                    error="529 overloaded_error", error_class="transport")
+    overloaded.model(input_hash="h1", attempt=4, final=True)
+    overloaded.end()
+    return [("waited", again), ("overloaded_thrice", third), ("overloaded_thrice", third + 1)]
 
 
 def planted_tool_errors_flagged(j):
@@ -490,6 +511,28 @@ def clean_default(j):
     answered(j, "good")
 
 
+def clean_answers(j):
+    """Tool-free text turns that are no final answer: seed 001's wrap-up turn after a budget stop, a turn that
+    failed validation, and a text turn in a run that went on to succeed."""
+    clean_default(j)
+    wrapped = Run(j, "wrapped_up", limits={"max_steps": 1})
+    _, calls = wrapped.model([("read_file", {"path": "a"})], finish_reason="tool_use")
+    wrapped.tool(calls[0])
+    wrapped.wrap_up("step limit (1)", charge=False)
+    wrapped.end("step limit (1)", status="incomplete")
+    invalid = Run(j, "invalid_then_stopped", limits={"max_steps": 2})
+    invalid.model(finish_reason="end_turn", text_override="{not json", error_class="invalid_output", input_hash="h1")
+    _, calls = invalid.model([("read_file", {"path": "a"})], finish_reason="tool_use", input_hash="h2")
+    invalid.tool(calls[0])
+    invalid.end("max_steps")
+    chatty = Run(j, "thought_aloud")
+    chatty.model(finish_reason="end_turn", text_override="Let me look at the tests first.")
+    _, calls = chatty.model([("read_file", {"path": "t.py"})], finish_reason="tool_use")
+    chatty.tool(calls[0])
+    chatty.model(final=True, finish_reason="end_turn")
+    chatty.end()
+
+
 def clean_budgets(j):
     run = Run(j, "within", limits={"max_steps": 3, "max_tokens": 2000, "max_cost_micros": 150,
                                     "max_prompt_tokens": 1800, "max_completion_tokens": 100,
@@ -588,6 +631,19 @@ def clean_retry(j):
     limited.run.event("fallback", detail="claude-haiku-4-5")
     limited.model(input_hash="h1", model="claude-haiku-4-5", final=True)
     limited.end()
+    # a 529, its one retry overloaded too, then the fallback route (seed 003's matrix)
+    routed = Run(j, "overloaded_then_routed", limits={"max_retries": 3}, fallback_model="claude-haiku-4-5")
+    for attempt in (1, 2):
+        routed.model(usage={"input_uncached": 0, "output": 0}, input_hash="h1", attempt=attempt,
+                     error="529 overloaded_error", error_class="transport")
+    routed.run.event("fallback", detail="claude-haiku-4-5")
+    routed.model(input_hash="h1", model="claude-haiku-4-5", attempt=3, final=True)
+    routed.end()
+    # an invalid output, fed back (seed 003): the next call's input differs
+    fed_back = Run(j, "fed_back")
+    fed_back.model(input_hash="h1", error_class="invalid_output")
+    fed_back.model(input_hash="h2", final=True)
+    fed_back.end()
 
 
 def clean_tool_results(j):
@@ -624,7 +680,7 @@ def clean_statuses(j):
 
 
 PLANTED = {name.removeprefix("planted_"): fn for name, fn in globals().items() if name.startswith("planted_")}
-CLEAN = {name: clean_default for name in PLANTED} | {
+CLEAN = {name: clean_default for name in PLANTED} | {"final_answer_not_overwritten": clean_answers,
     "budgets_enforced": clean_budgets, "stalled_runs_detected": clean_stalls, "side_effects_once": clean_side_effects,
     "no_stuck_side_effects": clean_side_effects, "no_failed_side_effects": clean_side_effects,
     "retries_mutate_context": clean_retry, "retries_within_limit": clean_retry, "rate_limits_fall_back": clean_retry,
