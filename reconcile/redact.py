@@ -22,16 +22,21 @@ _PATTERNS = [
     re.compile(r"\bhf_[A-Za-z0-9]{30,}"),                                 # Hugging Face tokens
     re.compile(r"xox[abeoprs]-[A-Za-z0-9\-]{10,}"),                       # Slack tokens
     re.compile(r"(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/\-]{12,}=*"),    # Authorization: Bearer … / Basic …
-    re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWTs
+    # JWTs. Tried once a word (a run of [A-Za-z0-9_-]), at its first "eyJ": a later one in the same word reaches
+    # the same dot with fewer characters, so it fails too; trying each (as "eyJ[…]{8,}\." did) is quadratic.
+    re.compile(r"(?<![A-Za-z0-9_\-])(?P<kept>(?:(?!eyJ)[A-Za-z0-9_\-])*)"
+               r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
 ]
-# A password in a URL: scheme://user:password@host keeps the user and the host.
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*):([^/\s@]+)@")
+# A password in a URL: scheme://user:password@host keeps the user and the host. Found from the "://" (its
+# scheme read behind it): a scheme read forwards from each letter of a long word is quadratic.
+_URL_PASSWORD = re.compile(r"(?i)(?<=[a-z0-9+.\-])(://[^/\s:@]*):([^/\s@]+)@")
 # NAME = value, "name": "value", NAME=value in an environment dump (AWS_SECRET_ACCESS_KEY=…, DB_PASSWORD=…):
 # keep the name, hide the value. The secret word may sit anywhere in an identifier, but a name that
-# only counts tokens ("max_tokens", "output_tokens") is not a secret.
+# only counts tokens ("max_tokens", "output_tokens") is not a secret. Tried from the start of a name only: a match
+# from inside one implies a match from its start, and trying each character of a long name is quadratic.
 _ASSIGNED = re.compile(r"""(?ix)
-    (?<![A-Za-z0-9])
+    (?<![A-Za-z0-9_\-])
     ([A-Za-z0-9_\-]*?(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?
                        |access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token|token)(?![A-Za-z0-9]))
     (["']?\s*[:=]\s*["']?)
@@ -43,6 +48,11 @@ def redact(text: object) -> object:
     if not isinstance(text, str):
         return text
     for pattern in _PATTERNS:
-        text = pattern.sub(MASK, text)
+        text = pattern.sub(_masked, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
     return _ASSIGNED.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+
+
+def _masked(match: re.Match) -> str:
+    """The mask, after what the pattern read but does not hide (its ``kept`` group)."""
+    return (match.groupdict().get("kept") or "") + MASK

@@ -148,6 +148,19 @@ def test_exact_repeats_and_blank_lines_are_skipped_not_rejected(con, tmp_path):
     assert counts(con)[1] == 5
 
 
+@pytest.mark.parametrize("text, lines", [("\n", 1), ("   \n\n\t\n \u00a0\x0c\n", 4), ("  \n \n  ", 3)],
+                         ids=["one", "white space", "no last newline"])
+def test_a_file_of_blank_lines_forced_native_loads_nothing_and_is_no_failure(con, tmp_path, cli, text, lines):
+    # blank lines are skipped wherever they are: --format native does not make them a sign of another format
+    path = tmp_path / "blank.jsonl"
+    path.write_text(text)
+    file = ingest(con, [path], format="native").files[0]
+    assert (file.status, file.lines, file.loaded, file.rejected, file.skipped) == ("loaded", lines, 0, 0, lines)
+    assert file.skipped_by == {"blank line": lines}
+    assert counts(con)[0] == 0 and rejects(con) == [] and accounting_holds(con)
+    assert cli("ingest", path, "--format", "native", "--db", tmp_path / "cli.duckdb").code == 0
+
+
 def test_a_run_already_loaded_from_another_file_is_skipped(con, tmp_path):
     first = journal_file(tmp_path / "a.jsonl", runs=("a",))
     copy = tmp_path / "copy.jsonl"

@@ -6,15 +6,21 @@ call's cache reads are made unknown, as a reader of a format that omits them wri
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from conftest import ROOT
 from journals import journal_file
 from reconcile import store
 from reconcile.checks import load_checks, run_checks, select_checks
-from reconcile.analyses.costs import cost_report
+from reconcile.analyses.costs import BUCKETS, cost_report
 from reconcile.ingest.driver import ingest
 from reconcile.money import described
 from reconcile.engine import DuckDBEngine
+
+SWE_AGENT = ROOT / "tests" / "fixtures" / "realdata" / "swe-agent"
+SWE_AGENT_RUN = "test_data__gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__swe-agent__test-repo-i1"
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +69,39 @@ def test_the_ledger_check_does_not_judge_a_run_whose_token_sums_are_unknown(con)
     assert [n.text() for n in result.not_judged] == [
         "1 native run: a model call's usage leaves a token bucket unknown (a cache or output count the record does not "
         "carry): the token sums are unknown"]
+
+
+def test_cost_buckets_are_null_where_a_run_records_no_usage(cli, tmp_path):
+    """SWE-agent records no token usage: ``cost --json`` says its buckets are unknown (null), never 0, in its
+    group and in the total; a native journal's are numbers; a store of both has the total unknown, each run its own."""
+    swe, native, both = tmp_path / "swe", tmp_path / "native", tmp_path / "both"
+    swe.mkdir()
+    native.mkdir()
+    shutil.copy(SWE_AGENT / f"{SWE_AGENT_RUN}.traj", swe)
+    journal_file(native / "j.jsonl")
+    shutil.copytree(swe, both)
+    shutil.copytree(native, both, dirs_exist_ok=True)
+    for folder in (swe, native, both):
+        assert cli("ingest", folder, "--db", tmp_path / f"{folder.name}.duckdb").code == 0
+
+    def cost(name: str, *by: str) -> dict:
+        return cli("cost", "--json", *by, "--db", tmp_path / f"{name}.duckdb").json()
+
+    swe_only = cost("swe")
+    assert [swe_only["total"][bucket] for bucket in BUCKETS] == [None] * 5
+    assert [swe_only["groups"][0][bucket] for bucket in BUCKETS] == [None] * 5
+    assert swe_only["total"]["cache_hit_rate"] is None
+    assert [cost("native")["total"][bucket] for bucket in BUCKETS] == [110, 4400, 300, 40, 130]
+    mixed = cost("both", "--by", "run")
+    assert [mixed["total"][bucket] for bucket in BUCKETS] == [None] * 5
+    by_run = {group["key"]: [group[bucket] for bucket in BUCKETS] for group in mixed["groups"]}
+    assert by_run == {"r1": [110, 4400, 300, 40, 130], SWE_AGENT_RUN: [None] * 5}
+
+
+def test_the_cost_report_sums_a_bucket_only_where_every_call_knows_it(con):
+    report = cost_report(DuckDBEngine(con), by="run", source="ours")
+    by_run = {row["key"]: row for row in report["groups"]}
+    assert by_run["known"]["cache_read"] == 4400 and by_run["known"]["cache_hit_rate"] is not None
+    assert by_run["partial"]["cache_read"] is None and by_run["partial"]["output_tokens"] == 130
+    assert by_run["partial"]["cache_hit_rate"] is None  # its input is unknown
+    assert report["total"]["cache_read"] is None and report["total"]["output_tokens"] == 260

@@ -154,8 +154,10 @@ def evidence(engine: Engine, metrics: list[str]) -> dict[tuple[str, str], dict[s
         from sizes z left join uncensored u using (key, metric)
         group by z.key, z.metric, z.naive, z.k, z.cut_by_ceiling, z.observed_p99, z.succeeded, z.n, z.position"""
     )
-    return {(key, metric): {"naive": naive, "censored": k, "cut_by_ceiling": cut, "observed_p99": observed,
-                            "robust_p99": robust, "succeeded": succeeded}
+    # shown: money in whole micro-dollars; recommend rounds the p99 as computed up to a ceiling itself
+    return {(key, metric): {"naive": [_micros(q) for q in naive] if metric == "cost_micros" and naive else naive,
+                            "p99": naive[2] if naive else None, "censored": k, "cut_by_ceiling": cut,
+                            "observed_p99": observed, "robust_p99": robust, "succeeded": succeeded}
             for key, metric, naive, k, cut, observed, succeeded, robust in rows}
 
 
@@ -163,7 +165,7 @@ def recommend(metric: str, found: dict[str, Any] | None, configured: float | Non
     """The recommended ceiling for one measure, with the basis for it (see the module doc)."""
     if not found or (found["naive"] is None and not found["censored"]):
         return None
-    p99, censored = (found["naive"] or [None, None, None])[2], found["censored"]
+    p99, censored = found["p99"], found["censored"]
     if not censored:
         result = {"value": _round_up(metric, p99), "at_least": False, "basis": "the p99 of the succeeded runs"}
     elif found["robust_p99"] is not None:
@@ -229,7 +231,18 @@ def would_stop(engine: Engine, recommended: dict[tuple[str, str], float], metric
 def _round_up(metric: str, value: float | None):
     if value is None:
         return None
-    return math.ceil(value * 10 - 1e-9) / 10 if metric == "wall_seconds" else math.ceil(value - 1e-9)
+    if metric == "wall_seconds":
+        return math.ceil(value * 10 - 1e-9) / 10
+    # A quantile of whole numbers has a real fraction of a hundredth at the finest (it sits (n - 1) · 0.99 of the way
+    # through the sorted sample); the engines' noise is far below a thousandth, but above any fixed epsilon once the
+    # two values it falls between are dollars apart: round to the thousandth, then up.
+    return math.ceil(round(value, 3))
+
+
+def _micros(value: float | None) -> int | None:
+    """A quantile of money in whole micro-dollars, half up as every amount is, so DuckDB and Spark show the same
+    digits: their doubles differ in the last bits (97954.99999999999 and 97955.0), so the thousandths go first."""
+    return None if value is None else math.floor(round(value, 3) + 0.5)
 
 
 def _next(metric: str, configured: float):

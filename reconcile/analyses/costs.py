@@ -69,15 +69,22 @@ LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coal
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
 WINDOW = RUNS_IN_WINDOW
 
-_TOKENS = """
+BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")
+
+
+def _bucket_sum(bucket: str) -> str:
+    """A token bucket summed over a group's steps (aliases ``s``, and ``rv`` their runs' ``run_view`` rows): unknown
+    (NULL, never 0) where a run's own total of it is (``run_view``): a call's usage leaves the bucket out, or the
+    run records no usage at all (SWE-agent). A call without usage in a run that has usage is left out, as there."""
+    unknown = f"s.kind = 'model' and s.{bucket} is null and (s.unknown_buckets is not null or rv.{bucket} is null)"
+    return f"case when count(*) filter (where {unknown}) = 0 then coalesce(sum(s.{bucket}), 0) end::bigint as {bucket}"
+
+
+_TOKENS = f"""
     count(distinct r.run_id) as runs,
     count(distinct r.run_id) filter (where r.status = 'succeeded') as succeeded,
     count(*) filter (where s.kind = 'model') as model_calls,
-    coalesce(sum(s.input_uncached), 0)::bigint as input_uncached,
-    coalesce(sum(s.cache_read), 0)::bigint as cache_read,
-    coalesce(sum(s.cache_write_5m), 0)::bigint as cache_write_5m,
-    coalesce(sum(s.cache_write_1h), 0)::bigint as cache_write_1h,
-    coalesce(sum(s.output_tokens), 0)::bigint as output_tokens,
+    {", ".join(_bucket_sum(bucket) for bucket in BUCKETS)},
     sum(s.cost_micros)::bigint as priced_micros,
     sum(s.uncached_cost_micros)::bigint as uncached_cost_micros,
     sum(s.catalogue_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
@@ -130,7 +137,7 @@ def cost_report(engine: Engine, by: str = "model", window: Window | None = None,
 
 def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
     params = {**window.params, "source": source}
-    base = f"from step_view s join runs r using (run_id) where {WINDOW}"
+    base = f"from step_view s join runs r using (run_id) join run_view rv using (run_id) where {WINDOW}"
     tokens = {row["key"]: row for row in engine.records(
         f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
     costs = {row["key"]: row for row in engine.records(
@@ -186,11 +193,13 @@ def costliest_runs(engine: Engine, window: Window | None = None, source: str = "
 def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:
     row = {"key": key, **(tokens or {}), **(cost or {})}
     row["key"] = key
-    for name in ("runs", "succeeded", "model_calls", "input_uncached", "cache_read", "cache_write_5m",
-                 "cache_write_1h", "output_tokens", "unpriced_steps", "unpriced_tokens",
+    for name in ("runs", "succeeded", "model_calls", "unpriced_steps", "unpriced_tokens",
                  "calls_without_usage", "calls_with_unknown_buckets", "runs_without_cost", "harness_sourced_runs"):
         row[name] = row.get(name) or 0
-    all_input = row["input_uncached"] + row["cache_read"] + row["cache_write_5m"] + row["cache_write_1h"]
+    if tokens is None:  # no step of the group's runs at all: no tokens
+        row.update(dict.fromkeys(BUCKETS, 0))
+    inputs = [row[name] for name in BUCKETS[:4]]
+    all_input = None if None in inputs else sum(inputs)
     priced = row.get("priced_micros")
     uncached = row.get("uncached_cost_micros")
     row["cost_source"] = source
@@ -200,7 +209,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     row["cost_complete"] = row["cost_micros"] is not None and not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
                                 or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
-    row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None
+    row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None  # all_input None: unknown
     row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
     # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out
     row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["succeeded"])

@@ -30,7 +30,9 @@ HEADER_KEYS = ("name", "invariant", "severity", "remedy")
 OPTIONAL_KEYS = ("needs", "judges")
 JUDGES = ("each run", "the store")  # what one finding depends on: the run's agent tree, or anything in the store
 SEVERITIES = ("error", "warn")
-_HEADER_LINE = re.compile(r"^--\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+# The value is stripped in Python: "\s*(.*?)\s*$" tries the trailing spaces from each character, quadratic in a
+# long run of spaces inside the value.
+_HEADER_LINE = re.compile(r"^--\s*([A-Za-z_][\w-]*)\s*:(.*)$")
 
 
 class CheckDefinitionError(BadInput):
@@ -67,7 +69,7 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
                 last = list(header)[-1]
                 header[last] += " " + stripped.lstrip("- ").strip()
             continue
-        key, value = match.group(1).lower(), match.group(2)
+        key, value = match.group(1).lower(), match.group(2).strip()
         if key not in HEADER_KEYS + OPTIONAL_KEYS:
             raise CheckDefinitionError(f"{path}:{number}: unknown header key {key!r}; a check header has "
                                        f"{', '.join(HEADER_KEYS)} and optionally {', '.join(OPTIONAL_KEYS)}")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from reconcile.analyses.costs import SOURCE_TEXT, cost_report, run_count_lines
+from reconcile.analyses.costs import BUCKETS, SOURCE_TEXT, cost_report, run_count_lines
 from reconcile.analyses.coverage import coverage
 from reconcile.errors import BadInput
 from reconcile.money import described, usd
@@ -36,6 +36,9 @@ COST_COLUMNS = [
     Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
     Column("harness_difference_micros", "harness − ours", "signed_money", wide=True),
 ]
+# Declared, not read off the rows: a bucket nobody recorded (SWE-agent) is null in JSON and empty in CSV, never absent.
+_BUCKET_COLUMNS = [Column(bucket, bucket.replace("_", " "), "count", unknown="unknown", wide=True, export_only=True)
+                   for bucket in BUCKETS]
 TASK_COLUMNS = [
     Column("agent", "agent"), Column("task_class", "task class"), Column("model", "model"),
     Column("limits", "limits"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
@@ -65,7 +68,8 @@ def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
     """
     rows, total = [[{**g, "left_out": _left_out(g), MISSING_AS: _not_recorded(g)} for g in groups]
                    for groups in (report["groups"], [report["total"]])]
-    columns = [Column("key", by), Column("runs", "runs", "count"), Column("model_calls", "calls", "count"), *COST_COLUMNS]
+    columns = [Column("key", by), Column("runs", "runs", "count"), Column("model_calls", "calls", "count"), *COST_COLUMNS,
+               *_BUCKET_COLUMNS]
     zone_note = f", days in {zone}" if by in TIME_GROUPS else ""
     return Sheet(every_key(columns, [*rows, *total]), rows, title=f"Cost (source: {SOURCE_TEXT[source]}{zone_note})",
                  zone=zone, totals=total)

@@ -250,8 +250,9 @@ class SparkEngine(Engine):
             raise EngineError(f"Spark: {first}\n  in: {statement[:400]}") from exc
 
 
-# Spark's words for a data file it could not read: the file (file:/… or a URL) and the first sentence of why
-_FAILED_READ = re.compile(r"\[FAILED_READ_FILE[^\]]*\][^\n]*? reading file (?:file:)?(\S+?)\.\s+([^.\n]*)")
+# Spark's words for a data file it could not read: the file (file:/… or a URL) and the first sentence of why. The
+# reading up to " reading file " stops at the next "[": from each of many "[FAILED_READ_FILE" it is quadratic.
+_FAILED_READ = re.compile(r"\[FAILED_READ_FILE[^\]\[]*\][^\n\[]*? reading file (?:file:)?(\S+?)\.\s+([^.\n]*)")
 
 
 # Hadoop's words for a URL scheme it has no file system for: none registered, or its class not on the class path

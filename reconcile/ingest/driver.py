@@ -277,7 +277,10 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
     results = []
     for number, (source, previous) in enumerate(todo, 1):
         path, count = source.name, counts[number]
-        if forced and count.lines and not count.loaded:
+        # blank lines are skipped wherever they are: a file of nothing else is no evidence of a wrong format, and
+        # loads nothing, as an empty file does
+        blank_only = count.skipped_by.get("blank line", 0) == count.lines
+        if forced and count.lines and not count.loaded and not blank_only:
             first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
             why = (f"line {first[0][0]}: {first[0][1]}" if first
                    else f"every line was skipped: {count.notes[0]}" if count.notes else "every line was skipped")

@@ -245,6 +245,9 @@ _ROUTERS = {"bedrock": "aws", "vertex_ai": "google", "vertex": "google", "gemini
             "together": "together", "fireworks": "fireworks", "x-ai": "x-ai", "xai": "x-ai"}
 
 
+MAX_ROUTING_PREFIXES = 4
+
+
 def model_candidates(provider: str | None, model: str) -> list[tuple[str | None, str]]:
     """(provider hint, model id) pairs to look a model up by: as written, then normalised forms."""
     found = [(provider, model)]
@@ -252,7 +255,11 @@ def model_candidates(provider: str | None, model: str) -> list[tuple[str | None,
     if resource:
         found.append((resource.group(1), resource.group(2)))
     rest, hint = model, provider
-    while "/" in rest:  # routing prefixes: openrouter/anthropic/claude-3.5-sonnet, vertex_ai/gemini-2.5-pro
+    # routing prefixes: openrouter/anthropic/claude-3.5-sonnet, vertex_ai/gemini-2.5-pro — a few at most: an id
+    # of thousands of slashes is no route, and a candidate per slash would make a hostile id cost its square
+    for _ in range(MAX_ROUTING_PREFIXES):
+        if "/" not in rest:
+            break
         prefix, rest = rest.split("/", 1)
         hint = _ROUTERS.get(prefix.lower(), hint)
         found.append((hint, rest))
@@ -261,7 +268,7 @@ def model_candidates(provider: str | None, model: str) -> list[tuple[str | None,
         if bedrock:
             found += [("aws", name), (bedrock.group(1), bedrock.group(2))]
     for hint, name in list(found):
-        bare = re.sub(r"@.*$", "", name)  # Vertex's claude-3-5-sonnet@20240620
+        bare = name.split("@", 1)[0]  # Vertex's claude-3-5-sonnet@20240620 (r"@.*$" is quadratic in "@@@…\n")
         bare = re.sub(r"-0\d\d$", "", bare)  # gemini-2.5-flash-001
         if bare != name:
             found.append((hint, bare))

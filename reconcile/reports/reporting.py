@@ -72,10 +72,17 @@ def _words(value: Any) -> Markup:
     """Running text that wraps between words only: a token with a hyphen or a slash (a model name, a date, a path)
     is kept whole (the browser would break claude-haiku-4-5 at a hyphen)."""
     text = str(escape(_shown(value)))
-    return Markup(_JOINED.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', text))
+    return Markup(_TOKEN.sub(_kept_whole, text))
 
 
-_JOINED = re.compile(r"\S*[-/]\S*")
+# Each maximal run of non-spaces, looked at once. (r"\S*[-/]\S*" tried again from every character of a token
+# with neither: quadratic, a 1 MB tool name took minutes.)
+_TOKEN = re.compile(r"\S+")
+
+
+def _kept_whole(token: re.Match) -> str:
+    word = token.group(0)
+    return f'<span class="nw">{word}</span>' if "-" in word or "/" in word else word
 
 
 def _change(value: int | None, kind: str = "runs") -> str:

@@ -27,10 +27,12 @@ STATUSES = ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", 
 ENDED = tuple(s for s in STATUSES if s != "running")
 
 # Numbers as harnesses print them in their stop strings: "200,000", "1_000", "300.0", "$2.00", "300s".
+# The spaces after the number are one \s* (the unit's own come with it): "\s*(?:unit)?\s*" splits a run of spaces
+# between two stars every way before it fails, which is quadratic for Python's regular expressions (and Java's).
 _NUMBER = r"\d[\d,_]*(?:\.\d+)?"
-_MONEY = r"\s*(?:[$€£]\s*)?" + _NUMBER + r"\s*(?:usd|dollars)?\s*"
-_DURATION = r"\s*" + _NUMBER + r"\s*(?:ms|s|sec|secs|seconds|m|min|mins|minutes|h|hr|hrs|hours)?\s*"
-_COUNT = r"\s*" + _NUMBER + r"\s*(?:tokens|steps|turns|calls|iterations)?\s*"
+_MONEY = r"\s*(?:[$€£]\s*)?" + _NUMBER + r"\s*(?:(?:usd|dollars)\s*)?"
+_DURATION = r"\s*" + _NUMBER + r"\s*(?:(?:ms|s|sec|secs|seconds|m|min|mins|minutes|h|hr|hrs|hours)\s*)?"
+_COUNT = r"\s*" + _NUMBER + r"\s*(?:(?:tokens|steps|turns|calls|iterations)\s*)?"
 
 
 class Rule(NamedTuple):
