@@ -26,6 +26,15 @@ def cost_per_completed_task(spend, completed):
     return Decimal(spend) / Decimal(completed)
 
 
+NONE_COMPLETED = "none completed"  # what a cost per completed task reads as where runs spent and none succeeded
+
+
+def none_completed(runs: int | None, completed: int | None) -> bool:
+    """Runs were paid for and none completed its task: the cost per completed task is not unknown but unbounded —
+    the worst a configuration can do, not missing data (so it is said in words, never as "unknown")."""
+    return bool(runs) and not completed
+
+
 def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", places: int = 2) -> str:
     """``$1.23`` from micro-dollars (``places=4`` for a per-call figure: ``$0.0123``); ``unknown`` for None.
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
-from reconcile.money import cost_per_completed_task
+from reconcile.money import cost_per_completed_task, none_completed
 from reconcile.store import frozen_views
 from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, bucket
 from reconcile.engine import Engine
@@ -158,6 +158,7 @@ def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[s
         if not row["complete"]:  # a partial sum is not the cost
             row["cost_micros"] = None
         row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
+        row["no_task_completed"] = none_completed(row["runs"], row["succeeded"])
     waste = engine.records(f"""
         select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
         from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW} group by 1 order by 1""",
@@ -214,6 +215,7 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out
     row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["succeeded"])
                                              if row["cost_complete"] else None)
+    row["no_task_completed"] = none_completed(row["runs"], row["succeeded"])  # not unknown: unbounded
     row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
                                   if priced and row.get("catalogue_tax_micros") is not None else None)
     row["unpriced_models"] = row.get("unpriced_models") or []

@@ -22,8 +22,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 
-from reconcile.money import cost_per_completed_task
-from reconcile.sheets import Column, Sheet
+from reconcile.money import NONE_COMPLETED, cost_per_completed_task
+from reconcile.sheets import MISSING_AS, Column, Sheet
 from reconcile.engine import Engine
 
 MILLION = Decimal(1_000_000)
@@ -79,12 +79,17 @@ PROJECTION_COLUMNS = [
 
 def projection_sheet(rows: list[dict[str, Any]], success_rate: Decimal, title: str = "Projected cost by turns") -> Sheet:
     """The projection as a table; money to the micro-dollar (``--json`` keeps the exact decimals)."""
+    # no task completed at a success rate of 0: the cost per completed task is unbounded, not unknown
+    words = ({MISSING_AS: dict.fromkeys(("per_completed_task_uncached_micros", "per_completed_task_cached_micros"),
+                                        NONE_COMPLETED)} if not success_rate else {})
     shown = [{**row, **{key.removesuffix("_usd") + "_micros": _micros(value) for key, value in row.items()
-                        if key.endswith("_usd")}} for row in rows]
+                        if key.endswith("_usd")}, **words} for row in rows]
     return Sheet(PROJECTION_COLUMNS, shown, title=f"{title} (per completed task at a success rate of {success_rate:.1%})")
 
 
-def _micros(dollars: Decimal) -> int:
+def _micros(dollars: Decimal | None) -> int | None:
+    if dollars is None:
+        return None
     return int((dollars * MILLION).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 

@@ -12,6 +12,7 @@ from reconcile.analyses.coverage import coverage
 from reconcile.errors import BadInput
 from reconcile.money import described, usd
 from reconcile.analyses.projection import Inputs, fit, projection_sheet, projection_table
+from reconcile.money import NONE_COMPLETED
 from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
 from reconcile.when import TIME_GROUPS, use_zone
 from reconcile.cli.root import app
@@ -35,6 +36,8 @@ COST_COLUMNS = [
     Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count", wide=True),
     Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
     Column("harness_difference_micros", "harness − ours", "signed_money", wide=True),
+    Column("cost_per_completed_task_micros", "per completed task", "money", wide=True),
+    Column("no_task_completed", "none completed", "bool", export_only=True),
 ]
 # Declared, not read off the rows: a bucket nobody recorded (SWE-agent) is null in JSON and empty in CSV, never absent.
 _BUCKET_COLUMNS = [Column(bucket, bucket.replace("_", " "), "count", unknown="unknown", wide=True, export_only=True)
@@ -44,13 +47,20 @@ TASK_COLUMNS = [
     Column("limits", "limits"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
     Column("cost_micros", "cost", "money", unknown="unknown"),
     Column("cost_per_completed_task_micros", "per completed task", "money", unknown="unknown"),
+    Column("no_task_completed", "none completed", "bool", export_only=True),
 ]
 
 
 def _not_recorded(group: dict) -> dict[str, str]:
-    """A group none of whose runs records its tool catalogue: its tax is "not recorded", not unknown or $0."""
+    """A group none of whose runs records its tool catalogue: its tax is "not recorded", not unknown or $0; a group
+    whose runs completed no task: its cost per completed task is "none completed", not unknown."""
     keys = ("catalogue_tax_tokens", "catalogue_tax_micros", "catalogue_tax_share")
-    return {} if group.get("catalogue_recorded", True) else dict.fromkeys(keys, "not recorded")
+    words = {} if group.get("catalogue_recorded", True) else dict.fromkeys(keys, "not recorded")
+    return {**words, **({"cost_per_completed_task_micros": NONE_COMPLETED} if group.get("no_task_completed") else {})}
+
+
+def _task_rows(report: dict) -> list[dict]:
+    return [{**row, MISSING_AS: _not_recorded(row)} for row in report["cost_per_completed_task"]]
 
 
 def _left_out(group: dict) -> str:
@@ -78,7 +88,7 @@ def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
 def cost_json(report: dict, sheet: Sheet) -> dict:
     """``cost --json``: the groups as the CSV has them (same keys, dollars), the total apart, every other section."""
     total = Sheet(sheet.columns, sheet.totals)
-    tasks = Sheet(every_key(TASK_COLUMNS, report["cost_per_completed_task"]), report["cost_per_completed_task"])
+    tasks = Sheet(every_key(TASK_COLUMNS, report["cost_per_completed_task"]), _task_rows(report))
     return {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(total)[0],
             "cost_per_completed_task": json_rows(tasks)}
 
@@ -114,7 +124,7 @@ def cost_command(
     for line in run_count_lines(report, by, found):
         console.print(line)
     title = "Cost per completed task (spend / succeeded runs: cost per run ÷ success rate)"
-    console.print(sheet_table(Sheet(TASK_COLUMNS, report["cost_per_completed_task"], title=title), wide))
+    console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title), wide))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")

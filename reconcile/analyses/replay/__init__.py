@@ -34,7 +34,7 @@ from typing import Any
 from reconcile.analyses.budgets import GROUPS, budget_report
 from reconcile.analyses.coverage import require_runs
 from reconcile.errors import BadInput
-from reconcile.money import cost_per_completed_task
+from reconcile.money import cost_per_completed_task, none_completed
 from reconcile.when import RUNS_IN_WINDOW, Window
 from reconcile.analyses.replay.candidates import Candidate, as_run, from_budgets, from_file, from_options
 from reconcile.analyses.fence import drop_staging
@@ -117,6 +117,9 @@ def _derive(group: dict[str, Any]) -> None:
     group["spend_after_micros"] = after
     group["succeeded_after"] = group["succeeded"] - group["successes_lost"]
     group["cost_per_completed_task_after_micros"] = cost_per_completed_task(after, group["succeeded_after"])
+    # every run paid for and none completed: unbounded, the worst — not unknown
+    group["no_task_completed_before"] = none_completed(group["runs"], group["succeeded"])
+    group["no_task_completed_after"] = none_completed(group["runs"], group["succeeded_after"])
     group["minutes_saved"] = round(group["ms_saved"] / 60_000, 2)  # summed in whole milliseconds: no float drift
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconcile.money import usd
-from reconcile.sheets import Column, Sheet
+from reconcile.money import NONE_COMPLETED, usd
+from reconcile.sheets import MISSING_AS, Column, Sheet
 
 TEXT_RUNS = 5  # successes lost named per group in text (--json names up to 50, --runs every run)
 
@@ -18,6 +18,8 @@ GROUP_COLUMNS = [
     Column("not_judged_runs", "not judged", "count"),
     Column("cost_per_completed_task_before_micros", "$/completed now", "money4", "unknown"),
     Column("cost_per_completed_task_after_micros", "$/completed then", "money4", "unknown"),
+    Column("no_task_completed_before", "none completed now", "bool", export_only=True),
+    Column("no_task_completed_after", "none completed then", "bool", export_only=True),
 ]
 DETECTOR_COLUMNS = [Column("loops_caught", "loops caught", "count"),
                     Column("false_positives", "false positives", "count"),
@@ -39,11 +41,18 @@ def replay_sheet(report: dict[str, Any], runs: bool = False) -> Sheet:
         rows = [{**row, "candidate": c["name"]} for c in report["candidates"] for row in c.get("runs", [])]
         return Sheet(RUN_COLUMNS, rows, title="Each run under each candidate")
     detectors = any(c["detector"] for c in report["candidates"])
-    rows = [{**group, "candidate": c["name"]} for c in report["candidates"] for group in c["groups"]]
-    totals = [{**c["total"], "candidate": c["name"]} for c in report["candidates"] if len(c["groups"]) > 1]
+    rows = [_worded({**group, "candidate": c["name"]}) for c in report["candidates"] for group in c["groups"]]
+    totals = [_worded({**c["total"], "candidate": c["name"]}) for c in report["candidates"] if len(c["groups"]) > 1]
     return Sheet(GROUP_COLUMNS + (DETECTOR_COLUMNS if detectors else []), rows, totals=totals,  # totals: table only
                  title=f"If these limits had been on (by {report['by']}; spend saved on runs that did not succeed, "
                        "lost on successes cut)")
+
+
+def _worded(group: dict[str, Any]) -> dict[str, Any]:
+    """A group whose runs complete no task (now, or under the candidate): "none completed", not "unknown"."""
+    words = {f"cost_per_completed_task_{side}_micros": NONE_COMPLETED for side in ("before", "after")
+             if group.get(f"no_task_completed_{side}")}
+    return {**group, MISSING_AS: words}
 
 
 def text_lines(report: dict[str, Any]) -> list[str]:
