@@ -16,12 +16,12 @@ def micros(dollars):
 # The issue's table, but for one cell: the source divided the already-rounded $0.0433 by 0.72 and
 # printed $0.0601; the exact value, printed here, is $0.0602 (see docs/costs.md).
 EXPECTED_PROJECTION = """\
-turns,cumulative_input_tokens,output_tokens,catalogue_tax_tokens,catalogue_tax_usd,uncached_usd,cached_usd,per_completed_task_uncached_usd,per_completed_task_cached_usd
-3,33150,750,22500,0.045000,0.073800,0.043340,0.102500,0.060194
-5,63500,1250,37500,0.075000,0.139500,0.062000,0.193750,0.086111
-10,168250,2500,75000,0.150000,0.361500,0.114425,0.502083,0.158924
-20,501500,5000,150000,0.300000,1.053000,0.244025,1.462500,0.338924
-40,1663000,10000,300000,0.600000,3.426000,0.602225,4.758333,0.836424
+turns,cumulative_input_tokens,output_tokens,catalogue_tax_tokens,catalogue_tax_uncached_usd,catalogue_tax_cached_usd,uncached_usd,cached_usd,per_completed_task_uncached_usd,per_completed_task_cached_usd
+3,33150,750,22500,0.045000,0.021750,0.073800,0.043340,0.102500,0.060194
+5,63500,1250,37500,0.075000,0.024750,0.139500,0.062000,0.193750,0.086111
+10,168250,2500,75000,0.150000,0.032250,0.361500,0.114425,0.502083,0.158924
+20,501500,5000,150000,0.300000,0.047250,1.053000,0.244025,1.462500,0.338924
+40,1663000,10000,300000,0.600000,0.077250,3.426000,0.602225,4.758333,0.836424
 """
 
 
@@ -31,7 +31,7 @@ def test_cost_project_prints_the_table_exactly(cli):
     table = cli("cost", "project").out  # the same figures, as the table code shows money per call: 4 places
     row = next(line for line in table.splitlines() if line.startswith("│    40 "))
     assert [cell.strip() for cell in row.strip("│").split("│")] == [
-        "40", "1,663,000", "10,000", "300,000", "$0.6000", "$3.4260", "$0.6022", "$4.7583", "$0.8364"]
+        "40", "1,663,000", "10,000", "300,000", "$0.6000", "$0.0773", "$3.4260", "$0.6022", "$4.7583", "$0.8364"]
     assert "|---|" not in table and "Decimal(" not in table
 
 
@@ -54,7 +54,7 @@ def test_cost_project_json_is_unrounded(cli):
 
 def test_cost_project_takes_other_inputs_and_refuses_bad_ones(cli):
     out = cli("cost", "project", "--turns", "1", "--success-rate", "1", "--cache-write", "1", "--csv").out
-    assert out.splitlines()[1] == "1,9400,250,7500,0.015000,0.021300,0.021300,0.021300,0.021300"
+    assert out.splitlines()[1] == "1,9400,250,7500,0.015000,0.015000,0.021300,0.021300,0.021300,0.021300"
     assert cli("cost", "project", "--turns", "0").code == ExitCode.BAD_INPUT
     cheap = cli("cost", "project", "--input-price", "cheap")
     assert cheap.code == ExitCode.BAD_INPUT and "ConversionSyntax" not in cheap.err
@@ -168,3 +168,34 @@ def test_fit_projects_each_agent_from_its_own_runs(cli, night_db):
     csv_header = cli("cost", "project", "--fit", "--csv", "--db", night_db).out.splitlines()[0].split(",")
     assert [k for k in triage if k != "rows"] == csv_header
     assert triage["rows"] and Decimal(triage["rows"][0]["cached_usd"]) > 0
+
+
+def test_by_model_a_fallback_run_s_success_is_the_answering_model_s(cli, tmp_path):
+    """Issue 47: a run rate-limited on its model, routed to the fallback, which answered — a run of both models
+    (each spent on it), a success of one: the fallback's. The total counts the success once."""
+    from datetime import datetime, timedelta, timezone
+
+    from reconcile import store
+    from reconcile.ingest.driver import ingest
+    from reconcile.journal import Journal
+
+    clock = iter(datetime(2026, 11, 28, 23, 0, tzinfo=timezone.utc) + timedelta(seconds=n) for n in range(100))
+    with Journal(tmp_path / "j.jsonl", clock=lambda: next(clock)) as journal:
+        run = journal.start_run("routed", agent="a", model="claude-sonnet-4-5", provider="anthropic",
+                                fallback_model="claude-haiku-4-5")
+        run.model_step(usage={"input_uncached": 900, "output": 40}, ms=300)
+        for attempt in (1, 2):
+            run.model_step(usage={"input_uncached": 0, "output": 0}, ms=100, error="429 rate_limit_error",
+                           error_class="rate_limit", attempt=attempt)
+        run.event("fallback", detail="claude-haiku-4-5")
+        run.model_step(usage={"input_uncached": 1000, "output": 80}, model="claude-haiku-4-5", ms=300, final=True,
+                       text="done", attempt=3)
+        run.end("model_finished")
+    with store.connect(tmp_path / "s.duckdb") as con:
+        ingest(con, [tmp_path / "j.jsonl"])
+    data = cli("cost", "--by", "model", "--json", "--db", tmp_path / "s.duckdb").json()
+    groups = {g["key"]: g for g in data["groups"]}
+    assert (groups["claude-sonnet-4-5"]["runs"], groups["claude-sonnet-4-5"]["succeeded"]) == (1, 0)
+    assert (groups["claude-haiku-4-5"]["runs"], groups["claude-haiku-4-5"]["succeeded"]) == (1, 1)
+    assert data["total"]["succeeded"] == 1 and data["total"]["runs"] == 1
+    assert groups["claude-sonnet-4-5"]["no_task_completed"] is True  # paid for, and it completed nothing

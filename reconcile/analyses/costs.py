@@ -82,7 +82,10 @@ def _bucket_sum(bucket: str) -> str:
 
 _TOKENS = f"""
     count(distinct r.run_id) as runs,
-    count(distinct r.run_id) filter (where r.status = 'succeeded') as succeeded,
+    -- a success is credited where the run answered (the final answer, else its last model call): under --by model
+    -- a run that fell back counts as a run of both models and a success of the one that finished it, never of both
+    count(distinct r.run_id) filter (where r.status = 'succeeded'
+                                     and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as succeeded,
     count(*) filter (where s.kind = 'model') as model_calls,
     {", ".join(_bucket_sum(bucket) for bucket in BUCKETS)},
     sum(s.cost_micros)::bigint as priced_micros,
@@ -137,7 +140,9 @@ def cost_report(engine: Engine, by: str = "model", window: Window | None = None,
 
 def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
     params = {**window.params, "source": source}
-    base = f"from step_view s join runs r using (run_id) join run_view rv using (run_id) where {WINDOW}"
+    base = (f"from step_view s join runs r using (run_id) join run_view rv using (run_id) left join (select run_id, "
+            f"max(idx) filter (where kind = 'model') as last_call from steps group by run_id) lc using (run_id) "
+            f"where {WINDOW}")
     tokens = {row["key"]: row for row in engine.records(
         f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
     costs = {row["key"]: row for row in engine.records(

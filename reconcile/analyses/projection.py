@@ -9,7 +9,8 @@ writes a fixed number of output tokens. Turn k (from 1) sends
 - Cached: turn 1 writes its whole input to the cache (at the write multiplier); each later turn
   reads the previous turn's input from the cache (at the read multiplier) and writes its new
   tokens (``growth``) at the write multiplier.
-- Catalogue tax: the catalogue's tokens on every turn, at the input price.
+- Catalogue tax: the catalogue's tokens on every turn, uncached at the input price (the seed's column), and cached:
+  written to the cache on the first turn, read from it on every later one — how ``reconcile cost`` bills it.
 - Per completed task: cost / success rate (``money.cost_per_completed_task``: failed runs are paid for too).
 
 Money is computed in exact decimals; ``--json`` gives them unrounded, the table to 1/100 of a cent.
@@ -56,8 +57,11 @@ def project(inputs: Inputs, turns: int) -> dict[str, Any]:
         * inputs.cache_write_multiplier for k in range(1, turns))
     cached = cached_input + output_cost
     tax_tokens = inputs.catalogue_tokens * turns
+    tax_cached = inputs.catalogue_tokens * per_input * (inputs.cache_write_multiplier
+                                                        + (turns - 1) * inputs.cache_read_multiplier) if turns else 0
     return {"turns": turns, "cumulative_input_tokens": cumulative_input, "output_tokens": output,
-            "catalogue_tax_tokens": tax_tokens, "catalogue_tax_usd": tax_tokens * per_input,
+            "catalogue_tax_tokens": tax_tokens, "catalogue_tax_uncached_usd": tax_tokens * per_input,
+            "catalogue_tax_cached_usd": tax_cached,
             "uncached_usd": uncached, "cached_usd": cached,
             "per_completed_task_uncached_usd": cost_per_completed_task(uncached, inputs.success_rate),
             "per_completed_task_cached_usd": cost_per_completed_task(cached, inputs.success_rate)}
@@ -70,7 +74,8 @@ def projection_table(inputs: Inputs, turns: list[int]) -> list[dict[str, Any]]:
 PROJECTION_COLUMNS = [
     Column("turns", "turns", "count"), Column("cumulative_input_tokens", "cumulative input", "count"),
     Column("output_tokens", "output", "count"), Column("catalogue_tax_tokens", "catalogue tax tok", "count"),
-    Column("catalogue_tax_micros", "catalogue tax", "money4"), Column("uncached_micros", "uncached", "money4"),
+    Column("catalogue_tax_uncached_micros", "catalogue tax, uncached", "money4"),
+    Column("catalogue_tax_cached_micros", "catalogue tax, cached", "money4"), Column("uncached_micros", "uncached", "money4"),
     Column("cached_micros", "cached", "money4"),
     Column("per_completed_task_uncached_micros", "per completed task, uncached", "money4"),
     Column("per_completed_task_cached_micros", "per completed task, cached", "money4"),
