@@ -53,8 +53,12 @@ def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", plac
 
 
 def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) -> str:
-    """A cost figure with what it leaves out: "unknown (…)", "$x + unpriced (…)", or "$x"."""
+    """A cost figure with what it leaves out: "unknown (…)", "$x + unpriced (…)", "$x", or — where all it leaves
+    out is the cache split of some calls whose input is known whole — "$a to $b (…)", all cached to all uncached."""
     missing = left_out(row)
+    low, high = row.get(key.replace("cost_", "cost_low_")), row.get(key.replace("cost_", "cost_high_"))
+    if missing and low is not None and high is not None and key == "cost_micros":
+        return f"{usd(low, places=places)} to {usd(high, places=places)} ({', '.join(missing)})"
     if row.get(key) is None:
         return "unknown" + (f" ({', '.join(missing)})" if missing else "")
     return usd(row[key], places=places) + (f" + unpriced ({', '.join(missing)})" if missing else "")
@@ -67,8 +71,11 @@ def left_out(row: dict[str, Any]) -> list[str]:
         missing.append(f"{row['unpriced_tokens']:,} tokens unpriced")
     if row.get("calls_without_usage"):
         missing.append(f"{row['calls_without_usage']:,} calls without usage")
-    if row.get("calls_with_unknown_buckets"):  # usage recorded, but a cache or output count left out
-        missing.append(f"{row['calls_with_unknown_buckets']:,} calls with a token bucket unknown")
+    split = row.get("calls_with_unknown_split") or 0  # input known whole, its cache split not: a range
+    if (row.get("calls_with_unknown_buckets") or 0) - split > 0:  # usage recorded, but a cache or output count left out
+        missing.append(f"{row['calls_with_unknown_buckets'] - split:,} calls with a token bucket unknown")
+    if split:
+        missing.append(f"{split:,} calls' cached share unknown: all cached to all uncached")
     if row.get("runs_without_cost"):
         missing.append(f"{row['runs_without_cost']:,} runs without a recorded cost")
     return missing

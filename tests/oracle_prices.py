@@ -65,4 +65,28 @@ PRICES = {
             "output": D("2"),
         }
     ],
+    # GPT-4o mini, released 2024-07-18: $0.15 in, $0.075 cached in (prompt caching from 2024-10-01), $0.60 out.
+    "gpt-4o-mini": [
+        {
+            "from": "2024-07-18",
+            "source": "openai.com/api/pricing",
+            "input": D("0.15"),
+            "cache_read": D("0.075"),
+            "cache_write_5m": D("0.15"),
+            "cache_write_1h": D("0.15"),
+            "output": D("0.60"),
+        }
+    ],
+    # https://mistral.ai/pricing: Mistral Large, $2 in, $6 out; no prompt cache is billed.
+    "mistral-large": [
+        {
+            "from": "2024-11-18",
+            "source": "mistral.ai/pricing",
+            "input": D("2"),
+            "cache_read": D("2"),
+            "cache_write_5m": D("2"),
+            "cache_write_1h": D("2"),
+            "output": D("6"),
+        }
+    ],
 }

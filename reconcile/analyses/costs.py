@@ -101,6 +101,11 @@ _TOKENS = f"""
 
 _COST = """
     sum(micros)::bigint as cost_micros,
+    -- where some calls' cache split is unknown: the cost between all cached and all uncached, when every line is
+    -- priced or bounded (never in cost_micros, which is exact or unknown)
+    case when count(low) = count(*) then sum(low) end::bigint as cost_low_micros,
+    case when count(high) = count(*) then sum(high) end::bigint as cost_high_micros,
+    count(*) filter (where unsplit) as calls_with_unknown_split,
     sum(micros) filter (where source = 'harness')::bigint as harness_sourced_micros,
     count(distinct run_id) filter (where source = 'harness' and micros is not null) as harness_sourced_runs,
     count(*) filter (where unpriced) as unpriced_steps,
@@ -115,14 +120,16 @@ def _lines(by: str) -> str:
     """Cost lines: a model step of a run costed by our prices, or a whole run costed by its harness."""
     step_key, run_key = GROUPS[by]
     return f"""lines as (
-    select s.run_id, {step_key} as key, s.cost_micros as micros, 'ours' as source, s.unpriced,
+    select s.run_id, {step_key} as key, s.cost_micros as micros, s.cost_low_micros as low, s.cost_high_micros as high,
+           s.cost_micros is null and s.cost_low_micros is not null as unsplit, 'ours' as source, s.unpriced,
            case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
            coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
                as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost
     from step_view s join runs r using (run_id) join chosen_costs c using (run_id)
     where c.asked = $source and c.source = 'ours' and s.kind = 'model' and {WINDOW}
     union all
-    select r.run_id, {run_key}, c.harness_micros, 'harness', false, 0, false, false, c.harness_micros is null
+    select r.run_id, {run_key}, c.harness_micros, c.harness_micros, c.harness_micros, false, 'harness', false, 0,
+           false, false, c.harness_micros is null
     from runs r join chosen_costs c using (run_id) where c.asked = $source and c.source = 'harness' and {WINDOW}
 )"""
 
@@ -155,6 +162,11 @@ def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[s
                coalesce(r.model, '(none)') as model, {LIMITS} as limits, count(*) as runs,
                count(*) filter (where r.status = 'succeeded') as succeeded,
                sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete,
+               case when count(c.cost_low_micros) = count(*) then sum(c.cost_low_micros) end::bigint as cost_low_micros,
+               case when count(c.cost_high_micros) = count(*) then sum(c.cost_high_micros) end::bigint
+                   as cost_high_micros,
+               sum(case when c.source = 'ours' then c.calls_with_unknown_split else 0 end)::bigint
+                   as calls_with_unknown_split,
                count(*) filter (where c.source = 'harness') as harness_sourced_runs
         from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW}
         group by all order by 1, 2, 3, 4""", params)
@@ -199,8 +211,8 @@ def costliest_runs(engine: Engine, window: Window | None = None, source: str = "
 def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:
     row = {"key": key, **(tokens or {}), **(cost or {})}
     row["key"] = key
-    for name in ("runs", "succeeded", "model_calls", "unpriced_steps", "unpriced_tokens",
-                 "calls_without_usage", "calls_with_unknown_buckets", "runs_without_cost", "harness_sourced_runs"):
+    for name in ("runs", "succeeded", "model_calls", "unpriced_steps", "unpriced_tokens", "calls_without_usage",
+                 "calls_with_unknown_buckets", "calls_with_unknown_split", "runs_without_cost", "harness_sourced_runs"):
         row[name] = row.get(name) or 0
     if tokens is None:  # no step of the group's runs at all: no tokens
         row.update(dict.fromkeys(BUCKETS, 0))
@@ -212,6 +224,8 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
     if row.get("cost_micros") is None and not row["runs"] and not row["harness_sourced_runs"]:
         row["cost_micros"] = 0  # no run at all: nothing was spent (unknown is for runs whose cost nobody knows)
     row.setdefault("cost_micros", None)
+    if row["cost_micros"] == 0 and not row["runs"]:
+        row["cost_low_micros"] = row["cost_high_micros"] = 0
     row["cost_complete"] = row["cost_micros"] is not None and not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
                                 or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None

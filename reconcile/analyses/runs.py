@@ -16,7 +16,8 @@ from typing import Any
 from reconcile.analyses.costs import cost_source as checked_source
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
-from reconcile.sheets import Column, Sheet
+from reconcile.money import usd
+from reconcile.sheets import MISSING_AS, Column, Sheet
 from reconcile.store.status import STATUSES
 from reconcile.when import Window
 from reconcile.engine import Engine
@@ -30,7 +31,9 @@ COLUMNS = [
     Column("stop_reason", "stop reason"), Column("started_at", "started", "time"),
     Column("wall_seconds", "wall s", "seconds"), Column("steps", "steps", "count"),
     Column("total_tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
-    Column("cost_complete", "cost complete", "bool"), Column("subagents", "subagents", "count"),
+    Column("cost_complete", "cost complete", "bool"),
+    Column("cost_low_micros", "cost at least", "money", wide=True, export_only=True),
+    Column("cost_high_micros", "cost at most", "money", wide=True, export_only=True), Column("subagents", "subagents", "count"),
     Column("task_class", "task class", wide=True), Column("model", "model"),
 ]
 
@@ -55,7 +58,8 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
         raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
     rows = engine.records(f"""
         with parts as (
-            select r.*, c.cost_micros as part_cost, c.complete as part_complete,
+            select r.*, c.cost_micros as part_cost, c.complete as part_complete, c.cost_low_micros as part_low,
+                   c.cost_high_micros as part_high,
                    case when $trees then r.root_run_id
                         when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
                         then r.parent_run_id else r.run_id end as session,
@@ -69,6 +73,8 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
                    {_one('wall_seconds')} as wall_seconds, sum(steps)::bigint as steps,
                    sum(total_tokens)::bigint as total_tokens, sum(part_cost)::bigint as cost_micros,
                    bool_and(part_complete and part_cost is not null) as cost_complete,
+                   case when count(part_low) = count(*) then sum(part_low) end::bigint as cost_low_micros,
+                   case when count(part_high) = count(*) then sum(part_high) end::bigint as cost_high_micros,
                    count(*) filter (where not root) as subagents, {_one('task_class')} as task_class,
                    {_one('model')} as model
             from parts group by session
@@ -81,6 +87,10 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
         {f'limit {int(limit)}' if limit else ''}""",
         {"source": cost_source, "fold": fold_subagents, "trees": trees, "since": window.since, "until": window.until,
          "statuses": statuses or [], "agents": agents or []})
+    for row in rows:  # a cost known only between bounds (some calls' cache split unknown) reads as the range
+        if not row["cost_complete"] and row["cost_low_micros"] is not None:
+            row[MISSING_AS] = {"cost_micros": f"{usd(row['cost_low_micros'])} to {usd(row['cost_high_micros'])}"}
+            row["cost_micros"] = None  # a partial sum is no cost: the range says what is known
     fold_subagents = fold_subagents or trees
     columns = COLUMNS if fold_subagents else [c for c in COLUMNS if c.key != "subagents"]
     if not fold_subagents:

@@ -29,6 +29,9 @@ def _pct(share: float | None) -> str:
 
 COST_COLUMNS = [
     Column("cost_micros", "cost", "money", unknown="unknown"),
+    # a cost known only between bounds (some calls' cache split unknown): the table says it in "left out of the cost"
+    Column("cost_low_micros", "cost at least", "money", wide=True, export_only=True),
+    Column("cost_high_micros", "cost at most", "money", wide=True, export_only=True),
     Column("left_out", "left out of the cost", table_only=True),  # CSV and JSON: unpriced_tokens, … as figures
     Column("harness_sourced_micros", "of it, harness-reported", "money", wide=True),
     Column("harness_sourced_runs", "harness runs", "count", wide=True), Column("priced_micros", "ours", "money", wide=True),
@@ -37,7 +40,7 @@ COST_COLUMNS = [
     Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
     Column("harness_difference_micros", "harness − ours", "signed_money", wide=True),
     Column("cost_per_completed_task_micros", "per completed task", "money", wide=True),
-    Column("no_task_completed", "none completed", "bool", export_only=True),
+    Column("no_task_completed", "none completed", "bool", wide=True, export_only=True),
 ]
 # Declared, not read off the rows: a bucket nobody recorded (SWE-agent) is null in JSON and empty in CSV, never absent.
 _BUCKET_COLUMNS = [Column(bucket, bucket.replace("_", " "), "count", unknown="unknown", wide=True, export_only=True)
@@ -47,7 +50,7 @@ TASK_COLUMNS = [
     Column("limits", "limits"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
     Column("cost_micros", "cost", "money", unknown="unknown"),
     Column("cost_per_completed_task_micros", "per completed task", "money", unknown="unknown"),
-    Column("no_task_completed", "none completed", "bool", export_only=True),
+    Column("no_task_completed", "none completed", "bool", wide=True, export_only=True),
 ]
 
 
@@ -56,7 +59,11 @@ def _not_recorded(group: dict) -> dict[str, str]:
     whose runs completed no task: its cost per completed task is "none completed", not unknown."""
     keys = ("catalogue_tax_tokens", "catalogue_tax_micros", "catalogue_tax_share")
     words = {} if group.get("catalogue_recorded", True) else dict.fromkeys(keys, "not recorded")
-    return {**words, **({"cost_per_completed_task_micros": NONE_COMPLETED} if group.get("no_task_completed") else {})}
+    if group.get("no_task_completed"):
+        words["cost_per_completed_task_micros"] = NONE_COMPLETED
+    if group.get("cost_micros") is None and group.get("cost_low_micros") is not None:  # known only between bounds
+        words["cost_micros"] = described(group).partition(" (")[0]
+    return words
 
 
 def _task_rows(report: dict) -> list[dict]:
@@ -68,7 +75,9 @@ def _left_out(group: dict) -> str:
     text = described(group)
     if " + " in text:
         return text.partition(" + ")[2]
-    return text.removeprefix("unknown").strip(" ()") if text.startswith("unknown") else ""
+    if text.startswith("unknown"):
+        return text.removeprefix("unknown").strip(" ()")
+    return text.partition(" (")[2].removesuffix(")")  # a range: "$a to $b (what it leaves out)"
 
 
 def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:

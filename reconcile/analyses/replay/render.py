@@ -18,8 +18,8 @@ GROUP_COLUMNS = [
     Column("not_judged_runs", "not judged", "count"),
     Column("cost_per_completed_task_before_micros", "$/completed now", "money4", "unknown"),
     Column("cost_per_completed_task_after_micros", "$/completed then", "money4", "unknown"),
-    Column("no_task_completed_before", "none completed now", "bool", export_only=True),
-    Column("no_task_completed_after", "none completed then", "bool", export_only=True),
+    Column("no_task_completed_before", "none completed now", "bool", wide=True, export_only=True),
+    Column("no_task_completed_after", "none completed then", "bool", wide=True, export_only=True),
 ]
 DETECTOR_COLUMNS = [Column("loops_caught", "loops caught", "count"),
                     Column("false_positives", "false positives", "count"),

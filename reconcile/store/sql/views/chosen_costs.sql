@@ -11,6 +11,9 @@ with asked as (
     from run_costs c cross join (values ('auto'), ('ours'), ('harness')) as a(asked)
 )
 select *, case source when 'ours' then ours_micros else harness_micros end as cost_micros,
+       -- the bounds of a cost known only as a range (the cache split of some calls unknown); the cost itself when known
+       case source when 'ours' then ours_low_micros else harness_micros end as cost_low_micros,
+       case source when 'ours' then ours_high_micros else harness_micros end as cost_high_micros,
        case source when 'ours' then ours_complete and ours_micros is not null
                    else harness_micros is not null end as complete
 from asked

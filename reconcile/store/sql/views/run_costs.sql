@@ -7,6 +7,11 @@ with s as (
                                                               output_tokens) is not null) as usage_steps,
            count(*) filter (where unpriced) as unpriced_steps,
            count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
+           -- calls known whole but not split into cached and uncached input: a cost range, not a cost
+           count(*) filter (where cost_micros is null and cost_low_micros is not null) as unsplit_steps,
+           count(cost_low_micros) filter (where kind = 'model') as bounded_steps,
+           sum(cost_low_micros)::bigint as low_micros,
+           sum(cost_high_micros)::bigint as high_micros,
            coalesce(sum(input_tokens + coalesce(output_tokens, 0)) filter (where unpriced), 0)::bigint as unpriced_tokens,
            sum(cost_micros)::bigint as priced_micros,
            sum(harness_cost_micros)::bigint as harness_step_micros
@@ -21,6 +26,12 @@ select r.run_id,
        coalesce(s.unpriced_tokens, 0) as unpriced_tokens,
        coalesce(s.model_steps, 0) - coalesce(s.usage_steps, 0) as calls_without_usage,
        coalesce(s.unknown_bucket_steps, 0) as calls_with_unknown_buckets,  -- usage recorded, some bucket left out
+       coalesce(s.unsplit_steps, 0) as calls_with_unknown_split,  -- of those, input known whole, not its cache split
+       -- reconcile's cost as a range where every call is priced or bounded (a call's input known, its split not)
+       case when coalesce(s.model_steps, 0) = 0 then 0 when s.bounded_steps = s.model_steps then s.low_micros end
+           as ours_low_micros,
+       case when coalesce(s.model_steps, 0) = 0 then 0 when s.bounded_steps = s.model_steps then s.high_micros end
+           as ours_high_micros,
        coalesce(r.ledger_cost_micros, s.harness_step_micros) as harness_micros,
        case when r.ledger_cost_micros is not null then 'ledger' when s.harness_step_micros is not null then 'steps' end
            as harness_basis

@@ -20,6 +20,11 @@ with step_totals as (
         coalesce(sum(cache_write_1h), 0)::bigint as cache_write_1h,
         coalesce(sum(output_tokens), 0)::bigint as output_tokens,
         count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
+        -- all input, known for a call whose buckets are, or whose record gives it whole (its split unknown)
+        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                                           output_tokens) is not null and input_tokens is null)
+            as input_unknown_steps,
+        coalesce(sum(input_tokens), 0)::bigint as all_input_tokens,
         -- buckets some call with usage leaves unknown: the run's total of those is unknown too
         bool_or(unknown_buckets is not null and input_uncached is null) as input_uncached_unknown,
         bool_or(unknown_buckets is not null and cache_read is null) as cache_read_unknown,
@@ -70,12 +75,10 @@ select
     case when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
     case when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
     case when t.usage_steps > 0 then t.reasoning_tokens end as reasoning_tokens,
-    case when t.usage_steps > 0 and not (t.input_uncached_unknown or t.cache_read_unknown or t.cache_write_5m_unknown
-                                         or t.cache_write_1h_unknown)
-         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h
-    end as input_tokens,  -- all input buckets together
-    case when t.usage_steps > 0 and t.unknown_bucket_steps = 0
-         then t.input_uncached + t.cache_read + t.cache_write_5m + t.cache_write_1h + t.output_tokens
+    -- all input buckets together (a call's input given whole counts, its split into buckets unknown)
+    case when t.usage_steps > 0 and t.input_unknown_steps = 0 then t.all_input_tokens end as input_tokens,
+    case when t.usage_steps > 0 and t.input_unknown_steps = 0 and not t.output_tokens_unknown
+         then t.all_input_tokens + t.output_tokens
     end as total_tokens,
     coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
     t.cost_micros,                            -- priced from model_prices; see unpriced_steps

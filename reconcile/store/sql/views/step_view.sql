@@ -28,30 +28,81 @@ joined as (
                as cache_write_1h_price,
            case when all_input > mp.tier_start then mp.tier_output_mtok else mp.output_mtok end as output_price,
            all_input > mp.tier_start as past_tier,
-           -- priced only with a price found and every bucket's count known
-           s.kind = 'model' and mp.matched_model is not null and s.input_uncached is not null
-               and s.cache_read is not null and s.cache_write_5m is not null and s.cache_write_1h is not null
-               and s.output_tokens is not null as priceable,
            -- the catalogue's tokens on this call: at most the call's input
            least(coalesce(r.catalogue_tokens, 0), all_input) as catalogue
-    from (select *, coalesce(input_uncached, 0) + coalesce(cache_read, 0) + coalesce(cache_write_5m, 0)
-                    + coalesce(cache_write_1h, 0) as all_input
-          from steps) s
+    from (select *,
+                 -- all input: the buckets', or, where the record gives the whole input (the context) but not its
+                 -- split into buckets, that whole (a request's tier is decided on it)
+                 case when split_unknown then context_tokens
+                      else coalesce(input_uncached, 0) + coalesce(cache_read, 0) + coalesce(cache_write_5m, 0)
+                           + coalesce(cache_write_1h, 0) end as all_input
+          from (select *, kind = 'model' and context_tokens is not null
+                          and (input_uncached is null or cache_read is null or cache_write_5m is null
+                               or cache_write_1h is null)
+                          and context_tokens >= coalesce(input_uncached, 0) + coalesce(cache_read, 0)
+                                               + coalesce(cache_write_5m, 0) + coalesce(cache_write_1h, 0)
+                          as split_unknown
+                from steps) as known) s
     join runs r using (run_id)
     left join wrap_up_turns w on s.kind = 'model' and w.run_id = s.run_id and w.idx = s.idx
     left join model_prices mp on mp.provider is not distinct from coalesce(s.provider, r.provider)
         and mp.model = coalesce(s.model, r.model)
         and mp.day = coalesce(s.started_at, r.started_at, now())::date
 ),
-catalogue_read as (  -- the catalogue billed as cache reads first
-    select *, least(catalogue, coalesce(cache_read, 0)) as catalogue_cache_read from joined
+unsplit as (  -- the input a record gives whole, beyond the buckets it gives (NULL: none unsplit)
+    select *, case when split_unknown then all_input - coalesce(input_uncached, 0) - coalesce(cache_read, 0)
+                   - coalesce(cache_write_5m, 0) - coalesce(cache_write_1h, 0) end as unsplit,
+              -- a price that bills cache reads and writes as uncached input: no prompt cache to speak of, so an
+              -- unknown split is all uncached (the price list has no cache for the model: genai-prices falls back)
+              matched_model is not null and cache_read_price = uncached_price and cache_write_5m_price = uncached_price
+                  and cache_write_1h_price = uncached_price as no_prompt_cache
+    from joined
+),
+filled as (  -- the buckets as known: an unsplit input of a model with no prompt cache is all uncached
+    select *,
+           case when unsplit is not null and no_prompt_cache then coalesce(input_uncached, 0) + unsplit
+                else input_uncached end as f_uncached,
+           case when unsplit is not null and no_prompt_cache then coalesce(cache_read, 0) else cache_read end as f_read,
+           case when unsplit is not null and no_prompt_cache then coalesce(cache_write_5m, 0) else cache_write_5m end
+               as f_write_5m,
+           case when unsplit is not null and no_prompt_cache then coalesce(cache_write_1h, 0) else cache_write_1h end
+               as f_write_1h,
+           case when no_prompt_cache then null else unsplit end as f_unsplit
+    from unsplit
+),
+bounded as (
+    select *,
+           -- priced only with a price found and every bucket's count known
+           kind = 'model' and matched_model is not null and f_uncached is not null and f_read is not null
+               and f_write_5m is not null and f_write_1h is not null and output_tokens is not null
+               as priceable,
+           -- the known input buckets at their prices
+           coalesce(f_uncached, 0) * uncached_price + coalesce(f_read, 0) * cache_read_price
+               + coalesce(f_write_5m, 0) * cache_write_5m_price + coalesce(f_write_1h, 0) * cache_write_1h_price
+               as known_input_micros,
+           -- an unsplit input's cheapest and dearest prices: those of the buckets it may be in
+           least(case when f_uncached is null then uncached_price end,
+                 case when f_read is null then cache_read_price end,
+                 case when f_write_5m is null then cache_write_5m_price end,
+                 case when f_write_1h is null then cache_write_1h_price end) as unsplit_low_price,
+           greatest(case when f_uncached is null then uncached_price end,
+                    case when f_read is null then cache_read_price end,
+                    case when f_write_5m is null then cache_write_5m_price end,
+                    case when f_write_1h is null then cache_write_1h_price end) as unsplit_high_price
+    from filled
+),
+catalogue_read as (  -- the catalogue billed as cache reads first (and each priced call's exact cost)
+    select *, least(catalogue, coalesce(f_read, 0)) as catalogue_cache_read,
+           case when priceable then round(known_input_micros + output_tokens * output_price)::bigint end
+               as cost_micros_exact
+    from bounded
 ),
 catalogue_5m as (  -- then as 5-minute cache writes
-    select *, least(catalogue - catalogue_cache_read, coalesce(cache_write_5m, 0)) as catalogue_cache_write_5m
+    select *, least(catalogue - catalogue_cache_read, coalesce(f_write_5m, 0)) as catalogue_cache_write_5m
     from catalogue_read
 ),
 catalogue_1h as (  -- then as 1-hour cache writes; the rest as uncached input
-    select *, least(catalogue - catalogue_cache_read - catalogue_cache_write_5m, coalesce(cache_write_1h, 0))
+    select *, least(catalogue - catalogue_cache_read - catalogue_cache_write_5m, coalesce(f_write_1h, 0))
                   as catalogue_cache_write_1h
     from catalogue_5m
 )
@@ -60,12 +111,7 @@ select
     s.idx,
     s.kind,
     s.tool_name,
-    case when s.priceable then
-        round(coalesce(s.input_uncached, 0) * s.uncached_price + coalesce(s.cache_read, 0) * s.cache_read_price
-              + coalesce(s.cache_write_5m, 0) * s.cache_write_5m_price
-              + coalesce(s.cache_write_1h, 0) * s.cache_write_1h_price
-              + coalesce(s.output_tokens, 0) * s.output_price)::bigint
-    end as cost_micros,
+    case when s.priceable then s.cost_micros_exact end as cost_micros,
     s.ms,
     s.error,
     s.started_at,
@@ -77,23 +123,25 @@ select
         else coalesce(s.event, 'event')
     end as what,
     s.model,
-    s.input_uncached,
-    s.cache_read,
-    s.cache_write_5m,
-    s.cache_write_1h,
+    s.f_uncached as input_uncached,
+    s.f_read as cache_read,
+    s.f_write_5m as cache_write_5m,
+    s.f_write_1h as cache_write_1h,
     s.output_tokens,
     s.reasoning_tokens,
-    -- all input: known when every input bucket is (a missing cache count leaves it unknown)
-    case when s.kind = 'model' and s.input_uncached is not null and s.cache_read is not null
-              and s.cache_write_5m is not null and s.cache_write_1h is not null
-         then s.input_uncached + s.cache_read + s.cache_write_5m + s.cache_write_1h end as input_tokens,
+    -- all input: known when every input bucket is, or when the record gives it whole (the context) with its
+    -- split into buckets unknown
+    case when s.kind = 'model' and s.f_uncached is not null and s.f_read is not null
+              and s.f_write_5m is not null and s.f_write_1h is not null
+         then s.f_uncached + s.f_read + s.f_write_5m + s.f_write_1h
+         when s.split_unknown then s.all_input end as input_tokens,
     -- what the call's usage leaves out, by name (NULL when it has no usage at all): its cost is unknown
-    case when s.kind = 'model' and coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h,
+    case when s.kind = 'model' and coalesce(s.f_uncached, s.f_read, s.f_write_5m, s.f_write_1h,
                                             s.output_tokens) is not null
-         then nullif(concat_ws(', ', case when s.input_uncached is null then 'input_uncached' end,
-                                     case when s.cache_read is null then 'cache_read' end,
-                                     case when s.cache_write_5m is null then 'cache_write_5m' end,
-                                     case when s.cache_write_1h is null then 'cache_write_1h' end,
+         then nullif(concat_ws(', ', case when s.f_uncached is null then 'input_uncached' end,
+                                     case when s.f_read is null then 'cache_read' end,
+                                     case when s.f_write_5m is null then 'cache_write_5m' end,
+                                     case when s.f_write_1h is null then 'cache_write_1h' end,
                                      case when s.output_tokens is null then 'output_tokens' end), '')
     end as unknown_buckets,
     s.finish_reason,
@@ -137,13 +185,26 @@ select
               + (s.catalogue - s.catalogue_cache_read - s.catalogue_cache_write_5m - s.catalogue_cache_write_1h)
                 * s.uncached_price)::bigint
     end as catalogue_tax_micros,
+    -- a call whose input is known whole but not its split into cached and uncached: its cost lies between the
+    -- input all at the cheapest bucket it may be in and all at the dearest (all cached … all uncached), exactly
+    -- known otherwise; kept out of cost_micros, which holds only what is known exactly
+    case when s.priceable then s.cost_micros_exact
+         when s.kind = 'model' and s.f_unsplit is not null and s.matched_model is not null
+              and s.output_tokens is not null and s.unsplit_low_price is not null then
+        round(s.known_input_micros + s.f_unsplit * s.unsplit_low_price + s.output_tokens * s.output_price)::bigint
+    end as cost_low_micros,
+    case when s.priceable then s.cost_micros_exact
+         when s.kind = 'model' and s.f_unsplit is not null and s.matched_model is not null
+              and s.output_tokens is not null and s.unsplit_high_price is not null then
+        round(s.known_input_micros + s.f_unsplit * s.unsplit_high_price + s.output_tokens * s.output_price)::bigint
+    end as cost_high_micros,
     s.matched_model as priced_as,
     s.lookup_model as priced_from,  -- the normalised id the price was found under, if not the model as written
     s.price_source,
     s.price_version,
     s.price_model,
     s.kind = 'model' and s.matched_model is null
-        and greatest(coalesce(s.input_uncached, 0), coalesce(s.cache_read, 0), coalesce(s.cache_write_5m, 0),
-                     coalesce(s.cache_write_1h, 0), coalesce(s.output_tokens, 0)) > 0  -- any bucket, not the first known
+        and greatest(coalesce(s.f_uncached, 0), coalesce(s.f_read, 0), coalesce(s.f_write_5m, 0),
+                     coalesce(s.f_write_1h, 0), coalesce(s.output_tokens, 0)) > 0  -- any bucket, not the first known
         as unpriced
 from catalogue_1h s
