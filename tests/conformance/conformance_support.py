@@ -191,6 +191,18 @@ def assert_answer_overwritten(audit: Audit, run: str, journal: Path, also: froze
     assert [f["step"] for f in errors if f["check"] == "final_answer_not_overwritten"] == final[:1], show(errors)
 
 
+def assert_answer_misread(audit: Audit, run: str, journal: Path, also: frozenset = frozenset()) -> None:
+    """An answer the loop misread — the model ended its turn with text and no tool call, journalled final=false as the
+    loop saw it — then a budget stop: found by final_answer_not_overwritten at that turn (issue 47, item 5)."""
+    errors = only_errors(audit, run, {"final_answer_not_overwritten", *also})
+    steps = model_steps(journal, run)
+    assert not any(s.get("final") for s in steps)  # the harness never marked it: only the transcript tells
+    answer = [s["idx"] for s in steps if s.get("finish_reason") in ("end_turn", "stop") and not s.get("tool_calls")
+              and s.get("text")]
+    found = [f for f in errors if f["check"] == "final_answer_not_overwritten"]
+    assert [f["step"] for f in found] == answer[:1] and "did not take it as final" in found[0]["detail"], show(errors)
+
+
 def assert_lost_result(audit: Audit, run: str, journal: Path, also: frozenset = frozenset()) -> None:
     """A tool result never journalled: found by tool_calls_paired at the model step that asked for it."""
     errors = only_errors(audit, run, {"tool_calls_paired", "steps_equal_tool_results", *also})

@@ -55,6 +55,7 @@ class Faults:
     ledger_drift: bool = False       # completion tokens are added below the final-answer return
     lose_result_at: int = 0          # this tool result (1-based) is never journalled
     late_detector: bool = False      # the repeat check lets one more identical result through
+    misread_final: bool = False      # the answer is missed, and journalled as the loop saw it: final=False
 
 
 @dataclass
@@ -201,10 +202,10 @@ def run_loop(model, registry, task, limits=Limits(), *, journal: Journal, run_id
             usage={"input_uncached": call["usage"]["prompt"], "output": call["usage"]["completion"]},
             ms=(clock.monotonic() - m0) * 1000, ts=t0, model=model.name, input_messages=sent,
             tool_calls=[] if call.get("final") else [(call["tool"], call.get("args", {}))],
-            text=call.get("text"), final=bool(call.get("final")),
+            text=call.get("text"), final=bool(call.get("final")) and not faults.misread_final,
             finish_reason="end_turn" if call.get("final") else "tool_use")
 
-        if call.get("final") and not faults.ignore_final:
+        if call.get("final") and not (faults.ignore_final or faults.misread_final):
             run.end("model_finished", final_output=call.get("text"), ledger=_ledger(led))  # journal
             return {"stop": "model_finished", "ledger": led, "transcript": transcript, "run": run}
         if faults.ledger_drift:  # FAULT: the completion increment sits below the final-answer return

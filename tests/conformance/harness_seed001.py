@@ -242,6 +242,7 @@ class Faults:
     """Planted defects. All False / None: the seed's harness as written."""
 
     ignore_final: bool = False   # ``if response.tool_calls is None``: an empty list is not None, so it runs on
+    misread_final: bool = False  # the same, journalled as the loop saw it: the answer not final
     lose_batch_result: bool = False  # a batch's second result is never journalled
 
 
@@ -281,11 +282,12 @@ async def run(task: str, budget: Budget, h: Harness, *, run_id: str, parent_run_
             usage={"input_uncached": response.usage.input_tokens, "output": response.usage.output_tokens},
             ms=(h.clock.monotonic() - m0) * 1000, ts=t0, model=MODEL, input_messages=_wire(sent),
             tool_calls=[(c.name, c.arguments) for c in response.tool_calls], text=response.text or None,
-            final=not response.tool_calls, cost_micros=round(price(response.usage) * 1e6),
+            final=not response.tool_calls and not h.faults.misread_final, cost_micros=round(price(response.usage) * 1e6),
             finish_reason="tool_use" if response.tool_calls else "end_turn")
         messages.append(response.message)
 
-        finished = (response.tool_calls is None) if h.faults.ignore_final else (not response.tool_calls)
+        misread = h.faults.ignore_final or h.faults.misread_final
+        finished = (response.tool_calls is None) if misread else (not response.tool_calls)
         if finished:
             result = Result(status="complete", output=response.text, budget=budget)
             return _end(journal, result, parent_run_id)

@@ -202,6 +202,8 @@ class Faults:
     ledger_drift: bool = False       # tokens += inputTokens only
     lose_result_at: int = 0          # this tool result (1-based) is never journalled
     late_detector: bool = False      # noProgress needs four repeats, not three
+    misread_final: bool = False      # the answer taken for a progress note, and journalled so (not final)
+    unchanged_retry: bool = False    # an invalid output is tried again without the error fed back: the same input
 
 
 @dataclass
@@ -220,6 +222,11 @@ class RunCtx:
     cancelAt: int | None = None      # the operator cancels once this many steps are done
     faults: Faults = field(default_factory=Faults)
     allowRepeat: set[str] = field(default_factory=set)
+    # how the harness words what it journals: the recipe's error_class alone on an invalid output, or with its text
+    error_text: bool = True
+    # the failure matrix's policy for a 529 ("fallback route after one retry, not four"); False: the code's, which
+    # retries any 5xx on the same route up to maxRetries
+    overload_fallback: bool = False
     run: RunJournal | None = None
     idempotency: dict[str, str] = field(default_factory=dict)  # key -> stored response (the unique index)
     results_journalled: int = 0
@@ -256,7 +263,7 @@ def runAgent(ctx: RunCtx) -> Status:
             return finish(ctx, "failed", f"the model call failed after its retries: {e}", steps=steps, tokens=tokens)
         tokens += res.usage["inputTokens"] + (0 if ctx.faults.ledger_drift else res.usage["outputTokens"])
         step_row = journal.writeModelStep(ctx, steps, res, messages)
-        if res.stopReason == "end_turn" and not ctx.faults.ignore_final:
+        if res.stopReason == "end_turn" and not (ctx.faults.ignore_final or ctx.faults.misread_final):
             return finish(ctx, "succeeded", res.text, steps=steps, tokens=tokens)
         if res.toolCall is None:  # FAULT (ignore_final): the answer is taken for a progress note
             ctx.history.append({"role": "assistant", "content": res.text})
@@ -267,7 +274,8 @@ def runAgent(ctx: RunCtx) -> Status:
         if not check["ok"]:
             error = toolError(error=check["error"], expected_schema=ctx.schemas.get(call["name"]),
                               offending_field=check["path"])
-            ctx.history.append(error)
+            if not ctx.faults.unchanged_retry:  # FAULT switch: the next turn gets no new information
+                ctx.history.append(error)
             journal.writeToolStep(ctx, step_row.calls[0], "invalid_args", canonicalJson(error), error=check["error"])
             steps += 1  # costs a step, deliberately
             continue  # next turn, more information
@@ -297,6 +305,11 @@ def step(ctx: RunCtx, messages: dict, attempt: int = 0) -> ModelResponse:
         if cls == "transport":
             if attempt >= ctx.budgets.maxRetries:
                 raise
+            # the failure matrix (provider 529 mid-run): fall back after one retry, as for a rate limit
+            if ctx.overload_fallback and attempt >= 1 and getattr(e, "status", None) == 529 \
+                    and ctx.model is not ctx.fallbackModel:
+                ctx.model = ctx.fallbackModel
+                journal.note(ctx, "fallback_route", ctx.fallbackModel.id)
             sleep(ctx, backoffMs(attempt))  # same context: correct here
             return step(ctx, messages, attempt + 1)
         if cls == "rate_limit":
@@ -402,10 +415,10 @@ class _Journal:
         return ctx.run.model_step(
             usage={"input_uncached": res.usage["inputTokens"], "output": res.usage["outputTokens"]},
             ms=res.ms, ts=ctx.clock.utc() - _seconds(res.ms), model=res.model, input_messages=messages,
-            tool_calls=calls, text=res.text or None, final=res.stopReason == "end_turn",
+            tool_calls=calls, text=res.text or None, final=res.stopReason == "end_turn" and not ctx.faults.misread_final,
             finish_reason=res.stopReason, attempt=getattr(res, "attempt", 1),
             cost_micros=round(res.usage["inputTokens"] * inp + res.usage["outputTokens"] * outp),
-            error=schema_error, error_class="invalid_output" if schema_error else None)
+            error=schema_error if ctx.error_text else None, error_class="invalid_output" if schema_error else None)
 
     def writeFailedCall(self, ctx: RunCtx, messages: dict, e: Exception, cls: ErrClass, attempt: int) -> None:
         latency = ctx.model.latency

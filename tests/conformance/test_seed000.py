@@ -3,7 +3,7 @@
 All runs are written by ``harness_seed000.run_loop`` (the seed's fence, transcribed) into one folder,
 ingested once, checked once. Expectations come from the seed: its stop strings map to the
 canonical statuses (seed 003's table), a stop the fence made as designed is not an error, and the
-four planted defects are found by the check that names them.
+planted defects are found by the check that names them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance_support import assert_replay_finds_each_stop
-from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
+from conformance_support import (Audit, NIGHT, SimClock, assert_answer_misread, assert_answer_overwritten, assert_late_detector,
                                  assert_loaded_whole, assert_lost_result, audit, journal_steps, key_named,
                                  only_errors, show, tool_outcomes)
 from harness_seed000 import Faults, Limits, ScriptedModel, run_loop, stub_tools
@@ -69,6 +69,8 @@ SCENARIOS = {
     # ---- planted defects
     "fault_ignore_final": Scenario([read("README.md"), read("tests/test_retry.py"), answer()] + DISTINCT_READS,
                                    "max_steps", "budget_exceeded", faults=Faults(ignore_final=True)),
+    "fault_misread_final": Scenario([read("README.md"), read("tests/test_retry.py"), answer()] + DISTINCT_READS,
+                                    "max_steps", "budget_exceeded", faults=Faults(misread_final=True)),
     "fault_ledger_drift": Scenario([read("README.md"), read("tests/test_retry.py"), answer()],
                                    "model_finished", "succeeded", faults=Faults(ledger_drift=True)),
     "fault_lost_result": Scenario([read("README.md"), read("tests/test_retry.py"), read("setup.cfg"), answer()],
@@ -168,6 +170,10 @@ def test_failed_side_effect_listed_as_warning(night):
 
 def test_final_answer_overwritten_by_budget_stop(night):
     assert_answer_overwritten(night.audit, run_id("fault_ignore_final"), night.journal("fault_ignore_final"))
+
+
+def test_answer_misread_then_budget_stop(night):
+    assert_answer_misread(night.audit, run_id("fault_misread_final"), night.journal("fault_misread_final"))
 
 
 def test_ledger_drift(night):

@@ -1,5 +1,5 @@
 """Seed 001's harness as a client: four ceilings with their wrap-up turns, the loop detector, one budget
-for an agent tree — each reconciles clean — and four planted defects, each found.
+for an agent tree — each reconciles clean — and the planted defects, each found.
 
 Every run is written by ``harness_seed001.run`` (the seed's ``Budget``, ``run``, ``wrap_up`` and
 ``LoopDetector``, transcribed) into one folder, ingested once, checked once. The seed's own words
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance_support import assert_replay_finds_each_stop
-from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
+from conformance_support import (Audit, NIGHT, SimClock, assert_answer_misread, assert_answer_overwritten, assert_late_detector,
                                  assert_loaded_whole, assert_lost_result, audit, journal_steps, model_steps,
                                  only_errors, show)
 from harness_seed001 import (Budget, DriftingBudget, Faults, Harness, LateLoopDetector, LoopDetector, ScriptedModel,
@@ -79,6 +79,8 @@ SCENARIOS = {
     # ---- planted defects
     "fault_ignore_final": Scenario([search(), read("src/retry.py"), ANSWER] + DISTINCT_READS, "step limit (20)",
                                    "incomplete", "budget_exceeded", faults=Faults(ignore_final=True)),
+    "fault_misread_final": Scenario([search(), read("src/retry.py"), ANSWER] + DISTINCT_READS, "step limit (20)",
+                                    "incomplete", "budget_exceeded", faults=Faults(misread_final=True)),
     "fault_ledger_drift": Scenario([search(), read("src/retry.py"), ANSWER], None, "complete", "succeeded",
                                    budget=DriftingBudget),
     "fault_lost_result": Scenario([search() + read("src/retry.py"), read("src/backoff.py"), ANSWER], None,
@@ -188,6 +190,10 @@ def test_designed_stop_has_no_error_finding(night, name):
 
 def test_final_answer_overwritten_by_budget_stop(night):
     assert_answer_overwritten(night.audit, run_id("fault_ignore_final"), night.journal("fault_ignore_final"))
+
+
+def test_answer_misread_then_budget_stop(night):
+    assert_answer_misread(night.audit, run_id("fault_misread_final"), night.journal("fault_misread_final"))
 
 
 def test_ledger_drift(night):

@@ -1,5 +1,5 @@
 """Seed 003's harness as a client: its six statuses, the no-progress rule, the retry policy — each reconciles
-clean — and four planted defects, each found.
+clean — and the planted defects, each found.
 
 Every run is written by ``harness_seed003.runAgent`` (the seed's TypeScript, translated) into one
 folder, ingested once, checked once. The seed's vocabulary is its status, journalled as both the
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance_support import assert_replay_finds_each_stop
-from conformance_support import (Audit, NIGHT, SimClock, assert_answer_overwritten, assert_late_detector,
+from conformance_support import (Audit, NIGHT, SimClock, assert_answer_misread, assert_answer_overwritten, assert_late_detector,
                                  assert_loaded_whole, assert_lost_result, audit, journal_steps, model_steps,
                                  only_errors, show, tool_outcomes)
 from harness_seed003 import FALLBACK, PRIMARY, Budgets, Faults, Script, new_ctx, runAgent
@@ -43,6 +43,8 @@ class Scenario:
     then: tuple | None = None
     cancelAt: int | None = None
     faults: Faults = field(default_factory=Faults)
+    error_text: bool = True  # False: an invalid output journalled by its class alone, as the recipe writes it
+    overload_fallback: bool = False  # the failure matrix's 529 policy: fall back after one retry
 
 
 SCENARIOS = {
@@ -72,9 +74,23 @@ SCENARIOS = {
     # transport retries spent (maxRetries 3): the error is rethrown and the run fails
     "transport_exhausted": Scenario([search()] + [("fail", 529)] * 4 + [ANSWER], "failed"),
     "cancelled": Scenario([search(), fetch(), fetch("https://docs.internal/limits"), ANSWER], "cancelled", cancelAt=2),
+    # the recipe's journalling of an invalid output: its class alone, the error fed back (the next call differs)
+    "invalid_output_recipe": Scenario([("tool", "fetch_page", {"link": "https://docs.internal/retry"}), fetch(), ANSWER],
+                                      "succeeded", error_text=False),
+    # the failure matrix, provider 529 mid-run: one retry on the primary, then the fallback route
+    "overload_fallback": Scenario([search(), ("fail", 529), ("fail", 529), fetch(), ANSWER], "succeeded",
+                                  overload_fallback=True),
+    # the code's transport policy on three 529s: retried on the primary each time — which the matrix says not to do
+    "overloaded_on_primary": Scenario([search(), ("fail", 529), ("fail", 529), ("fail", 529), fetch(), ANSWER],
+                                      "succeeded"),
     # ---- planted defects
     "fault_ignore_final": Scenario([search(), fetch(), ANSWER] + DISTINCT_SEARCHES, "budget_exceeded",
                                    budgets=Budgets(maxSteps=8), faults=Faults(ignore_final=True)),
+    "fault_misread_final": Scenario([search(), fetch(), ANSWER] + DISTINCT_SEARCHES, "budget_exceeded",
+                                    budgets=Budgets(maxSteps=8), faults=Faults(misread_final=True)),
+    # an invalid output tried again on the unchanged context, journalled as the recipe writes it (its class alone)
+    "fault_unchanged_retry": Scenario([("tool", "fetch_page", {"link": "https://docs.internal/retry"}), fetch(), ANSWER],
+                                      "succeeded", faults=Faults(unchanged_retry=True), error_text=False),
     "fault_ledger_drift": Scenario([search(), fetch(), EMAIL, ANSWER], "succeeded", faults=Faults(ledger_drift=True)),
     "fault_lost_result": Scenario([search(), fetch(), fetch("https://docs.internal/limits"), ANSWER], "succeeded",
                                   faults=Faults(lose_result_at=2)),
@@ -82,7 +98,8 @@ SCENARIOS = {
                                     faults=Faults(late_detector=True)),
 }
 DESIGNED = [name for name in SCENARIOS if not name.startswith("fault_")]
-RETRIED = ["transport_retry", "rate_limit_fallback", "invalid_output", "step_budget_with_retry"]
+RETRIED = ["transport_retry", "rate_limit_fallback", "invalid_output", "step_budget_with_retry", "invalid_output_recipe",
+           "overload_fallback"]
 
 
 def run_id(name: str) -> str:
@@ -110,7 +127,7 @@ def night(tmp_path_factory) -> Night:
         clock = SimClock(NIGHT + timedelta(minutes=15 * position))
         with Journal(journals / f"{name}.jsonl", clock=clock) as jr:
             ctx = new_ctx(run_id(name), Script(s.items, s.then), clock, jr, budgets=s.budgets, cancelAt=s.cancelAt,
-                          faults=s.faults)
+                          faults=s.faults, error_text=s.error_text, overload_fallback=s.overload_fallback)
             statuses[name], ctxs[name] = runAgent(ctx), ctx
     return Night(audit(journals, root), statuses, ctxs, journals)
 
@@ -188,6 +205,34 @@ def test_final_answer_overwritten_by_budget_stop(night):
     # the answer turn it took for a progress note ran no tool, so the loop's steps (tool turns) never
     # counted it: a model call past max_steps the budget never saw — budgets_enforced says so too, rightly
     assert_answer_overwritten(night.audit, run_id("fault_ignore_final"), night.journal("fault_ignore_final"), also=frozenset({"budgets_enforced"}))
+
+
+def test_answer_misread_then_budget_stop(night):
+    # as fault_ignore_final: the turn it misread ran no tool, so its steps never counted it (budgets_enforced too)
+    assert_answer_misread(night.audit, run_id("fault_misread_final"), night.journal("fault_misread_final"),
+                          also=frozenset({"budgets_enforced"}))
+
+
+def test_an_invalid_output_tried_again_unchanged_is_found_when_journalled_by_its_class_alone(night):
+    rid = run_id("fault_unchanged_retry")
+    steps = model_steps(night.journal("fault_unchanged_retry"), rid)
+    assert "error" not in steps[0] and steps[0]["error_class"] == "invalid_output"  # the recipe: the class alone
+    assert steps[1]["input_hash"] == steps[0]["input_hash"]  # nothing fed back: the same input again
+    warned = [f for f in night.audit.findings(rid) if f["check"] == "retries_mutate_context"]
+    assert [(f["step"], f["severity"]) for f in warned] == [(steps[1]["idx"], "warn")], show(night.audit.findings(rid))
+
+
+def test_three_529s_on_the_primary_are_found_where_the_matrix_falls_back(night):
+    """Seed 003's failure matrix, provider 529 mid-run: "fallback route after one retry, not four". Its code retries
+    any 5xx on the same route up to maxRetries: the third attempt on the primary is the one the matrix moves."""
+    rid = run_id("overloaded_on_primary")
+    attempts = [s for s in model_steps(night.journal("overloaded_on_primary"), rid) if s.get("attempt")]
+    third = next(s["idx"] for s in attempts if s.get("attempt") == 3)
+    flagged = [f for f in night.audit.findings(rid) if f["check"] == "rate_limits_fall_back"]
+    assert [f["step"] for f in flagged][:1] == [third] and all(f["severity"] == "warn" for f in flagged), \
+        show(night.audit.findings(rid))
+    routed = journal_steps(night.journal("overload_fallback"), run_id("overload_fallback"))
+    assert [s.get("model") for s in routed if s["kind"] == "model"][-2:] == [FALLBACK, FALLBACK]
 
 
 def test_ledger_drift(night):
