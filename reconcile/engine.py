@@ -21,10 +21,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import duckdb
-import pyarrow
+
+if TYPE_CHECKING:  # DuckDB imports pyarrow itself when a result is asked for as Arrow; a listing never is
+    import pyarrow
 
 from reconcile.errors import BadInput
 from reconcile.sql_text import insert_statement

@@ -123,7 +123,8 @@ def test_internal_errors_exit_3_without_a_traceback(cli, monkeypatch, db_path):
 
 
 def test_every_command_has_help_and_a_db_option(cli):
-    from reconcile.cli import app
+    from reconcile.cli import app, load_commands
+    load_commands()
     names = [c.name for c in app.registered_commands]
     assert set(names) >= {"ingest", "show", "sql", "summary"}
     for name in names:

@@ -52,7 +52,8 @@ def test_readme_quick_start_is_exactly_two_commands_and_ci_runs_the_test_one():
 
 
 def test_readme_documents_every_command_and_exit_code():
-    from reconcile.cli import app
+    from reconcile.cli import app, load_commands
+    load_commands()
     from reconcile.errors import ExitCode
     readme = (ROOT / "README.md").read_text()
     for command in app.registered_commands:

@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "reconcile"
 # Bottom to top. A module belongs to the first layer one of whose names is its name or a parent of it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("reconcile.version", "reconcile.errors", "reconcile.sql_text", "reconcile.engine", "reconcile.money", "reconcile.when",
-              "reconcile.display", "reconcile.redact", "reconcile.resources", "reconcile.durability",
+              "reconcile.display", "reconcile.redact", "reconcile.resources", "reconcile.durability", "reconcile.notices",
               "reconcile.outputs", "reconcile.sheets")),
     ("store", ("reconcile.store",)),
     ("prices", ("reconcile.prices",)),

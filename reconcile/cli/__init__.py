@@ -1,6 +1,8 @@
 """The ``reconcile`` command line: parse, call one library function, print.
 
 ``main`` is the only place errors become messages and exit codes (``reconcile.errors.ExitCode``).
+Commands load when asked for (``reconcile.cli.root.COMMAND_MODULES``): nothing here imports DuckDB,
+rich or a command module, so ``--version`` and ``--help`` of one command start fast.
 """
 
 from __future__ import annotations
@@ -9,19 +11,14 @@ import errno
 import os
 import sys
 
-import duckdb
 import typer
 
-from reconcile import durability
+from reconcile import notices
 from reconcile.errors import ExitCode, ReconcileError
 from reconcile.cli.help import plain_metavars
-from reconcile.cli.render import LiteralConsole
-from reconcile.cli.root import app
-from reconcile.cli import (budgets_cmd, check_cmd, config_cmd, cost_cmd, export_cmd, ingest_cmd, inspect_cmd,
-                           prices_cmd, replay_cmd, report_cmd, runs_cmd, usage_cmd)  # (they register commands)
+from reconcile.cli.root import app, load_commands
 
-__all__ = ["app", "main", "budgets_cmd", "check_cmd", "config_cmd", "cost_cmd", "export_cmd", "ingest_cmd",
-           "inspect_cmd", "prices_cmd", "replay_cmd", "report_cmd", "runs_cmd", "usage_cmd"]
+__all__ = ["app", "load_commands", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,10 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     Typer runs in standalone mode, so usage errors print their usage line and exit 2 on their own;
     commands choose their exit code with ``typer.Exit``.
     """
-    errors = LiteralConsole(stderr=True)
-    from reconcile import store
-
-    store.on_wait = lambda message: errors.print(f"note: {message}")
+    notices.on_wait = lambda message: _errors().print(f"note: {message}")
     try:
         command = typer.main.get_command(app)
         plain_metavars(command)
@@ -42,16 +36,22 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (ExitCode.OK if exc.code is None else ExitCode.BAD_INPUT)
     except ReconcileError as exc:
-        errors.print(f"error: {exc}")
+        _errors().print(f"error: {exc}")
         code = exc.exit_code
     except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
         if os.environ.get("RECONCILE_DEBUG"):
             raise
         machine = _machine_failure(exc)
-        errors.print(f"error: {machine}" if machine else f"internal error: {type(exc).__name__}: {exc}\n"
-                     "This is a bug in reconcile. Re-run with RECONCILE_DEBUG=1 for the traceback.")
+        _errors().print(f"error: {machine}" if machine else f"internal error: {type(exc).__name__}: {exc}\n"
+                        "This is a bug in reconcile. Re-run with RECONCILE_DEBUG=1 for the traceback.")
         code = ExitCode.BAD_INPUT if machine else ExitCode.INTERNAL
     return _exit(code, argv)
+
+
+def _errors():
+    from reconcile.cli.render import LiteralConsole
+
+    return LiteralConsole(stderr=True)
 
 
 def _exit(code: int, argv: list[str] | None) -> int:
@@ -69,10 +69,14 @@ def _machine_failure(exc: Exception) -> str | None:
     Library code turns the ones it expects into named errors; this is the net under the rest, so a
     full disk is never reported as a bug in reconcile.
     """
-    if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)) or (
-            isinstance(exc, duckdb.Error) and durability.refused_by_disk(exc)):  # a commit the disk refused
-        return (f"the store could not be read or written: {durability.first_line(exc)}. Free disk space or memory, "
-                "then run the command again.")
+    duckdb = sys.modules.get("duckdb")  # an error of DuckDB's comes from a command that imported it
+    if duckdb is not None:
+        from reconcile import durability
+
+        if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)) or (
+                isinstance(exc, duckdb.Error) and durability.refused_by_disk(exc)):  # a commit the disk refused
+            return (f"the store could not be read or written: {durability.first_line(exc)}. Free disk space or "
+                    "memory, then run the command again.")
     if isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS:
         return (f"{exc.strerror}{': ' + str(exc.filename) if exc.filename else ''}. Free space or fix the "
                 "permissions, then run the command again.")

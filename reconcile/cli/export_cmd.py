@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from reconcile.engines.export import export
 from reconcile.cli.root import app
-from reconcile.cli.options import JsonOption, Store, grouped, to_folder
+from reconcile.cli.options import DatasetLocation, JsonOption, Store, grouped, to_folder
 from reconcile.cli.render import console, print_json, table
 
 
 @app.command("export")
 @grouped
 def export_command(
-    to: Annotated[Path, typer.Option("--to", metavar="DIR", parser=to_folder,
+    to: Annotated[DatasetLocation, typer.Option("--to", metavar="DIR", parser=to_folder,
                                      help="The dataset's folder (created if missing), a file:// URL, or a folder in an object store (s3://, s3a://, gs://, abfss://).")],
     json_out: JsonOption = False,
     source: Store = Store(),

@@ -19,7 +19,8 @@ from reconcile.ingest.driver import ingest
 from reconcile.ingest.result import NOT_LOADED
 from reconcile.cli.root import app
 from reconcile.errors import BadInput
-from reconcile.cli.options import EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped, to_folder
+from reconcile.cli.options import (DatasetLocation, EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped,
+                                  to_folder)
 from reconcile.cli.render import LiteralConsole, console, literal, print_json, table
 
 
@@ -33,7 +34,7 @@ def ingest_command(
     json_out: JsonOption = False,
     source: Store = Store(),
     engine: EngineOption = "duckdb",
-    to: Annotated[Path | None, typer.Option("--to", metavar="DIR", parser=to_folder,
+    to: Annotated[DatasetLocation | None, typer.Option("--to", metavar="DIR", parser=to_folder,
                                             help="With --engine spark: the dataset to write (as reconcile export "
                                                  "writes it; a folder, a file:// URL or s3a://, gs://, abfss://).")] = None,
     master: MasterOption = None,

@@ -64,7 +64,11 @@ def to_folder(text: str) -> Path | RemoteDataset:
     return dataset_location(text, "--to")
 
 
-FromParquetOption = Annotated[Path | None, typer.Option(
+# What a dataset option's parser gives: a local Path or a RemoteDataset (s3://…). Not annotated as Path:
+# typer makes a Path-annotated option's value a Path again, whatever its parser returned.
+DatasetLocation = object
+
+FromParquetOption = Annotated[DatasetLocation | None, typer.Option(
     "--from-parquet", metavar="DIR", show_default=False, parser=from_parquet_folder,
     help="Read the dataset reconcile export --to wrote there (a folder, a file:// URL, or s3://, s3a://, gs://, abfss://) instead of the store.")]
 EngineOption = Annotated[str, typer.Option(

@@ -10,16 +10,21 @@ registers the same way the built-ins are loaded — by naming its object — thr
 
 Files are recognised by content: the formats' sniffers are asked in registration order
 (built-ins first) and the first that says yes wins.
+
+``FORMATS`` is loaded on first use (importing every format and the ingest's modules costs a
+command that never reads a file, ``reconcile runs`` say, a tenth of a second at start-up).
 """
 
 from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
 from reconcile.errors import BadInput
-from reconcile.store.facts import RUN_FACT_NAMES
-from reconcile.formats.base import Format, TranscriptFormat
+
+if TYPE_CHECKING:
+    from reconcile.formats.base import Format, TranscriptFormat
 
 ENTRY_POINT_GROUP = "reconcile.formats"
 
@@ -49,6 +54,8 @@ def _load(reference: str) -> object:
 
 def register(found: dict[str, Format], candidate: object, origin: str) -> None:
     """Add a format object (or a Format subclass, instantiated) to ``found``, refusing a clash."""
+    from reconcile.formats.base import Format
+
     fmt = candidate() if isinstance(candidate, type) else candidate
     if not isinstance(fmt, Format):
         raise BadInput(f"{origin}: {candidate!r} is not a reconcile format (a reconcile.formats.base.Format)")
@@ -72,11 +79,23 @@ def load_formats() -> dict[str, Format]:
     return found
 
 
-FORMATS: dict[str, Format] = load_formats()
+def __getattr__(name: str) -> object:
+    """``FORMATS`` (every registered format, by name), loaded once on first use; the base classes."""
+    if name == "FORMATS":
+        globals()["FORMATS"] = formats = load_formats()
+        return formats
+    if name in ("Format", "TranscriptFormat"):
+        from reconcile.formats import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def transcript_formats() -> list[TranscriptFormat]:
-    return [f for f in FORMATS.values() if isinstance(f, TranscriptFormat)]
+    from reconcile.formats.base import TranscriptFormat
+
+    formats = globals().get("FORMATS") or __getattr__("FORMATS")
+    return [f for f in formats.values() if isinstance(f, TranscriptFormat)]
 
 
 def format_fact_rows() -> list[list]:
@@ -85,6 +104,8 @@ def format_fact_rows() -> list[list]:
     The ingest writes them into the store (``ingest.bookkeeping.record_format_facts``) and a dataset
     is opened with them: the store's views only read the table, so they need not know the formats.
     """
+    from reconcile.store.facts import RUN_FACT_NAMES
+
     return [[fmt.name, fact, fact in fmt.facts, fmt.facts.get(fact), fact in fmt.inferred]
             for fmt in transcript_formats() for fact in RUN_FACT_NAMES]
 

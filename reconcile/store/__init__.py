@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 
+from reconcile import notices
 from reconcile.engine import Engine
 from reconcile.errors import BadInput, StoreError
 from reconcile.store.migrations import MIGRATIONS, applied_migrations, apply_migrations
-from reconcile.store.views import STEP_ROWS, create_views, views_fingerprint
+from reconcile.store.views import STEP_ROWS, create_views, views_current
 
 DEFAULT_DB = "reconcile.duckdb"
 
@@ -69,18 +70,18 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     memory = target == ":memory:"
     if not memory:
         _check_file(target, read_only or not create)
-    if read_only and not memory and _needs_upgrade(target):
+    con = _open(target, read_only and not memory)
+    if read_only and not memory and _needs_upgrade(con):  # (the one open, in the common case of a current store)
+        con.close()
         connect(target).close()
-    con = _open_waiting(target, read_only=read_only and not memory,
-                        config={**(_READ_ONLY if read_only and not memory else EVERY_CONNECTION),
-                                "memory_limit": memory_limit()})
+        con = _open(target, True)
     con.execute(SESSION_SETTINGS)
     if read_only and not memory:
         con.execute("set lock_configuration = true")
     _refuse_newer(con, target)
     if not read_only or memory:
-        apply_migrations(con)
-        create_views(con)
+        if apply_migrations(con) or not views_current(con):  # (re-creating them costs a command 0.15 s)
+            create_views(con)
     return con
 
 
@@ -134,8 +135,6 @@ def _refuse_newer(con: duckdb.DuckDBPyConnection, target: str) -> None:
                          "version does not know): upgrade reconcile (pip install -U reconcile) to read it.")
 
 
-# Told once when an open has to wait for another process (the CLI prints it); None: wait silently.
-on_wait: Callable[[str], None] | None = None
 DEFAULT_LOCK_TIMEOUT = 30.0
 
 
@@ -155,7 +154,7 @@ def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPy
     """Open ``target``; while another process holds it (DuckDB: one writer, or any number of readers), wait.
 
     A writer waits for readers (a notebook) and for another writer, a reader for a writer, up to
-    ``lock_timeout()``; ``on_wait`` is told once. Then the error says what held it and for how long.
+    ``lock_timeout()``; ``notices.on_wait`` is told once. Then the error says what held it and for how long.
     """
     started, told, limit = time.monotonic(), False, lock_timeout()
     while True:
@@ -165,29 +164,29 @@ def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPy
             waited = time.monotonic() - started
             if not _held_by_another(exc) or waited >= limit:
                 raise StoreError(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
-            if not told and on_wait is not None:
-                on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "
+            if not told and notices.on_wait is not None:
+                notices.on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "
                         "(RECONCILE_LOCK_TIMEOUT)")
                 told = True
             time.sleep(0.25)
 
 
-def _needs_upgrade(target: str) -> bool:
-    con = _open_waiting(target, read_only=True, config=_READ_ONLY)
-    with con:
-        has_table = con.execute(
-            "select count(*) from information_schema.tables where table_name = '_migrations'"
-        ).fetchall()[0][0]
-        if not has_table:
-            return True
-        done = {row[0] for row in con.execute("select name from _migrations").fetchall()}
-        if any(m.name not in done for m in MIGRATIONS):
-            return True
-        try:
-            fingerprint = con.execute("select fingerprint from _views").fetchall()
-        except duckdb.CatalogException:
-            return True
-    return fingerprint != [(views_fingerprint(),)]
+def _open(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    return _open_waiting(target, read_only=read_only, config={**(_READ_ONLY if read_only else EVERY_CONNECTION),
+                                                              "memory_limit": memory_limit()})
+
+
+def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a store opened read-only lacks a migration or has views of another version."""
+    has_table = con.execute(
+        "select count(*) from information_schema.tables where table_name = '_migrations'"
+    ).fetchall()[0][0]
+    if not has_table:
+        return True
+    done = {row[0] for row in con.execute("select name from _migrations").fetchall()}
+    if any(m.name not in done for m in MIGRATIONS):
+        return True
+    return not views_current(con)
 
 
 FROZEN_VIEWS = ("step_view", "run_view", "run_costs")  # in dependency order: the later read the earlier

@@ -45,6 +45,18 @@ def views_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+def views_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store already holds this version's views and macros: its recorded fingerprint is ours, and
+    none was dropped since (a view dropped by hand is made again by the next open that writes)."""
+    try:
+        recorded = con.execute("select fingerprint from _views").fetchall()
+    except duckdb.CatalogException:
+        return False
+    present = con.execute("select count(*) from duckdb_views() where not temporary and view_name in "
+                          "(select unnest(?))", [list(VIEWS)]).fetchall()[0][0]
+    return recorded == [(views_fingerprint(),)] and present == len(VIEWS)
+
+
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create every documented view and macro and record which definitions are in place."""
     install_status_macro(con, temporary=False)
