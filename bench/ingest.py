@@ -37,15 +37,15 @@ TYPED_COLUMNS = {
 
 
 class Clock:
-    def __init__(self):
-        self.now = datetime(2026, 11, 28, 22, 0, tzinfo=timezone.utc)
+    def __init__(self, start: datetime | None = None):
+        self.now = start or datetime(2026, 11, 28, 22, 0, tzinfo=timezone.utc)
 
     def __call__(self):
         self.now += timedelta(milliseconds=700)
         return self.now
 
 
-def write_journal(path: Path, runs: int, seed: int = 1, first: int = 0) -> int:
+def write_journal(path: Path, runs: int, seed: int = 1, first: int = 0, start: datetime | None = None) -> int:
     """Write ``runs`` runs of about 20 steps each, numbered from ``first``; return the number of step lines.
 
     Give each file of a corpus its own ``first``: a run id met in two files is one run, and the second
@@ -54,7 +54,7 @@ def write_journal(path: Path, runs: int, seed: int = 1, first: int = 0) -> int:
     rng = random.Random(seed)
     steps = 0
     tools = [{"name": "read_file"}, {"name": "search"}, {"name": "write_file", "side_effect": True}]
-    with Journal(path, clock=Clock()) as journal:
+    with Journal(path, clock=Clock(start)) as journal:
         for number in range(first, first + runs):
             run = journal.start_run(f"run{number:07d}", agent=f"agent{number % 3}", model="claude-sonnet-4-5",
                                     limits={"max_steps": 30}, tools=tools, catalogue_tokens=900)

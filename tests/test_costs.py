@@ -199,3 +199,30 @@ def test_by_model_a_fallback_run_s_success_is_the_answering_model_s(cli, tmp_pat
     assert (groups["claude-haiku-4-5"]["runs"], groups["claude-haiku-4-5"]["succeeded"]) == (1, 1)
     assert data["total"]["succeeded"] == 1 and data["total"]["runs"] == 1
     assert groups["claude-sonnet-4-5"]["no_task_completed"] is True  # paid for, and it completed nothing
+
+
+def test_the_finance_report_s_four_groupings_at_once_equal_each_asked_alone(night_db, tmp_path):
+    """cost_reports shares the total, cost per completed task, spend by status and price lists between
+    groupings: each grouping's report must be what cost_report gives for it alone, on the sample night and on
+    real Claude Code sessions (sub-agents, cache writes) in one store."""
+    import shutil
+
+    from reconcile import store
+    from reconcile.analyses.costs import cost_report, cost_reports
+    from reconcile.engine import DuckDBEngine
+    from reconcile.ingest.driver import ingest
+    from reconcile.when import Window, window
+
+    path = tmp_path / "both.duckdb"
+    shutil.copy(night_db, path)
+    with store.connect(path) as con:
+        ingest(con, [ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"])
+        engine = DuckDBEngine(con)
+        bys = ["day", "model", "agent", "task_class"]
+        for scope in (Window(), window("2026-11-28T22:05:00", None, "Europe/Paris")):
+            together = cost_reports(engine, bys, scope)
+            assert list(together) == bys
+            for by in bys:
+                assert together[by] == cost_report(engine, by, scope), by
+        together["day"]["total"]["runs"] = -1  # a reader changing one report leaves the others as they were
+        assert together["model"]["total"]["runs"] > 0

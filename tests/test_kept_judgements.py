@@ -6,7 +6,8 @@ night changes — a planted journal replaced by its clean twin, new planted jour
 a sub-agent's file deleted (its parent's tree changes) — and the next check, judging only what changed,
 must report exactly what a fresh store checked without any kept verdict reports — a run whose file
 changed under the same run id included. A changed
-configuration re-judges every run.
+configuration, other code or other prices re-judge every run; a check whose SQL changed is judged again
+on every run while the other checks' verdicts are kept (issue 48, target 3).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from reconcile.journal import Journal
 from reconcile.engine import DuckDBEngine
 
 REAL_CC = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
-LATER = ("side_effects_once", "retries_within_limit")  # planted journals that arrive with the change
+LATER = ("side_effects_once", "retries_within_limit", "budgets_enforced")  # planted journals that arrive with the change
 STORE_WIDE = {"cost_per_request_stable", "costs_match_provider", "tokens_match_provider"}
 
 
@@ -70,26 +71,31 @@ def _verdicts(report):
              [asdict(n) for n in r.not_judged]) for r in report.results]
 
 
-def _fresh(tmp_path, folder, monkeypatch, settings=None):
+def _fresh(tmp_path, folder, monkeypatch, settings=None, checks=None):
     """The night checked in a new store, every run judged by the check's SQL (no verdict kept or read)."""
     con = store.connect(tmp_path / "fresh.duckdb")
     try:
         ingest(con, [folder])
         with monkeypatch.context() as patch:
             patch.setattr(kept, "usable", lambda con: False)
-            return _verdicts(run_checks(DuckDBEngine(con), load_checks(), settings=settings, record=False))
+            return _verdicts(run_checks(DuckDBEngine(con), checks or load_checks(), settings=settings, record=False))
     finally:
         con.close()
         for leftover in tmp_path.glob("fresh.duckdb*"):
             leftover.unlink()
 
 
-def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_path, night, monkeypatch):
+def _loaded(tmp_path, night):
+    """A store holding the night: its connection, the checks, those that judge each run, and how many runs."""
     con = store.connect(tmp_path / "kept.duckdb")
     ingest(con, [night])
     checks = load_checks()
-    per_run = [c for c in checks if c.judges == "each run"]
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
+    return con, checks, [c for c in checks if c.judges == "each run"], runs
+
+
+def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_path, night, monkeypatch):
+    con, checks, per_run, runs = _loaded(tmp_path, night)
 
     first = run_checks(DuckDBEngine(con), checks)
     assert first.kept == 0
@@ -105,6 +111,8 @@ def test_kept_verdicts_equal_fresh_ones_after_a_tenth_of_the_night_changes(tmp_p
     assert 0 < warm.kept < len(per_run) * runs_now  # some verdicts kept, the changed runs judged again
     assert _verdicts(warm) == _fresh(tmp_path, night, monkeypatch)
     assert _verdicts(warm) != _verdicts(first)  # the change did change the findings
+    fenced = {f.run_id for f in warm.findings if f.check == "budgets_enforced"}  # the fence walked on the new runs alone
+    assert fenced - {f.run_id for f in first.findings if f.check == "budgets_enforced"}
     ledger = {f.run_id for f in warm.findings if f.check == "ledger_matches_transcript"}
     assert "fa88" in ledger and "fa88" not in {f.run_id for f in first.findings if f.check == "ledger_matches_transcript"}
 
@@ -167,3 +175,52 @@ def test_other_code_re_judges_every_run(tmp_path, night, monkeypatch):
     monkeypatch.setattr(kept, "code_fingerprint", lambda: "another version")
     assert run_checks(DuckDBEngine(con), checks).kept == 0
     con.close()
+
+
+def test_other_prices_re_judge_every_run_as_a_fresh_store_would(tmp_path, night, monkeypatch):
+    """A price file loaded (negotiated rates) may move a spend fence or a cost finding: nothing is kept, and the
+    verdicts are those of a fresh store priced the same way."""
+    from reconcile.prices import pricing
+
+    rates = tmp_path / "negotiated.csv"  # ten times the list price of the sample night's models
+    rates.write_text("provider,model,from,input,output,cache_read,cache_write_5m,cache_write_1h\n"
+                     "anthropic,claude-sonnet-4-5,2026-01-01,30,150,3,37.5,60\n"
+                     "anthropic,claude-haiku-4-5,2026-01-01,10,50,1,12.5,20\n")
+    con = store.connect(tmp_path / "kept.duckdb")
+    ingest(con, [night])
+    checks = load_checks()
+    run_checks(DuckDBEngine(con), checks)
+    assert run_checks(DuckDBEngine(con), checks).kept > 0
+    pricing.load_overrides(con, rates)
+    pricing.resolve(con)
+    repriced = run_checks(DuckDBEngine(con), checks)
+    assert repriced.kept == 0
+    con.close()
+
+    fresh = store.connect(tmp_path / "fresh.duckdb")
+    ingest(fresh, [night])
+    pricing.load_overrides(fresh, rates)
+    pricing.resolve(fresh)
+    with monkeypatch.context() as patch:
+        patch.setattr(kept, "usable", lambda con: False)
+        assert _verdicts(repriced) == _verdicts(run_checks(DuckDBEngine(fresh), checks, record=False))
+    fresh.close()
+
+
+def test_a_check_whose_sql_changed_is_judged_again_and_the_others_are_kept(tmp_path, night, monkeypatch):
+    """A team edits one check: its verdicts on every run are made again by the new SQL (here, one that finds
+    nothing), while every other check's are reused."""
+    from dataclasses import replace
+
+    con, checks, per_run, runs = _loaded(tmp_path, night)
+    first = run_checks(DuckDBEngine(con), checks)
+    fired = max(per_run, key=lambda c: sum(f.check == c.name for f in first.findings))
+    assert any(f.check == fired.name for f in first.findings)
+    edited = replace(fired, sql=f"select * from (\n{fired.sql.strip().rstrip(';')}\n) where false")
+    changed = [edited if c.name == fired.name else c for c in checks]
+    warm = run_checks(DuckDBEngine(con), changed)
+    assert warm.kept == (len(per_run) - 1) * runs  # every run judged again by the edited check alone
+    assert not any(f.check == fired.name for f in warm.findings)
+    assert _verdicts(warm) == _fresh(tmp_path, night, monkeypatch, checks=changed)
+    con.close()
+

@@ -19,6 +19,7 @@ partial sum says what it leaves out (unpriced tokens, calls without usage, runs 
 
 from __future__ import annotations
 
+import copy
 from enum import StrEnum
 from typing import Any
 
@@ -138,24 +139,44 @@ def cost_report(engine: Engine, by: str = "model", window: Window | None = None,
                 source: str = "auto") -> dict[str, Any]:
     """The cost of the runs started in ``window`` (all runs without one), grouped ``by`` day, agent, model,
     task_class or run."""
-    if by not in GROUPS:
-        raise BadInput(f"--by {by!r}: choose one of {', '.join(GROUPS)}")
+    return cost_reports(engine, [by], window, source)[by]
+
+
+def cost_reports(engine: Engine, bys: list[str], window: Window | None = None,
+                 source: str = "auto") -> dict[str, dict[str, Any]]:
+    """``cost_report`` for each grouping in ``bys``, the parts no grouping changes (the total, the cost per
+    completed task, the spend by status, the price lists) computed once for all of them (the finance report
+    asks for four groupings: each would otherwise scan the priced steps for the same total again)."""
+    unknown = [by for by in bys if by not in GROUPS]
+    if unknown:
+        raise BadInput(f"--by {unknown[0]!r}: choose one of {', '.join(GROUPS)}")
     source = cost_source(source)
+    window = window or Window()
     with frozen_views(engine):  # a dozen questions to the priced steps: price them once
-        return _cost_report(engine, by, window or Window(), source)
+        shared = _shared(engine, bys[0], window, source)
+        return {by: {"by": by, "cost_source": source, "groups": _groups(engine, by, window, source),
+                     **copy.deepcopy(shared)} for by in bys}  # (a copy each: a reader may change its report)
 
 
-def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
-    params = {**window.params, "source": source}
-    base = (f"from step_view s join runs r using (run_id) join run_view rv using (run_id) left join (select run_id, "
+def _base(window: Window) -> str:
+    return (f"from step_view s join runs r using (run_id) join run_view rv using (run_id) left join (select run_id, "
             f"max(idx) filter (where kind = 'model') as last_call from steps group by run_id) lc using (run_id) "
             f"where {WINDOW}")
+
+
+def _groups(engine: Engine, by: str, window: Window, source: str) -> list[dict[str, Any]]:
+    params = {**window.params, "source": source}
     tokens = {row["key"]: row for row in engine.records(
-        f"select {GROUPS[by][0]} as key, {_TOKENS} {base} group by 1", window.params)}
+        f"select {GROUPS[by][0]} as key, {_TOKENS} {_base(window)} group by 1", window.params)}
     costs = {row["key"]: row for row in engine.records(
         f"with {_lines(by)} select key, {_COST} from lines group by 1", params)}
-    groups = [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
-    total = _derive("total", engine.records(f"select {_TOKENS} {base}", window.params)[0],
+    return [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
+
+
+def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
+    """What a cost report holds whatever it is grouped by (``by`` only names the lines summed whole for the total)."""
+    params = {**window.params, "source": source}
+    total = _derive("total", engine.records(f"select {_TOKENS} {_base(window)}", window.params)[0],
                     engine.records(f"with {_lines(by)} select {_COST} from lines", params)[0], source)
     per_task = engine.records(f"""
         select coalesce(r.agent, '(none)') as agent, coalesce(r.task_class, '(none)') as task_class,
@@ -186,8 +207,7 @@ def _cost_report(engine: Engine, by: str, window: Window, source: str) -> dict[s
     wasted_rows = [row for row in waste if row["status"] in WASTE_STATUSES]
     known = [row["cost_micros"] for row in wasted_rows if row["cost_micros"] is not None]
     wasted = sum(known) if known or not wasted_rows else None
-    return {"by": by, "cost_source": source, "groups": groups, "total": total, "cost_per_completed_task": per_task,
-            "spend_by_status": waste,
+    return {"total": total, "cost_per_completed_task": per_task, "spend_by_status": waste,
             "spend_on_failed_stalled_budget_stopped": {
                 "cost_micros": wasted, "share": wasted / spent if spent and wasted is not None else None,
                 "complete": all(row["complete"] for row in wasted_rows), "runs": sum(r["runs"] for r in wasted_rows)},

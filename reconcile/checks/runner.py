@@ -174,15 +174,19 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     # Each check reads the priced steps: price them once for all (frozen_views) when every run is judged.
     # When only some are, the few checks that judge the store read the views live, and the rest read them
     # priced once over the trees they judge afresh (kept.restricted); when none is, those run no SQL at all.
+    # The fence walk of each run under its own limits (its loop detector one of them): of every run when a check
+    # that judges the store reads it or every run is judged, else of the trees judged afresh alone (below).
+    whole_walk = walked and (judged == "all" or any(c not in per_run for c in enabled if "fence_as_run" in c.sql))
     with (frozen_views(engine) if judged == "all" else contextlib.nullcontext()):
-        if walked and (judged != "none" or any(c not in per_run for c in enabled if "fence_as_run" in c.sql)):
-            # the fence walk of each run under its own limits (its loop detector one of them)
+        if whole_walk:
             fence.as_run(engine, config)
         for check in enabled:
             if check not in per_run:
                 results[check.name] = _run_one(engine, check, scope.active, config, written_to=findings_to)
         todo, earlier = (kept.todo_counts(engine), kept.kept_findings(engine)) if per_run else ({}, {})
         with (kept.restricted(engine) if judged == "part" else contextlib.nullcontext()):
+            if walked and judged == "part" and not whole_walk:
+                fence.as_run(engine, config)  # over the restricted tables: a night added walks that night
             for check in per_run:
                 results[check.name], reached = _run_kept(engine, check, scope.active, config, todo.get(check.name, 0),
                                                          earlier.get(check.name, []), runs)

@@ -22,7 +22,7 @@ from reconcile.analyses.budgets import budget_report, stop_reason_rates
 from reconcile.checks import CheckReport, Scope, load_checks, run_checks
 from reconcile.errors import BadInput
 from reconcile.analyses.glance import bill_vs_journals, glance, latest_night, night_buckets
-from reconcile.analyses.costs import GROUPS, SOURCE_TEXT, WINDOW, cost_report, costliest_runs
+from reconcile.analyses.costs import GROUPS, SOURCE_TEXT, WINDOW, cost_reports, costliest_runs
 from reconcile.display import literal
 from reconcile.money import described, left_out, usd
 from reconcile.outputs import check_file_target, write_output
@@ -139,7 +139,7 @@ def finance_context(engine: Engine, window: Window | None = None, source: str = 
     if period not in TIME_GROUPS:
         raise BadInput(f"--by {period!r}: the finance report groups spend by {', '.join(TIME_GROUPS)}")
     use_zone(engine, window.zone)
-    by = {name: cost_report(engine, name, window, source) for name in (period, "model", "agent", "task_class")}
+    by = cost_reports(engine, [period, "model", "agent", "task_class"], window, source)
     total = by[period]["total"]
     charts = {  # each titled with what it shows, its axis with the unit
         "per_period": bar_chart([g["key"] for g in by[period]["groups"]],
