@@ -46,3 +46,31 @@ def test_an_io_error_naming_a_file_read_by_its_own_path_is_the_files():
     error = duckdb.IOException("IO Error: Could not read file \"/data/night/a.jsonl\": Input/output error")
     assert not store_failure(error, ["/tmp/reconcile-x", "/data/night/a.jsonl"])
     assert store_failure(duckdb.IOException("IO Error: could not write to /store.duckdb.wal"), ["/data/night/a.jsonl"])
+
+
+def test_files_inspected_two_at_a_time_are_each_their_own_in_order(tmp_path):
+    """The driver inspects a batch's files on two threads: each result is the file's own (hash, lines, a raw
+    carriage return, an unreadable file's reason) and in the order given, as one at a time gives them."""
+    import gzip
+    import hashlib
+
+    from reconcile.ingest.driver import _inspected
+
+    paths = []
+    for number in range(9):
+        path = tmp_path / f"f{number}.jsonl"
+        body = "".join(f'{{"n":{i}}}\n' for i in range(number * 1000)) + ("tail\rx\n" if number == 4 else "")
+        if number == 6:
+            path = path.with_suffix(".jsonl.gz")
+            path.write_bytes(gzip.compress(body.encode()))
+        else:
+            path.write_text(body)
+        paths.append(path)
+    paths.append(tmp_path / "gone.jsonl")  # not there: a reason, not an exception
+    together = _inspected(paths)
+    assert [s.path for s in together] == paths
+    for source, path in zip(together[:-1], paths):
+        assert source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and source.error is None
+    assert [s.lines for s in together[:-1]] == [n * 1000 + (1 if n == 4 else 0) for n in range(9)]
+    assert [s.raw_cr for s in together[:-1]] == [n == 4 for n in range(9)] and together[6].gzip
+    assert together[-1].error and not together[-1].sha256

@@ -186,7 +186,7 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     the failure is pinned on one file. Returns the results and the files to load again.
     """
     results, todo, reloads = [], [], []
-    sources = [(inspect(path), reload) for path, reload in group]
+    sources = list(zip(_inspected([path for path, _ in group]), [reload for _, reload in group]))
     known = recorded_many(con, [source.name for source, _ in sources if not source.error])
     stamped = []  # same content, now a stamp to trust: next time the file is not read
     for source, reload in sources:
@@ -221,6 +221,20 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
         results += loaded
         reloads += again
     return results, reloads
+
+
+def _inspected(paths: list[Path]) -> list:
+    """``inspect`` of each path, two at a time: reading, inflating and hashing release the GIL, so a second
+    file's bytes are read while the first's are hashed (a folder of many files, a night of several journals)."""
+    if len(paths) < 2:
+        return [inspect(path) for path in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(paths), INSPECT_THREADS)) as pool:
+        return list(pool.map(inspect, paths))
+
+
+INSPECT_THREADS = 2
 
 
 def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], fmt,
