@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import duckdb
+import pytest
 
 from journals import journal_file
 from reconcile.ingest.driver import ingest
@@ -74,3 +75,74 @@ def test_files_inspected_two_at_a_time_are_each_their_own_in_order(tmp_path):
     assert [s.lines for s in together[:-1]] == [n * 1000 + (1 if n == 4 else 0) for n in range(9)]
     assert [s.raw_cr for s in together[:-1]] == [n == 4 for n in range(9)] and together[6].gzip
     assert together[-1].error and not together[-1].sha256
+
+
+def _night_of_oddities(folder, broken):
+    """New files of every shape the reader must get right: plain, gzip, a raw CR, no last newline, a bad line,
+    two files holding the same run, and (``broken``) a truncated gzip stream."""
+    import gzip
+
+    journal_file(folder / "plain.jsonl", runs=("aaaa", "bbbb"))
+    packed = journal_file(folder / "packed.src", runs=("cccc",))
+    (folder / "packed.jsonl.gz").write_bytes(gzip.compress(packed.read_bytes()))
+    packed.unlink()
+    text = journal_file(folder / "cr.src", runs=("dddd",)).read_text()
+    (folder / "cr.src").unlink()
+    (folder / "raw-cr.jsonl").write_text(text.replace(',"type"', ',\r"type"', 1).replace("\n", "\r\n", 2))
+    # a last line still being written (no newline yet): a reject that says so, as only the last newline can tell
+    (folder / "no-newline.jsonl").write_text(journal_file(folder / "e.src", runs=("eeee",)).read_text()
+                                             + '{"v":1,"type":"step","run_')
+    (folder / "e.src").unlink()
+    if broken:
+        (folder / "broken.jsonl.gz").write_bytes(gzip.compress(text.encode())[:-12])
+    (folder / "bad-line.jsonl").write_text(journal_file(folder / "f.src", runs=("ffff",)).read_text() + "{not json\n")
+    (folder / "f.src").unlink()
+    journal_file(folder / "again.jsonl", runs=("aaaa",))
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_new_files_read_while_they_are_inspected_load_as_inspected_first(tmp_path, monkeypatch, broken):
+    """New files of a line format are read while they are hashed and counted (issue 48): the store must hold
+    exactly what inspecting first gives — files, hashes, line counts, rejects, runs, steps. A batch with a file
+    that cannot be read falls back to inspecting first, with the same result."""
+    import hashlib
+
+    from reconcile import store
+    from reconcile.ingest import driver
+
+    folder = tmp_path / "night"
+    folder.mkdir()
+    _night_of_oddities(folder, broken)
+    used = []
+    beside = driver._load_beside_inspection
+
+    def spying(con, group, fmt, forced):
+        result = beside(con, group, fmt, forced)
+        used.append(result is not None)
+        return result
+
+    def snapshot(path):
+        with store.connect(path) as con:
+            return {table: con.execute(f"select * exclude ({skip}) from {table} order by all").fetchall()
+                    for table, skip in (("ingested_files", "ingested_at, mtime_ns"), ("rejects", "ingested_at"),
+                                        ("runs", "source_file"), ("steps", "run_id"))}
+
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "_load_beside_inspection", spying)
+        with store.connect(tmp_path / "beside.duckdb") as con:
+            report = ingest(con, [folder])
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "_load_beside_inspection", lambda *args: None)
+        with store.connect(tmp_path / "first.duckdb") as con:
+            ingest(con, [folder])
+    assert used == [not broken]  # the batch took the path under test, or (an unreadable file) fell back
+    assert snapshot(tmp_path / "beside.duckdb") == snapshot(tmp_path / "first.duckdb")
+    by_name = {os.path.basename(f.path): f for f in report.files}
+    assert by_name["broken.jsonl.gz"].status == "unreadable" if broken else "broken.jsonl.gz" not in by_name
+    assert by_name["raw-cr.jsonl"].loaded and by_name["bad-line.jsonl"].rejected == 1
+    with store.connect(tmp_path / "beside.duckdb", read_only=True) as con:
+        recorded = dict(con.execute("select path, sha256 from ingested_files where status = 'loaded'").fetchall())
+        truncated = con.execute("select reason from rejects where path like '%no-newline.jsonl'").fetchall()
+    assert truncated == [("truncated last line: no newline and not valid JSON (the writer stopped mid-line)",)]
+    for path, sha in recorded.items():
+        assert sha == hashlib.sha256(open(path, "rb").read()).hexdigest(), path

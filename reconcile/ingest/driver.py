@@ -24,7 +24,7 @@ from reconcile.sql_text import insert_rows
 from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from reconcile.ingest.files import Aliases, Source, inspect, on_disk, stored_name
+from reconcile.ingest.files import Aliases, Source, inspect, on_disk, peeked, settle, stored_name
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
 from reconcile.ingest.result import FileResult, IngestReport, PassedOver
@@ -185,6 +185,9 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
     the failure is pinned on one file. Returns the results and the files to load again.
     """
+    beside = _load_beside_inspection(con, group, fmt, forced)
+    if beside is not None:
+        return beside
     results, todo, reloads = [], [], []
     sources = list(zip(_inspected([path for path, _ in group]), [reload for _, reload in group]))
     known = recorded_many(con, [source.name for source, _ in sources if not source.error])
@@ -237,15 +240,53 @@ def _inspected(paths: list[Path]) -> list:
 INSPECT_THREADS = 2
 
 
+class _Unsettled(Exception):
+    """A file's inspection, made while its lines were read, found what the read could not assume."""
+
+
+def _load_beside_inspection(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], fmt,
+                            forced: bool) -> tuple[list[FileResult], list[str]] | None:
+    """New files of a line format, loaded while they are hashed and counted, not after (issue 48).
+
+    DuckDB reads the lines and ``inspect`` reads the bytes at once (both release the GIL): the
+    inspection's facts are waited for only where they are used (the line count, a raw CR, the last
+    newline; the hash when the file is recorded). A file the store has seen (its hash decides whether
+    it is read at all) or any surprise (unreadable, a failure to pin on one file) gives None: the
+    caller loads the batch the usual way, inspecting first, with the same result.
+    """
+    if getattr(fmt, "input", None) != "lines" or recorded_many(con, [stored_name(path) for path, _ in group]):
+        return None
+    try:
+        sources = [peeked(path) for path, _ in group]
+    except OSError:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=INSPECT_THREADS) as pool:
+        found = [pool.submit(inspect, path) for path, _ in group]
+
+        def settle_all() -> None:
+            for source, future in zip(sources, found):
+                facts = future.result()
+                if facts.error or facts.gzip != source.gzip:
+                    raise _Unsettled(source.name)
+                settle(source, facts)
+
+        try:
+            return _load_transaction(con, [(source, None) for source in sources], fmt, forced, settle_all)
+        except (_Unsettled, duckdb.Error, *FILE_FAILURES):  # (a store failure is a StoreError by now: not caught)
+            return None
+
+
 def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], fmt,
-                      forced: bool) -> tuple[list[FileResult], list[str]]:
+                      forced: bool, settle: Callable[[], None] | None = None) -> tuple[list[FileResult], list[str]]:
     sources = [source for source, _ in todo]
     where = sources[0].name if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].name}"
     aliases = Aliases(sources, decompress=getattr(fmt, "input", None) != "lines")
     with aliases, store_failures(where, aliases.inputs):
         if getattr(fmt, "input", None) == "lines":
             # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
-            load_lines_many(con, sources)
+            load_lines_many(con, sources, settle)
         con.execute("create or replace temp table _takeovers (path varchar)")
         before = durability.mark(con)
         con.execute("begin")

@@ -127,6 +127,27 @@ def inspect(path: Path) -> Source:
     return source
 
 
+def peeked(path: Path) -> Source:
+    """What a reader needs before the bytes are read: whether ``path`` is gzip (its first two bytes).
+
+    The driver reads a new file's lines while ``inspect`` hashes and counts them on another thread;
+    ``settle`` then fills in what ``inspect`` found. Raises OSError for a file that cannot be opened.
+    """
+    source = Source(path)
+    with open(path, "rb") as handle:
+        source.gzip = handle.read(2) == GZIP_MAGIC
+    return source
+
+
+SETTLED = ("sha256", "size", "gzip", "lines", "raw_cr", "newline_at_end", "error", "mtime_ns")
+
+
+def settle(source: Source, found: Source) -> None:
+    """Give a peeked ``source`` the facts ``inspect`` found (its alias stays)."""
+    for name in SETTLED:
+        setattr(source, name, getattr(found, name))
+
+
 RACY_NS = 2_000_000_000  # a file changed this close to being read may change again within its clock's tick
 
 

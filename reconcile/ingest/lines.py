@@ -13,6 +13,7 @@ are not UTF-8 — so one bad byte costs one line, not the file. Many files are r
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 import zlib
 from pathlib import Path
 
@@ -29,10 +30,13 @@ _READ_OPTIONS = (f"columns={{'line': 'VARCHAR'}}, delim=chr(1), quote='', escape
                  f"auto_detect=false, strict_mode=false, max_line_size={MAX_LINE_BYTES}")
 
 
-def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> None:
+def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source], settle: Callable[[], None] | None = None
+                    ) -> None:
     """Read files as numbered lines: ``_lines(file_no, line_no, line, read_error)`` and ``_files``.
 
-    ``_files(file_no, path, alias, newline_at_end)`` numbers the files from 1 in the order given.
+    ``_files(file_no, path, alias, newline_at_end)`` numbers the files from 1 in the order given. With
+    ``settle``, the sources' facts (lines, a raw CR, the last newline) are still being found on another
+    thread: the fast reader reads every file meanwhile, and ``settle()`` is waited for before they are used.
     """
     con.execute("create or replace temp table _files (file_no integer, path varchar, alias varchar, newline_at_end boolean)")
     insert_rows(con, "_files", [[n, s.name, s.alias, s.newline_at_end] for n, s in enumerate(sources, 1)])
@@ -66,9 +70,11 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
                                     from read_csv(?, {_READ_OPTIONS})""", [number, source.alias])
                 except duckdb.InvalidInputException:
                     con.execute("delete from _lines where file_no = ?", [number])
+    if settle is not None:
+        settle()  # (its last-newline facts reach _files when the load describes the files, after this)
     counted = dict(con.execute("select file_no, count(*) from _lines group by file_no").fetchall())
     for number, source in enumerate(sources, 1):
-        if counted.get(number, 0) != source.lines:  # a raw CR, a refused file, or any disagreement
+        if counted.get(number, 0) != source.lines or source.raw_cr:  # a raw CR, a refused file, any disagreement
             con.execute("delete from _lines where file_no = ?", [number])
             _load_lines_exactly(con, number, source)
     # A UTF-8 byte-order mark (as some Windows tools write) marks the encoding; it is not part of the first line.
