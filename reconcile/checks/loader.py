@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from reconcile.errors import BadInput
@@ -52,10 +53,15 @@ class Check:
     judges: str = "the store"  # "each run": a run's findings depend on its agent tree alone, so they can be kept
 
 
-def parse_check(path: Path, builtin: bool = False) -> Check:
-    """Read one check file, validating its header strictly."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
+def read_header(path: Path, required: tuple[str, ...], optional: tuple[str, ...], what: str = "check",
+                error: type[BadInput] | None = None) -> tuple[dict[str, str], list[str], int]:
+    """The leading ``--`` block of a SQL file as {key: value}, its lines, and where its body starts.
+
+    Each required key must be there, no key outside ``required`` and ``optional`` may be, none twice;
+    each mistake is an error naming the file and line.
+    """
+    error = error or CheckDefinitionError
+    lines = path.read_text(encoding="utf-8").splitlines()
     header: dict[str, str] = {}
     body_start = len(lines)
     for number, line in enumerate(lines, 1):
@@ -70,23 +76,29 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
                 header[last] += " " + stripped.lstrip("- ").strip()
             continue
         key, value = match.group(1).lower(), match.group(2).strip()
-        if key not in HEADER_KEYS + OPTIONAL_KEYS:
-            raise CheckDefinitionError(f"{path}:{number}: unknown header key {key!r}; a check header has "
-                                       f"{', '.join(HEADER_KEYS)} and optionally {', '.join(OPTIONAL_KEYS)}")
+        if key not in required + optional:
+            raise error(f"{path}:{number}: unknown header key {key!r}; a {what} header has "
+                        f"{', '.join(required)} and optionally {', '.join(optional)}")
         if key in header:
-            raise CheckDefinitionError(f"{path}:{number}: {key!r} given twice")
+            raise error(f"{path}:{number}: {key!r} given twice")
         header[key] = value
-    for key in HEADER_KEYS:
+    for key in required:
         if not header.get(key):
-            raise CheckDefinitionError(f"{path}:{body_start or 1}: the header has no {key!r}; add a line "
-                                       f"'-- {key}: …' to the comment block at the top")
+            raise error(f"{path}:{body_start or 1}: the header has no {key!r}; add a line "
+                        f"'-- {key}: …' to the comment block at the top")
+    if header["name"] != path.stem:
+        raise error(f"{path}:1: the {what} is named {header['name']!r} but the file is "
+                    f"{path.name}; name the file {header['name']}.sql")
+    return header, lines, body_start
+
+
+def parse_check(path: Path, builtin: bool = False) -> Check:
+    """Read one check file, validating its header strictly."""
+    header, lines, body_start = read_header(path, HEADER_KEYS, OPTIONAL_KEYS)
     if header["severity"] not in SEVERITIES:
         line = next(i for i, l in enumerate(lines, 1) if re.match(r"^--\s*severity\s*:", l.strip(), re.I))
         raise CheckDefinitionError(f"{path}:{line}: severity {header['severity']!r} is not one of "
                                    f"{', '.join(SEVERITIES)}")
-    if header["name"] != path.stem:
-        raise CheckDefinitionError(f"{path}:1: the check is named {header['name']!r} but the file is "
-                                   f"{path.name}; name the file {header['name']}.sql")
     sql = "\n".join(lines[body_start:]).strip().rstrip(";").strip()
     if not sql:
         raise CheckDefinitionError(f"{path}:{body_start + 1}: the check has no SQL after its header")
@@ -102,15 +114,21 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
 
 def load_checks(extra_dirs: list[Path] | None = None) -> list[Check]:
     """The built-in checks, then every ``*.sql`` in ``extra_dirs``, sorted by name."""
-    checks: dict[str, Check] = {}
-    sources = [(queries_dir(), True)] + [(Path(d), False) for d in extra_dirs or []]
-    for folder, builtin in sources:
+    return list(load_sql_files(queries_dir(), extra_dirs, parse_check, "check", CheckDefinitionError).values())
+
+
+def load_sql_files(builtin: Path, extra_dirs: list[Path] | None, parse, what: str,
+                   error: type[BadInput]) -> dict[str, Any]:
+    """Every ``*.sql`` of ``builtin``, then of each of ``extra_dirs`` (``--{what}s-dir``), parsed, by name in order;
+    a second file of one name is an error naming both."""
+    found: dict[str, Any] = {}
+    for folder, shipped in [(builtin, True)] + [(Path(d), False) for d in extra_dirs or []]:
         if not folder.is_dir():
-            raise BadInput(f"--checks-dir {folder}: no such folder")
+            raise BadInput(f"--{what}s-dir {folder}: no such folder")
         for path in sorted(folder.glob("*.sql")):
-            check = parse_check(path, builtin)
-            if check.name in checks:
-                raise CheckDefinitionError(f"{path}:1: a check named {check.name!r} already exists in "
-                                           f"{checks[check.name].path}; give yours another name")
-            checks[check.name] = check
-    return sorted(checks.values(), key=lambda c: c.name)
+            item = parse(path, shipped)
+            if item.name in found:
+                raise error(f"{path}:1: a {what} named {item.name!r} already exists in "
+                            f"{found[item.name].path}; give yours another name")
+            found[item.name] = item
+    return dict(sorted(found.items()))

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # typer carries its own click; only the types are named here
 # The morning's order: load the night, judge it, count its money and limits, report, then look closer.
 SECTIONS = [
     ("Load", ["ingest", "morning"]),
-    ("Judge", ["check"]),
+    ("Judge", ["check", "signals"]),
     ("Money and limits", ["cost", "usage", "budgets", "replay", "reprice", "prices"]),
     ("Report", ["report", "export"]),
     ("Inspect", ["runs", "show", "summary", "sql", "config"]),
@@ -27,7 +27,7 @@ SECTIONS = [
 # Option and argument names, as a reader would say what goes there (typer would print "<list[str]>").
 METAVARS = {
     "db": "STORE", "config_file": "FILE", "since": "WHEN", "until": "WHEN", "agent": "AGENT", "only": "CHECK",
-    "checks_dir": "FOLDER", "set_values": "KEY=VALUE", "settings": "KEY=VALUE", "setting": "KEY=VALUE", "junit": "FILE", "out": "PATH",
+    "checks_dir": "FOLDER", "signals_dir": "FOLDER", "baseline": "N", "set_values": "KEY=VALUE", "settings": "KEY=VALUE", "setting": "KEY=VALUE", "junit": "FILE", "out": "PATH",
     "usage": "EXPORT", "by": "GROUP", "cost_source": "SOURCE", "format": "FORMAT", "prices": "FILE",
     "run_id": "RUN", "step": "N", "query": "SELECT", "folder": "FOLDER", "alert_rate": "RATE", "as_of": "WHEN",
     "emit_style": "STYLE", "limits": "FILE", "base": "BASE", "status": "STATUS", "sort": "KEY", "limit": "N", "tz": "ZONE", "parquet": "FILE",

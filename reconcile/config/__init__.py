@@ -17,6 +17,9 @@ about someone else's harness. It is read from, in order: ``--config FILE`` (or
     warn_if = "!= 0"                         # on the number of findings
     error_if = "> 5"
 
+    [signals.provider_error_rate]            # a fleet signal: its threshold (queries/signals/*.sql)
+    alert_if = { above = 0.02, rise = 1.0, min_count = 50 }
+
     [ingest]                                 # the window a recorded timestamp must fall in
     earliest = "2000-01-01"                  # (these are the defaults; older archives set earlier)
     latest = "2100-01-01"
@@ -53,7 +56,7 @@ from reconcile.ingest.ranges import EARLIEST, LATEST
 CONFIG_FILE = "reconcile.toml"
 SEVERITIES = ("error", "warn")
 _CONDITION = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(\d+)\s*$")
-_TOP_KEYS = {"db", "ingest", "settings", "checks", "formats", "agents"}
+_TOP_KEYS = {"db", "ingest", "settings", "checks", "signals", "formats", "agents"}
 _CHECK_KEYS = {"enabled", "severity", "warn_if", "error_if"}
 _SCOPE_KEYS = {"settings", "checks"}
 
@@ -98,6 +101,8 @@ class Config:
     settings: dict[str, Value] = field(default_factory=dict)  # global
     scoped: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)  # ("format"|"agent", name)
     checks: dict[str, CheckPolicy] = field(default_factory=dict)
+    # [signals.NAME]: enabled, alert_if (a table: above, below, rise, min_count), validated with the signals
+    signals: dict[str, dict[str, Any]] = field(default_factory=dict)
     scoped_disabled: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)  # scope -> check -> Value
     window: tuple[date, date] = (EARLIEST, LATEST)  # [ingest] earliest, latest
 
@@ -188,6 +193,14 @@ def load_config(explicit: Path | None = None, folder: Path | None = None, overri
     config.settings = _settings(data.get("settings", {}), where, f"{table}[settings]")
     for name, body in _table(data.get("checks", {}), where, "[checks]").items():
         config.checks[name] = _check_policy(_table(body, where, f"[checks.{name}]"), where, f"[checks.{name}]")
+    for name, body in _table(data.get("signals", {}), where, "[signals]").items():
+        body = _table(body, where, f"[signals.{name}]")
+        _only(body, {"enabled", "alert_if"}, where, f"[signals.{name}]")
+        if not isinstance(body.get("enabled", True), bool):
+            raise BadInput(f"{where}: [signals.{name}] enabled = {body['enabled']!r}; expected true or false")
+        if "alert_if" in body:
+            _table(body["alert_if"], where, f"[signals.{name}] alert_if")
+        config.signals[name] = dict(body)
     for kind, plural in (("format", "formats"), ("agent", "agents")):
         for name, body in _table(data.get(plural, {}), where, f"[{plural}]").items():
             label = f"[{plural}.{name}]"

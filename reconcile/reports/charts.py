@@ -94,6 +94,27 @@ def share_chart(labels: list[str], series: dict[str, list[float]], title: str,
     return _svg(fig)
 
 
+def trend_chart(labels: list[str], values: list[float | None], baseline: float | None, title: str,
+                formatter=None) -> str:
+    """A small chart of one figure over recent windows (bars), the last one marked, its baseline dashed."""
+    labels = [label(redact(text)) for text in labels]
+    title = label(redact(title), 90)
+    fig, ax = plt.subplots(figsize=(7.2, 1.9))
+    shown = [0 if v is None else v for v in values]
+    colours = [PALETTE[0]] * (len(shown) - 1) + [PALETTE[3]]
+    ax.bar(range(len(shown)), shown, color=colours, width=0.6)
+    if baseline is not None:
+        ax.axhline(baseline, color="#555555", linestyle="--", linewidth=1, label="baseline (median of the nights before)")
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0, -0.3), ncol=1)
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=4, min_n_ticks=2))
+    if formatter is not None:
+        ax.yaxis.set_major_formatter(lambda value, _: formatter(value))
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    return _svg(fig)
+
+
 def _svg(fig) -> str:
     buffer = io.StringIO()
     # "tight" measures every label, tick and legend drawn, so none is cut at the figure's edge

@@ -180,6 +180,31 @@ FOLD_ROWS = 12
 WARN_ROWS = 4
 
 
+RECENT_SIGNAL_NIGHTS = 8  # the nights a crossed signal's chart shows, the report's night last
+
+
+def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> list[dict[str, Any]]:
+    """The fleet signals that crossed their threshold on ``night``, the largest change first, each with a chart of
+    its recent nights beside its baseline (what the morning report opens with)."""
+    from reconcile.checks.signal_files import load_signals
+    from reconcile.checks.signals import crossed, observed, readings, shown
+    from reconcile.reports.charts import trend_chart
+
+    if night is None:
+        return []
+    since, until = night_bounds(night, zone)
+    hits = crossed(readings(engine, load_signals(config=config), "night", Window(since, until, zone), zone=zone))
+    found = []
+    for signal, reading in hits:
+        recent = [(win, value) for win, key, _, value in observed(engine, signal, "night")
+                  if key == reading.key and win <= night][-RECENT_SIGNAL_NIGHTS:]
+        chart = trend_chart([win for win, _ in recent], [value for _, value in recent], reading.baseline,
+                            f"{signal.name}, {reading.key}: the last {len(recent)} night(s)",
+                            lambda value, unit=signal.unit: shown(value, unit))
+        found.append({**reading.as_row(signal), "measures": signal.measures, "chart": Markup(chart)})
+    return found
+
+
 def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str = "UTC",
                     source: str = "auto", night: str | None = None, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """The morning report of ``night`` (default: the latest in the store); ``checks`` should judge that night's runs."""
@@ -226,6 +251,7 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
             "budgets": budgets, "replayed": _replayed(engine, budgets, night, config, zone, source),
             "usage": usage, "glance": seen, "rates_chart": chart, "earlier": earlier,
+            "signals": crossed_signals(engine, config, night, zone),
             "store_runs": engine.rows("select count(*) from runs")[0][0],
             "fold_rows": FOLD_ROWS, "warn_rows": WARN_ROWS, "warned_only": warned_only, "source": source,
             "not_loaded": engine.records("select path, status, reason from ingested_files where status <> 'loaded' "

@@ -1,0 +1,15 @@
+-- name: silent_truncation
+-- measures: the share of judged runs in which the context shrank between calls with no compaction event (the no_silent_truncation check), by agent
+-- aggregate: rate
+-- key: agent
+-- unit: share
+-- alert_if: above 0.02, rise 1.0, min_count 20
+-- failure: silent history truncation
+-- remedy: reconcile check --only no_silent_truncation lists the runs and steps; read one transcript before changing the harness
+-- Read from the verdicts reconcile check (or the morning job) kept on each run: no run is judged twice, and this
+-- rate agrees with the check by construction. Runs no check has judged yet are not observations.
+select r.started_at as at, coalesce(r.agent, '(no agent)') as key,
+       case when exists (select 1 from kept_findings f where f.check_name = 'no_silent_truncation' and f.run_id = j.run_id)
+            then 1 else 0 end as value
+from (select distinct run_id from kept_judgements where check_name = 'no_silent_truncation') j
+join runs r using (run_id)

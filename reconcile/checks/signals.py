@@ -1,0 +1,171 @@
+"""Fleet signals: the rates and percentiles seed 003's failure matrix says to watch, night by night.
+
+A check judges each run; a signal watches the fleet ("the operator alerts on the rate rather than the
+instance"). Each signal (``signal_files``) is aggregated per window (a night, noon to noon; a day; an
+hour; a week) and key, and set beside its **baseline**: the median of the same figure over the
+``baseline`` windows before (those with at least the threshold's ``min_count`` observations). It
+**crosses** when its threshold holds (``signal_files.Threshold``).
+
+Observations are aggregated in one statement a signal; what runs in Python is one row a window and key.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from reconcile.checks.signal_files import AGGREGATES, Signal, Threshold
+from reconcile.engine import Engine
+from reconcile.errors import BadInput
+from reconcile.when import Window, bucket, night_sql, use_zone
+
+WINDOWS = ("night", "day", "hour", "week")
+BASELINE_WINDOWS = 7  # "the median of the last seven"
+_NAMED = {"night": "nights", "day": "days", "hour": "hours", "week": "weeks"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One signal, one window, one key: its value beside its baseline, and whether it crossed."""
+
+    signal: str
+    window: str
+    key: str
+    value: float | None
+    count: int
+    baseline: float | None
+    baseline_windows: int
+    crossed: bool
+    judged: bool
+    why: str
+    unit: str
+
+    @property
+    def change(self) -> float | None:
+        """The value against its baseline (0.5: half as much again); None without a baseline, or from zero."""
+        if self.value is None or not self.baseline:
+            return None
+        return self.value / self.baseline - 1
+
+    def as_row(self, signal: Signal) -> dict[str, Any]:
+        scale = 1e-6 if self.unit == "dollars" else 1  # observed in micro-dollars, given in dollars
+        return {"signal": self.signal, "window": self.window, "key_kind": signal.key, "key": self.key,
+                "value": None if self.value is None else self.value * scale, "shown": shown(self.value, self.unit), "unit": self.unit, "count": self.count,
+                "baseline": None if self.baseline is None else self.baseline * scale, "baseline_shown": shown(self.baseline, self.unit),
+                "baseline_windows": self.baseline_windows, "change": self.change, "crossed": self.crossed,
+                "judged": self.judged, "why": self.why, "threshold": signal.threshold.describe(),
+                "failure": signal.failure, "remedy": signal.remedy}
+
+
+def window_sql(expression: str, by: str) -> str:
+    """SQL naming the window ``expression`` (a timestamptz) falls in; names sort as the windows do."""
+    if by not in WINDOWS:
+        raise BadInput(f"--by {by!r}: group signals by {', '.join(WINDOWS)}")
+    return night_sql(expression) if by == "night" else bucket(expression, by)
+
+
+def observed(engine: Engine, signal: Signal, by: str) -> list[tuple[str, str, int, float | None]]:
+    """(window, key, observations, aggregate) of ``signal``, every window the store holds, in window order."""
+    return engine.rows(
+        f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value from ({signal.sql}) as o
+                        where o."at" is not null and o."value" is not null)
+            select {window_sql('t', by)} as win, coalesce(key, '(none)') as key, count(*) as n,
+                   {AGGREGATES[signal.aggregate]} as value
+            from obs group by all order by win, key""")
+
+
+def judge(threshold: Threshold, value: float | None, count: int, baseline: float | None) -> tuple[bool, bool, str]:
+    """(crossed, judged, why): every bound given must hold (see ``Threshold``)."""
+    if value is None or count < threshold.min_count:
+        return False, False, f"too few observations to judge ({count} < {threshold.min_count})"
+    held, missed = [], []
+    for name, bound in (("above", threshold.above), ("below", threshold.below)):
+        if bound is not None:
+            ok = value > bound if name == "above" else value < bound
+            (held if ok else missed).append(f"{name} {bound:g}")
+    if threshold.rise is not None:
+        if baseline is None:
+            if threshold.above is None and threshold.below is None:
+                return False, False, "no baseline yet (no earlier window with enough observations)"
+        else:
+            ok = value > baseline * (1 + threshold.rise)  # strictly, as above: a figure exactly at it has not crossed
+            (held if ok else missed).append(f"{1 + threshold.rise:g}x the baseline")
+    if missed:
+        return False, True, "within its threshold (not " + ", ".join(missed) + ")"
+    return True, True, "crossed: " + " and ".join(held)
+
+
+def readings(engine: Engine, signals: list[Signal], by: str = "night", window: Window | None = None,
+             baseline: int = BASELINE_WINDOWS, zone: str = "UTC") -> list[tuple[Signal, Reading]]:
+    """Each enabled signal's readings in the windows ``window`` holds (the latest window of the store when
+    it is open on both ends), each beside the median of the ``baseline`` windows before it."""
+    if not 1 <= baseline <= 366:
+        raise BadInput(f"--baseline {baseline}: give how many earlier windows the baseline takes, 1 to 366")
+    use_zone(engine, zone)
+    window = window or Window(zone=zone)
+    first, last = _shown_windows(engine, window, by)
+    found: list[tuple[Signal, Reading]] = []
+    if first is None:
+        return found
+    skipped = set(needing_verdicts(engine, signals))
+    for signal in (s for s in signals if s.enabled and s.name not in skipped):
+        history: dict[str, list[tuple[str, float]]] = {}  # key -> (window, value) of the windows with enough
+        for win, key, count, value in observed(engine, signal, by):
+            earlier = [v for _, v in history.get(key, [])][-baseline:]
+            base = statistics.median(earlier) if earlier else None
+            if first <= win <= last:
+                crossed, judged, why = judge(signal.threshold, value, count, base)
+                found.append((signal, Reading(signal.name, win, key, value, count, base, len(earlier), crossed,
+                                              judged, why, signal.unit)))
+            if value is not None and count >= signal.threshold.min_count:
+                history.setdefault(key, []).append((win, value))
+    return found
+
+
+def needing_verdicts(engine: Engine, signals: list[Signal]) -> list[str]:
+    """The signals that read the verdicts ``reconcile check`` keeps, where ``engine`` holds none (an export, Spark)."""
+    from reconcile.checks.kept import usable
+
+    wanting = [s.name for s in signals if s.enabled and "kept_judgements" in s.sql]
+    return wanting if wanting and not usable(engine) else []
+
+
+def _shown_windows(engine: Engine, window: Window, by: str) -> tuple[str | None, str | None]:
+    """The names of the first and last window to show: ``window``'s, else the latest the store's runs reach."""
+    if window.since is None and window.until is None:
+        latest = engine.rows(f"select max({window_sql('started_at', by)}) from runs")[0][0]
+        return latest, latest
+    until = window.until - timedelta(microseconds=1) if window.until else None  # [since, until): until's own is out
+    first, last = engine.rows(f"""select coalesce({window_sql('$since::timestamptz', by)}, ''),
+                                         coalesce({window_sql('$until::timestamptz', by)}, '~')""",
+                              {"since": window.since, "until": until})[0]
+    return first, last
+
+
+def shown(value: float | None, unit: str) -> str:
+    """A signal's figure as people read it: 4.2 %, 12,345 tokens, $0.0123, 0.18."""
+    if value is None:
+        return ""
+    if unit == "share":
+        return f"{value * 100:.1f} %"
+    if unit == "tokens":
+        return f"{value:,.0f} tokens"
+    if unit == "dollars":  # observations are micro-dollars
+        return f"${value / 1e6:,.4f}"
+    if unit == "seconds":
+        return f"{value:,.1f} s"
+    if unit == "count":
+        return f"{value:,.1f}"
+    return f"{value:.2f}"
+
+
+def crossed(found: list[tuple[Signal, Reading]]) -> list[tuple[Signal, Reading]]:
+    """The readings that crossed, the largest change first (a reading with no baseline after those with one)."""
+    hits = [(s, r) for s, r in found if r.crossed]
+    return sorted(hits, key=lambda sr: (sr[1].change is None, -(sr[1].change or 0), sr[0].name, sr[1].key))
+
+
+def window_word(by: str) -> str:
+    return _NAMED[by]
