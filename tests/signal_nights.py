@@ -8,7 +8,8 @@ prompt sizes varying by ±10 %.
 The planted eighth night (``plant=True``):
 - gpt-5-mini's calls are refused 25 % of the time (a provider 529 storm for one model);
 - ``fix_bug`` prompts are 60 % longer (a prompt change that raises the cost per request);
-- from 02:00 UTC on, ``lookup`` fails 90 % of the time (a tool server update its schema no longer fits).
+- from 02:00 UTC on, ``lookup`` returns a new shape (``NEW_SHAPE``) and fails the harness's validation 90 % of
+  the time (a tool server update its schema no longer fits).
 The clean eighth night is an ordinary one with its own noise. Written through the real writer.
 """
 
@@ -25,6 +26,7 @@ RUNS = 30  # a night
 FIRST = datetime(2026, 11, 20, 22, 0, tzinfo=timezone.utc)
 CLASSES = {"fix_bug": ("claude-sonnet-4-5", "anthropic"), "summarise": ("gpt-5-mini", "openai")}
 DRIFT_AT = 4  # hours after 22:00: 02:00 UTC
+NEW_SHAPE = '{"data": {"rows": [{"id": 1, "ok": true}]}, "version": 2}'  # what the updated server returns
 
 
 class Clock:
@@ -60,8 +62,8 @@ def write_night(path: Path, night: int, plant: bool, seed: int) -> Path:
                 clock.now += timedelta(seconds=5)
                 drifted = plant and clock.now >= start + timedelta(hours=DRIFT_AT)
                 failed = rng.random() < (0.9 if drifted else 0.03)
-                run.tool_step(step.calls[0], status="error" if failed else "ok",
-                              result='{"error": "schema"}' if failed else '{"rows": [1, 2, 3]}', ms=40)
+                result = (NEW_SHAPE if drifted else '{"error": "schema"}' if failed else '{"rows": [1, 2, 3]}')
+                run.tool_step(step.calls[0], status="error" if failed else "ok", result=result, ms=40)
             clock.now += timedelta(seconds=10)
             run.model_step(model=model, usage={"input_uncached": 2100, "cache_read": 0, "cache_write_5m": 0,
                                                "cache_write_1h": 0, "output": 100}, text="done", final=True, ms=800)

@@ -96,3 +96,22 @@ def test_morning_on_a_claude_code_corpus_exits_zero(cli, folder, tmp_path):
     assert result.code == ExitCode.OK, result.out + result.err
     assert "0 error finding(s)" in result.out and "not judged for" in result.out
     assert (tmp_path / "out" / "morning.html").read_text().count("not judged for") >= 1
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_no_fleet_signal_crosses_on_real_sessions(corpora, folder):
+    """Real sessions of different people months apart are no fleet: no signal may page anyone over them (a
+    reading's baseline is the seven nights before it, not the last seven with data)."""
+    from datetime import datetime, timezone
+
+    from reconcile.checks.signal_files import load_signals
+    from reconcile.checks.signals import crossed, readings
+    from reconcile.when import Window
+
+    con, _, runs, _ = corpora[folder]
+    if not runs:
+        return
+    found = readings(DuckDBEngine(con), load_signals(), "night", Window(since=datetime(2000, 1, 1, tzinfo=timezone.utc)))
+    dated = con.execute("select count(*) from runs where started_at is not null").fetchall()[0][0]
+    assert bool(found) == bool(dated), folder  # read wherever a run has a time (SWE-agent's record none)
+    assert [(s.name, r.window, r.key, r.why) for s, r in crossed(found)] == []

@@ -15,7 +15,7 @@ from reconcile import store
 from reconcile.checks.signal_files import SignalDefinitionError, Threshold, parse_signal, parse_threshold
 from reconcile.checks.signals import judge
 from reconcile.ingest.driver import ingest
-from signal_nights import write_nights
+from signal_nights import NEW_SHAPE, write_nights
 from test_oracles import step_cost  # the hand-written price table's cost of one call
 
 
@@ -44,7 +44,7 @@ def _night(ts: str) -> str:
 def raw_observations(files: list[Path]) -> dict[str, list[tuple[str, str, float]]]:
     """(night, key, value) of the three planted signals, from every line of the journals."""
     found: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
-    runs = {}
+    runs, shapes, costs = {}, [], {}
     for path in files:
         for line in path.read_text().splitlines():
             record = json.loads(line)
@@ -57,16 +57,47 @@ def raw_observations(files: list[Path]) -> dict[str, list[tuple[str, str, float]
                 found["provider_error_rate"].append(
                     (night, record["model"], 1.0 if record.get("error_class") in ("transport", "rate_limit") else 0.0))
                 cost = step_cost(runs[record["run_id"]], record)
-                if cost is not None:
-                    found["cost_per_request"].append((night, runs[record["run_id"]]["task_class"], float(cost)))
+                if cost is not None:  # a run's calls: one observation a run, its mean
+                    costs.setdefault(record["run_id"], []).append(cost)
             elif record["kind"] == "tool" and record["status"] not in ("started", "not_run"):
                 found["tool_failure_rate"].append(
                     (night, record["tool"], 1.0 if record["status"] in ("error", "timeout", "invalid_args") else 0.0))
+                shapes.append((record["ts"], record["tool"], shape_of(json.loads(record["result_preview"]))))
+    found["tool_result_shape"] = new_shapes(shapes)
+    found["cost_per_request"] = [(_night(runs[run]["ts"]), runs[run]["task_class"], sum(c) / len(c))
+                                 for run, c in costs.items()]
     return found
 
 
+def shape_of(value, path: str = "$") -> str:
+    """A JSON value's key paths and value types, sorted, an array's items merged: "$ object, $.a number"."""
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null", int: "number",
+             float: "number"}
+    found = {f"{path} {kinds[type(value)]}"}
+    children = value.items() if isinstance(value, dict) else (("[]", item) for item in value) if isinstance(
+        value, list) else ()
+    for key, item in children:
+        found |= set(shape_of(item, f"{path}{key}" if key == "[]" else f"{path}.{key}").split(", "))
+    return ", ".join(sorted(found))
+
+
+def new_shapes(shapes: list[tuple[str, str, str]]) -> list[tuple[str, str, float]]:
+    """1 for a result whose shape its tool first returned in the 24 hours before (and a day or more after the
+    tool's first result), else 0."""
+    moment = lambda ts: datetime.fromisoformat(ts.replace("Z", "+00:00"))  # noqa: E731
+    first_shape, first_tool = {}, {}
+    for ts, tool, shape in shapes:
+        first_shape[(tool, shape)] = min(first_shape.get((tool, shape), moment(ts)), moment(ts))
+        first_tool[tool] = min(first_tool.get(tool, moment(ts)), moment(ts))
+    day = timedelta(hours=24)
+    return [(_night(ts), tool, 1.0 if first_shape[(tool, shape)] >= first_tool[tool] + day
+             and moment(ts) < first_shape[(tool, shape)] + day else 0.0) for ts, tool, shape in shapes]
+
+
 def oracle(observations: list[tuple[str, str, float]], threshold: dict) -> dict[tuple[str, str], dict]:
-    """Each (night, key): the mean, the count, the median of up to seven earlier nights with 20 or more, crossed."""
+    """Each (night, key): the mean, the count, the median over the seven nights before of those with min_count or
+    more observations, crossed."""
+    least = threshold.get("min_count", 20)
     by_key: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for night, key, value in observations:
         by_key[key][night].append(value)
@@ -76,21 +107,23 @@ def oracle(observations: list[tuple[str, str, float]], threshold: dict) -> dict[
         for night in sorted(per_night):
             values = per_night[night]
             mean, count = sum(values) / len(values), len(values)
-            base = statistics.median(history[-7:]) if history else None
+            day = datetime.fromisoformat(night)
+            recent = [v for n, v in history if datetime.fromisoformat(n) >= day - timedelta(days=7)]
+            base = statistics.median(recent) if recent else None
             bounds = []
             if "above" in threshold:
                 bounds.append(mean > threshold["above"])
             if "rise" in threshold and base is not None:
                 bounds.append(mean > base * (1 + threshold["rise"]))
-            judged = count >= 20 and bool(bounds)
+            judged = count >= least and bool(bounds)
             out[(night, key)] = {"value": mean, "count": count, "baseline": base, "crossed": judged and all(bounds)}
-            if count >= 20:
-                history.append(mean)
+            if count >= least:
+                history.append((night, mean))
     return out
 
 
 THRESHOLDS = {"provider_error_rate": {"above": 0.05, "rise": 1.0}, "tool_failure_rate": {"above": 0.25, "rise": 1.0},
-              "cost_per_request": {"rise": 0.20}}
+              "cost_per_request": {"rise": 0.20, "min_count": 10}, "tool_result_shape": {"above": 0.20, "rise": 1.0}}
 
 
 def _readings(cli, db: Path, *extra: str) -> list[dict]:
@@ -125,11 +158,68 @@ def test_the_planted_night_crosses_what_was_planted_and_nothing_else(cli, nights
     db, _ = nights["planted"]
     crossed = {(r["signal"], r["key"]) for r in _readings(cli, db) if r["crossed"]}
     assert crossed == {("provider_error_rate", "gpt-5-mini"), ("cost_per_request", "fix_bug"),
-                       ("tool_failure_rate", "lookup")}
+                       ("tool_failure_rate", "lookup"), ("tool_result_shape", "lookup")}
     assert cli("signals", "--db", db, "--alert").code == 1
     hour = cli("signals", "--db", db, "--by", "hour", "--signal", "tool_failure_rate", "--since", "2026-11-27T22:00Z",
                "--crossed", "--json").json()
     assert hour and min(r["window"] for r in hour) == "2026-11-28 02:00"  # the hour the tool's schema changed
+
+
+def test_a_new_result_shape_names_the_shape_before_and_after_and_the_failure_rate_beside_it(cli, nights):
+    db, _ = nights["planted"]
+    [reading] = [r for r in _readings(cli, db, "--signal", "tool_result_shape", "--crossed")]
+    assert reading["key"] == "lookup" and reading["window"] == "2026-11-27"
+    assert reading["detail"] == shape_of(json.loads(NEW_SHAPE))
+    assert reading["detail_before"] == "$ object, $.rows array, $.rows[] number"
+    assert reading["beside"]["signal"] == "tool_failure_rate" and reading["beside"]["crossed"]
+
+
+def test_a_harness_pinned_schema_hash_is_the_shape(cli, tmp_path):
+    """A journal's result_schema (the hash the harness pins) is what the shape signal compares, before any text."""
+    from reconcile.journal import Journal
+    from signal_nights import Clock
+
+    clock = Clock(datetime(2026, 11, 1, 22, 0).astimezone())
+    path = tmp_path / "pinned.jsonl"
+    with Journal(path, clock=clock) as journal:
+        for night in range(3):
+            clock.now = datetime(2026, 11, 1 + night, 21, 59).astimezone()
+            run = journal.start_run(f"p{night}", agent="a", tools=[{"name": "lookup"}])
+            for call in range(30):
+                clock.now = datetime(2026, 11, 1 + night, 22, 0).astimezone() + timedelta(minutes=call)
+                step = run.model_step(usage={"input_uncached": 10, "output": 1}, tool_calls=[("lookup", {"n": call})])
+                run.tool_step(step.calls[0], result="not json at all", result_schema="v2" if night == 2 else "v1")
+            run.end("done")
+    assert cli("ingest", path, "--db", tmp_path / "p.duckdb").code == 0
+    [reading] = cli("signals", "--db", tmp_path / "p.duckdb", "--signal", "tool_result_shape", "--json").json()
+    assert reading["crossed"] and reading["detail"] == "schema v2" and reading["detail_before"] == "schema v1"
+
+
+def test_a_baseline_is_the_nights_just_before_not_the_last_with_data(cli, tmp_path):
+    """Two nights a month apart: the later one has no baseline (a month-old night says nothing of it)."""
+    from reconcile.journal import Journal
+    from signal_nights import Clock
+
+    clock = Clock(datetime(2026, 10, 1, 22, 0).astimezone())
+    path = tmp_path / "apart.jsonl"
+    with Journal(path, clock=clock) as journal:
+        for night, day in enumerate((datetime(2026, 10, 1, 22), datetime(2026, 11, 1, 22))):
+            clock.now = day.astimezone()
+            run = journal.start_run(f"a{night}", agent="a", model="gpt-5-mini", provider="openai")
+            for call in range(30):
+                clock.now += timedelta(seconds=30)
+                refused = night == 1 and call % 3 == 0
+                run.model_step(usage={} if refused else {"input_uncached": 10, "output": 1}, model="gpt-5-mini",
+                               **({"error_class": "transport"} if refused else {}))
+            run.end("done")
+    assert cli("ingest", path, "--db", tmp_path / "a.duckdb").code == 0
+    [reading] = cli("signals", "--db", tmp_path / "a.duckdb", "--signal", "provider_error_rate", "--json").json()
+    assert reading["baseline"] is None and reading["baseline_windows"] == 0
+    assert reading["crossed"] and reading["why"] == "crossed: above 0.05"  # the absolute bound decides alone
+    # with a month's baseline allowed, the month-old night is the baseline
+    [reading] = cli("signals", "--db", tmp_path / "a.duckdb", "--signal", "provider_error_rate", "--baseline", "40",
+                    "--json").json()
+    assert reading["baseline"] == 0.0 and reading["baseline_windows"] == 1
 
 
 def test_a_clean_night_with_noise_pages_nobody(cli, nights):
@@ -145,7 +235,7 @@ def test_thresholds_come_from_reconcile_toml(cli, nights, tmp_path):
     (tmp_path / "reconcile.toml").write_text("[signals.provider_error_rate]\nalert_if = { above = 0.5 }\n"
                                              "[signals.cost_per_request]\nenabled = false\n")
     crossed = {(r["signal"], r["key"]) for r in _readings(cli, db) if r["crossed"]}
-    assert crossed == {("tool_failure_rate", "lookup")}
+    assert crossed == {("tool_failure_rate", "lookup"), ("tool_result_shape", "lookup")}
     (tmp_path / "reconcile.toml").write_text("[signals.provider_error_rate]\nalert_if = { abov = 0.5 }\n")
     result = cli("signals", "--db", db)
     assert result.code == 2 and "reconcile.toml" in result.err and "'abov'" in result.err
@@ -224,7 +314,8 @@ def test_the_morning_report_opens_with_the_signals_that_crossed(cli, nights, tmp
     for name, key in (("provider_error_rate", "gpt-5-mini"), ("cost_per_request", "fix_bug"),
                       ("tool_failure_rate", "lookup")):
         assert f"<b>{name}</b>" in section and f"<b>{key}</b>" in section
-    assert section.count("<svg") == 3  # a chart of its recent nights each
+    assert section.count("<svg") == 4  # a chart of its recent nights each
+    assert "Now: $ object, $.data object" in section and "Before: $ object, $.rows array" in section
     assert cli("report", "morning", "--db", clean, "--out", tmp_path / "clean.html").code == 0
     assert 'id="signals"' not in (tmp_path / "clean.html").read_text()
 
@@ -263,5 +354,5 @@ def _in_pty(args: list[str], columns: int) -> list[str]:
 @pytest.mark.parametrize("columns", [80, 120])
 def test_signals_fit_the_terminal(nights, columns):
     lines = _in_pty(["signals", "--db", str(nights["planted"][0])], columns)
-    assert sum("ALERT" in line for line in lines) == 3
+    assert sum("ALERT" in line for line in lines) == 4
     assert max(len(line) for line in lines) <= columns, "\n".join(lines)

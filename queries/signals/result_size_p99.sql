@@ -3,7 +3,7 @@
 -- aggregate: p99
 -- key: tool_name
 -- unit: tokens
--- alert_if: rise 1.0, min_count 20
+-- alert_if: above 20000, rise 1.0, min_count 20
 -- failure: a tool returns 40 K tokens
 -- remedy: bound the tool's output (the harness's result bound) or page it; the tool_results_bounded check names the runs that received an unbounded result
 select s.started_at as at, coalesce(s.tool_name, '(unnamed tool)') as key, s.result_tokens as value

@@ -11,7 +11,9 @@
 
 The body returns one row an observation: ``at`` (when it happened), ``key`` (what it is about: a model,
 a tool, an agent, a task class) and ``value`` (for ``rate``, 1 where the thing counted happened and 0
-where it did not). The signal is the observations of a window (a night, a day, an hour) aggregated by
+where it did not); optionally ``detail`` (a reading then names its window's most common detail where the
+value is not 0, and the most common one of the window before: a tool's result shape before and after).
+``beside: OTHER`` shows signal OTHER's reading of the same window and key beside each reading. The signal is the observations of a window (a night, a day, an hour) aggregated by
 key: ``rate`` or ``mean`` (their mean), ``p50``/``p99`` (that percentile). An observation with no time
 falls in no window and is not counted.
 
@@ -34,7 +36,7 @@ AGGREGATES = {"rate": "avg(value)", "mean": "avg(value)", "p50": "quantile_cont(
               "p99": "quantile_cont(value, 0.99)"}
 UNITS = ("share", "tokens", "dollars", "ratio", "count", "seconds")
 REQUIRED = ("name", "measures", "aggregate", "key", "unit", "alert_if", "remedy")
-OPTIONAL = ("failure",)
+OPTIONAL = ("failure", "beside", "detail")
 BOUNDS = ("above", "below", "rise")
 DEFAULT_MIN_COUNT = 20
 _TERM = re.compile(r"^\s*([a-z_]+)\s+(-?[0-9]+(?:\.[0-9]+)?)\s*$")
@@ -80,6 +82,7 @@ class Signal:
     path: Path
     builtin: bool
     enabled: bool = True
+    beside: str = ""  # another signal whose reading (same window, same key) is shown beside this one's
 
 
 def parse_threshold(text: str, where: str) -> Threshold:
@@ -131,7 +134,7 @@ def parse_signal(path: Path, builtin: bool = False) -> Signal:
     if not sql:
         raise SignalDefinitionError(f"{path}:{body_start + 1}: the signal has no SQL after its header")
     return Signal(header["name"], header["measures"], header["aggregate"], header["key"], header["unit"], threshold,
-                  header["remedy"], header.get("failure", ""), sql, path, builtin)
+                  header["remedy"], header.get("failure", ""), sql, path, builtin, beside=header.get("beside", ""))
 
 
 def signals_dir() -> Path:
@@ -142,6 +145,10 @@ def signals_dir() -> Path:
 def load_signals(extra_dirs: list[Path] | None = None, config=None) -> list[Signal]:
     """The built-in signals, then every ``*.sql`` in ``extra_dirs``, sorted by name, with ``config``'s thresholds."""
     found: dict[str, Signal] = load_sql_files(signals_dir(), extra_dirs, parse_signal, "signal", SignalDefinitionError)
+    for signal in found.values():
+        if signal.beside and signal.beside not in found:
+            raise SignalDefinitionError(f"{signal.path}: beside {signal.beside!r} names no signal; signals: "
+                                        f"{', '.join(found)}")
     configured = getattr(config, "signals", {}) or {}
     unknown = sorted(set(configured) - set(found))
     if unknown:

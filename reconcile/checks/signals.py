@@ -3,7 +3,8 @@
 A check judges each run; a signal watches the fleet ("the operator alerts on the rate rather than the
 instance"). Each signal (``signal_files``) is aggregated per window (a night, noon to noon; a day; an
 hour; a week) and key, and set beside its **baseline**: the median of the same figure over the
-``baseline`` windows before (those with at least the threshold's ``min_count`` observations). It
+``baseline`` windows just before (seven nights back, not the last seven with data; only those with at least the
+threshold's ``min_count`` observations). It
 **crosses** when its threshold holds (``signal_files.Threshold``).
 
 Observations are aggregated in one statement a signal; what runs in Python is one row a window and key.
@@ -12,8 +13,8 @@ Observations are aggregated in one statement a signal; what runs in Python is on
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from reconcile.checks.signal_files import AGGREGATES, Signal, Threshold
@@ -24,6 +25,15 @@ from reconcile.when import Window, bucket, night_sql, use_zone
 WINDOWS = ("night", "day", "hour", "week")
 BASELINE_WINDOWS = 7  # "the median of the last seven"
 _NAMED = {"night": "nights", "day": "days", "hour": "hours", "week": "weeks"}
+_SPAN = {"night": timedelta(days=1), "day": timedelta(days=1), "hour": timedelta(hours=1), "week": timedelta(weeks=1)}
+
+
+def window_start(name: str, by: str) -> datetime:
+    """A window's name (as ``window_sql`` gives it) as a moment to count windows by (its zone's wall clock)."""
+    if by == "week":
+        year, week = name.split("-W")
+        return datetime.fromisocalendar(int(year), int(week), 1)
+    return datetime.strptime(name, "%Y-%m-%d %H:00" if by == "hour" else "%Y-%m-%d")
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,9 @@ class Reading:
     judged: bool
     why: str
     unit: str
+    detail: str | None = None  # the window's most common detail where the value is not 0 (a new shape)
+    detail_before: str | None = None  # the most common detail of the window before (the shape it replaced)
+    beside: dict[str, Any] | None = None  # the ``beside`` signal's reading of this window and key
 
     @property
     def change(self) -> float | None:
@@ -56,7 +69,8 @@ class Reading:
                 "baseline": None if self.baseline is None else self.baseline * scale, "baseline_shown": shown(self.baseline, self.unit),
                 "baseline_windows": self.baseline_windows, "change": self.change, "crossed": self.crossed,
                 "judged": self.judged, "why": self.why, "threshold": signal.threshold.describe(),
-                "failure": signal.failure, "remedy": signal.remedy}
+                "failure": signal.failure, "remedy": signal.remedy, "detail": self.detail,
+                "detail_before": self.detail_before, "beside": self.beside}
 
 
 def window_sql(expression: str, by: str) -> str:
@@ -66,13 +80,17 @@ def window_sql(expression: str, by: str) -> str:
     return night_sql(expression) if by == "night" else bucket(expression, by)
 
 
-def observed(engine: Engine, signal: Signal, by: str) -> list[tuple[str, str, int, float | None]]:
-    """(window, key, observations, aggregate) of ``signal``, every window the store holds, in window order."""
+def observed(engine: Engine, signal: Signal, by: str) -> list[tuple]:
+    """(window, key, observations, aggregate, detail, any detail) of ``signal``, every window the store holds, in
+    window order; the details are NULL unless the signal's rows carry one (the most common where the value is not 0,
+    and the most common of all)."""
+    detail = 'o."detail"::varchar' if "detail" in engine.columns(signal.sql) else "null::varchar"
     return engine.rows(
-        f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value from ({signal.sql}) as o
-                        where o."at" is not null and o."value" is not null)
+        f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value, {detail} as detail
+                        from ({signal.sql}) as o where o."at" is not null and o."value" is not null)
             select {window_sql('t', by)} as win, coalesce(key, '(none)') as key, count(*) as n,
-                   {AGGREGATES[signal.aggregate]} as value
+                   {AGGREGATES[signal.aggregate]} as value, mode(detail) filter (where value <> 0) as hit,
+                   mode(detail) as usual
             from obs group by all order by win, key""")
 
 
@@ -112,16 +130,34 @@ def readings(engine: Engine, signals: list[Signal], by: str = "night", window: W
     skipped = set(needing_verdicts(engine, signals))
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
         history: dict[str, list[tuple[str, float]]] = {}  # key -> (window, value) of the windows with enough
-        for win, key, count, value in observed(engine, signal, by):
-            earlier = [v for _, v in history.get(key, [])][-baseline:]
+        usual: dict[str, str | None] = {}  # key -> the most common detail of its latest window
+        for win, key, count, value, hit, common in observed(engine, signal, by):
+            # the windows of the span just before (seven nights, not the last seven with data: a night months
+            # ago, other work and other people, says nothing of tonight)
+            start = window_start(win, by)
+            earlier = [v for w, v in history.get(key, []) if window_start(w, by) >= start - baseline * _SPAN[by]]
             base = statistics.median(earlier) if earlier else None
             if first <= win <= last:
                 crossed, judged, why = judge(signal.threshold, value, count, base)
                 found.append((signal, Reading(signal.name, win, key, value, count, base, len(earlier), crossed,
-                                              judged, why, signal.unit)))
+                                              judged, why, signal.unit, hit, usual.get(key))))
             if value is not None and count >= signal.threshold.min_count:
                 history.setdefault(key, []).append((win, value))
-    return found
+            usual[key] = common
+    return _with_beside(found)
+
+
+def _with_beside(found: list[tuple[Signal, Reading]]) -> list[tuple[Signal, Reading]]:
+    """Each reading of a signal that names a ``beside`` signal, with that signal's reading of its window and key."""
+    index = {(s.name, r.window, r.key): r for s, r in found}
+    done = []
+    for signal, reading in found:
+        other = index.get((signal.beside, reading.window, reading.key)) if signal.beside else None
+        if other is not None:
+            reading = replace(reading, beside={"signal": other.signal, "value": other.value,
+                                               "shown": shown(other.value, other.unit), "crossed": other.crossed})
+        done.append((signal, reading))
+    return done
 
 
 def needing_verdicts(engine: Engine, signals: list[Signal]) -> list[str]:

@@ -50,9 +50,11 @@ def signals_command(
     unknown = [name for name in only or [] if name not in {s.name for s in signals}]
     if unknown:
         raise BadInput(f"--signal {unknown[0]!r} is not a signal; signals: {', '.join(s.name for s in signals)}")
-    chosen = [s for s in signals if not only or s.name in only]
+    wanted = {s.name for s in signals if not only or s.name in only}
+    besides = {s.beside for s in signals if s.name in wanted and s.beside}  # read, to be shown beside, not listed
     with source.reading() as engine:
-        found = readings(engine, chosen, by, scope, baseline, scope.zone)
+        found = readings(engine, [s for s in signals if s.name in wanted | besides], by, scope, baseline, scope.zone)
+    found = [(signal, reading) for signal, reading in found if signal.name in wanted]
     if crossed_only:
         found = crossed(found)
     else:  # what crossed first, then each signal's keys
@@ -65,7 +67,7 @@ def signals_command(
     columns = [Column("signal", "signal"), Column("window", by, wide=one_window), Column("key", "key"),
                Column("shown", "value"), Column("count", "n", "count"), Column("baseline_shown", "baseline"),
                Column("change", "change", "share", wide=True), Column("state", "state"),
-               Column("why", "why", wide=True),
+               Column("why", "why", wide=True), Column("detail", "detail", wide=True),
                Column("value", "value (raw)", "number", wide=True, export_only=True),
                Column("baseline", "baseline (raw)", "number", wide=True, export_only=True)]
     shown_window = (scope.describe() if scope.since or scope.until

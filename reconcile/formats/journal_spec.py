@@ -99,7 +99,8 @@ FIELDS = [
     Field("call_id", "str", TOOL),
     Field("tool", "str", TOOL),
     Field("args", "any"),
-    *(Field(name, "str") for name in ("args_hash", "idempotency_key", "result_hash", "result_preview")),
+    *(Field(name, "str") for name in ("args_hash", "idempotency_key", "result_hash", "result_preview",
+                                      "result_schema")),
     Field("status", "str"),  # a tool step's outcome, or the harness's own word for how a run ended
     Field("side_effect", "bool"),
     Field("bounded", "bool"),

@@ -150,7 +150,7 @@ select s.file_no, s.run_id, s.idx, s.j."kind" as kind, s.j."ts"::timestamptz as 
     s.j."idempotency_key" as idempotency_key, s.j."side_effect"::boolean as side_effect,
     s.j."status" as tool_status,
     s.j."result_tokens"::bigint as result_tokens, s.j."result_bytes"::bigint as result_bytes,
-    s.j."result_hash" as result_hash, s.j."result_preview" as result_preview,
+    s.j."result_hash" as result_hash, s.j."result_preview" as result_preview, s.j."result_schema" as result_schema,
     s.j."bounded"::boolean as bounded,
     s.j."event" as event, s.j."tokens_before"::bigint as tokens_before,
     s.j."tokens_after"::bigint as tokens_after, s.j."detail" as detail

@@ -54,6 +54,11 @@ _EMPTY = {
 }
 TARGET = {"_stage_runs": "runs", "_stage_steps": "steps", "_stage_calls": "tool_calls", "_stage_tools": "run_tools"}
 ESTIMATED_TOKENS = "ceil(octet_length(encode({text})) / 4)::bigint"  # as reconcile.journal.estimate_tokens
+# A result's structure (DuckDB's json_structure: key order as first seen, arrays' items merged) where its text is a
+# JSON object or array; the few distinct structures are then described, sorted, once each (_result_shapes).
+STRUCTURE = ("case when left(ltrim({text}), 1) in ('{{', '[') and json_valid({text}) "
+             "then json_structure({text}) end")
+SHAPE_CHARS = 2000  # a shape longer than this keeps its start, its count of paths and a digest of the whole
 
 
 def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> dict[int, FileCounts]:
@@ -288,10 +293,36 @@ def _final_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
     )
 
 
+def _result_shapes(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """``_shapes(structure, shape)``: each distinct structure of the staged tool results, as its sorted key paths
+    and value types — a key order or an array's length is no change of shape; a number is a number."""
+    con.execute(
+        f"""create or replace temp table _shapes as
+        with structures as (select distinct {STRUCTURE.format(text=text)} as structure from _stage_steps s
+                            where s.kind = 'tool'),
+        nodes as (select x.structure, regexp_replace(j.fullkey, '\\[[0-9]+\\]', '[]', 'g') as path,
+                         case when j.type in ('OBJECT', 'ARRAY') then lower(j.type)
+                              else case j.value ->> '$' when 'VARCHAR' then 'string' when 'BOOLEAN' then 'boolean'
+                                   when 'NULL' then 'null' when 'JSON' then 'any'
+                                   else 'number' end end as type
+                  from structures x, json_tree(x.structure) j where x.structure is not null),
+        described as (select structure, string_agg(distinct path || ' ' || type, ', ' order by path || ' ' || type)
+                                            as shape, count(distinct path || ' ' || type) as paths
+                      from nodes group by structure)
+        select structure, case when length(shape) <= {SHAPE_CHARS} then shape
+                               else left(shape, {SHAPE_CHARS - 60}) || ' … (' || paths || ' paths, '
+                                    || left(sha256(shape), 12) || ')' end as shape
+        from described"""
+    )
+
+
 def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
     steps_columns = _columns(con, "steps")
     has = set(staged)
     text = "s.result_text" if "result_text" in has else "null::varchar"
+    # a preview the harness wrote (native journals) is the whole result when it parses: a cut object or array never does
+    shaped = f"coalesce({text}, s.result_preview)" if "result_preview" in has else text
+    _result_shapes(con, shaped)
     own = "k.canonical" if "args" in has else "null"  # a tool step's own arguments, where the format gives them
 
     def given(column: str) -> str:
@@ -308,6 +339,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         "result_hash": f"case when s.kind = 'tool' then coalesce({given('result_hash')}, sha256({text})) end",
         "result_preview": f"case when s.kind = 'tool' then coalesce({given('result_preview')}, left({text}, 1000)) end",
         "output_sha256": f"case when s.kind = 'model' then coalesce({given('output_sha256')}, sha256({given('output_text')})) end",
+        "result_shape": f"case when s.kind = 'tool' then coalesce({given('result_shape')}, sh.shape) end",
     }
     final_join = ""
     if "is_final" not in has:
@@ -324,6 +356,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
             on s.kind = 'tool' and c.run_id = s.run_id and c.call_id = s.call_id
         left join _landed_tools t on s.kind = 'tool' and t.run_id = s.run_id
             and t.name = coalesce({given('tool_name')}, c.tool_name)
+        left join _shapes sh on s.kind = 'tool' and sh.structure = {STRUCTURE.format(text=shaped)}
         {final_join}"""
     )
 

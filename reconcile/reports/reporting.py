@@ -196,7 +196,7 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     hits = crossed(readings(engine, load_signals(config=config), "night", Window(since, until, zone), zone=zone))
     found = []
     for signal, reading in hits:
-        recent = [(win, value) for win, key, _, value in observed(engine, signal, "night")
+        recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night")
                   if key == reading.key and win <= night][-RECENT_SIGNAL_NIGHTS:]
         chart = trend_chart([win for win, _ in recent], [value for _, value in recent], reading.baseline,
                             f"{signal.name}, {reading.key}: the last {len(recent)} night(s)",

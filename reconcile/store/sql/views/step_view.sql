@@ -164,6 +164,8 @@ select
     s.result_tokens,
     s.result_bytes,
     s.bounded,
+    s.result_shape,   -- a JSON result's sorted key paths and value types (schema drift: docs/signals.md)
+    s.result_schema,  -- the result schema's hash the harness pins, where its journal gives one
     s.event,
     s.tokens_before,
     s.tokens_after,
