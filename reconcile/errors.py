@@ -38,6 +38,10 @@ class StoreError(ReconcileError):
     """The store cannot be opened or is in a state this version cannot use."""
 
 
+class StoreBusy(StoreError):
+    """Another process held the store for longer than this one would wait (``reconcile watch`` tries again)."""
+
+
 class NoRuns(BadInput):
     """The store, or the window asked for, holds no runs: nothing to check or report is not a pass."""
 

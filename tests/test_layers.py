@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("analyses", ("reconcile.analyses",)),
     ("checks", ("reconcile.checks",)),
     ("reports", ("reconcile.reports",)),
-    ("workflow", ("reconcile.morning",)),
+    ("workflow", ("reconcile.morning", "reconcile.watch")),
     ("interfaces", ("reconcile.api", "reconcile.journal", "reconcile.testing", "reconcile.cli",
                     "reconcile.docs_gen", "reconcile.format_docs", "reconcile")),
 ]

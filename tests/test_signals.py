@@ -310,7 +310,8 @@ def test_the_morning_report_opens_with_the_signals_that_crossed(cli, nights, tmp
     planted, clean = nights["planted"][0], nights["clean"][0]
     assert cli("report", "morning", "--db", planted, "--out", tmp_path / "planted.html").code == 0
     html = (tmp_path / "planted.html").read_text()
-    section = html[html.index('id="signals"'):html.index('id="glance"')]  # before the glance and the findings
+    section = html[html.index('id="signals"'):html.index("<h2>Findings")]  # after the glance, before the findings
+    assert html.index('id="glance"') < html.index('id="signals"') and 'href="#signals"' in html.split("<section")[0]
     for name, key in (("provider_error_rate", "gpt-5-mini"), ("cost_per_request", "fix_bug"),
                       ("tool_failure_rate", "lookup")):
         assert f"<b>{name}</b>" in section and f"<b>{key}</b>" in section

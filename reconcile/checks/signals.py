@@ -205,3 +205,42 @@ def crossed(found: list[tuple[Signal, Reading]]) -> list[tuple[Signal, Reading]]
 
 def window_word(by: str) -> str:
     return _NAMED[by]
+
+
+def sliding_readings(engine: Engine, signals: list[Signal], now: datetime, length: timedelta,
+                     nights: int = BASELINE_WINDOWS) -> list[tuple[Signal, Reading]]:
+    """Each enabled signal over the sliding window ``[now - length, now)``, beside its baseline: the median of the
+    same window on each of the ``nights`` nights before (``reconcile watch``: the last hour against that hour of the
+    week's nights, those with ``min_count`` observations). ``now`` is a UTC moment."""
+    if not timedelta(minutes=1) <= length <= timedelta(days=1):
+        raise BadInput(f"--window {length}: give a window from a minute to a day, e.g. 1h or 30m")
+    label = f"{(now - length):%Y-%m-%d %H:%M}–{now:%H:%M} UTC"
+    skipped = set(needing_verdicts(engine, signals))
+    found: list[tuple[Signal, Reading]] = []
+    for signal in (s for s in signals if s.enabled and s.name not in skipped):
+        detail = 'o."detail"::varchar' if "detail" in engine.columns(signal.sql) else "null::varchar"
+        rows = engine.rows(
+            f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value, {detail} as detail
+                            from ({signal.sql}) as o
+                            where o."at" is not null and o."value" is not null
+                              and o."at" >= $now - to_days({nights}) - $length and o."at" < $now),
+                ago as (select unnest(range(0, {nights} + 1)) as k)
+            select k, coalesce(key, '(none)') as key, count(*) as n, {AGGREGATES[signal.aggregate]} as value,
+                   mode(detail) filter (where value <> 0) as hit, mode(detail) as usual
+            from obs join ago on t >= $now - to_days(k::integer) - $length and t < $now - to_days(k::integer)
+            group by all order by key, k""", {"now": now, "length": length})
+        by_key: dict[str, dict[int, tuple]] = {}
+        for k, key, count, value, hit, usual in rows:
+            by_key.setdefault(key, {})[k] = (count, value, hit, usual)
+        for key, windows in by_key.items():
+            if 0 not in windows:
+                continue  # nothing of this key in the window: nothing to read
+            count, value, hit, _ = windows[0]
+            earlier = [windows[k][1] for k in sorted(windows) if k > 0 and windows[k][1] is not None
+                       and windows[k][0] >= signal.threshold.min_count]
+            before = next((windows[k][3] for k in sorted(windows) if k > 0), None)
+            base = statistics.median(earlier) if earlier else None
+            crossed_, judged, why = judge(signal.threshold, value, count, base)
+            found.append((signal, Reading(signal.name, label, key, value, count, base, len(earlier), crossed_, judged,
+                                          why, signal.unit, hit, before)))
+    return _with_beside(found)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # typer carries its own click; only the types are named here
 # The morning's order: load the night, judge it, count its money and limits, report, then look closer.
 SECTIONS = [
     ("Load", ["ingest", "morning"]),
-    ("Judge", ["check", "signals"]),
+    ("Judge", ["check", "signals", "watch"]),
     ("Money and limits", ["cost", "usage", "budgets", "replay", "reprice", "prices"]),
     ("Report", ["report", "export"]),
     ("Inspect", ["runs", "show", "summary", "sql", "config"]),

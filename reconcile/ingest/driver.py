@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -41,12 +42,14 @@ BATCH_BYTES = 256 * 1024 * 1024
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
-           discovered: list[tuple[Path, bool]] | None = None) -> IngestReport:
+           discovered: list[tuple[Path, bool]] | None = None, hold_unfinished: float | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are.
 
     ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
     ``discovered``: ``(file, named explicitly)`` pairs someone else listed (a shard of a distributed
-    ingest), loaded instead of walking ``paths``.
+    ingest), loaded instead of walking ``paths``. ``hold_unfinished``: a file whose last line has no newline
+    yet and that changed within that many seconds is passed over this time, its earlier rows kept (a writer
+    mid-line: ``reconcile watch`` loads it when the line is whole).
     """
     forced = _forced_format(format)
     durability.begin(con, "the ingest")  # what an earlier process left in the log is written (or we stop here)
@@ -62,7 +65,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         report.forgotten.append(path)
     done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
     while queue:
-        group, fmt = _next_group(con, queue, forced, report, known)
+        group, fmt = _next_group(con, queue, forced, report, known, hold_unfinished)
         if not group:
             continue
         if progress:
@@ -88,7 +91,7 @@ def _requeue(queue: list, paths: Iterable[str]) -> None:
 
 
 def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: IngestReport,
-                known: dict) -> tuple[list[tuple[Path, bool]], object]:
+                known: dict, hold: float | None = None) -> tuple[list[tuple[Path, bool]], object]:
     """The next file in path order and, for a format that batches, the next ones of the same format.
 
     A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
@@ -96,7 +99,7 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     """
 
     path, explicit, reload = _pop(queue)
-    if _unchanged(known, path, reload, forced, report):
+    if _unchanged(known, path, reload, forced, report) or _held(path, hold, report):
         return [], None
     try:
         fmt, found = (forced, "") if forced else detect(Path(path))
@@ -118,7 +121,7 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     size = _size(path)
     while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
         following, follower_explicit, again = _pop(queue)
-        if _unchanged(known, following, again, forced, report):
+        if _unchanged(known, following, again, forced, report) or _held(following, hold, report):
             continue  # a follower is held to its stamp as the first file is: an unchanged one is not opened
         try:
             other = forced is None and detect(Path(following))[0] is not fmt
@@ -147,6 +150,26 @@ def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestRepor
     if not same:
         return False
     report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
+    return True
+
+
+def _held(path: str, hold: float | None, report: IngestReport) -> bool:
+    """True (and reported) when ``path``'s writer is mid-line: its last byte is no newline and it changed within
+    ``hold`` seconds. A line format's last line is whole only with its newline; a writer that stopped for good
+    is not waited for once ``hold`` has passed (its cut line is then a reject, as in any ingest)."""
+    if not hold or path.endswith(".gz"):
+        return False
+    try:
+        stat = os.stat(path)
+        if not stat.st_size or time.time() - stat.st_mtime > hold:
+            return False
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return False
+    except OSError:
+        return False  # gone or unreadable: the usual path says so
+    report.passed_over.append(PassedOver(stored_name(path), "being written: its last line is not finished yet"))
     return True
 
 

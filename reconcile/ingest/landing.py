@@ -56,8 +56,12 @@ TARGET = {"_stage_runs": "runs", "_stage_steps": "steps", "_stage_calls": "tool_
 ESTIMATED_TOKENS = "ceil(octet_length(encode({text})) / 4)::bigint"  # as reconcile.journal.estimate_tokens
 # A result's structure (DuckDB's json_structure: key order as first seen, arrays' items merged) where its text is a
 # JSON object or array; the few distinct structures are then described, sorted, once each (_result_shapes).
-STRUCTURE = ("case when left(ltrim({text}), 1) in ('{{', '[') and json_valid({text}) "
-             "then json_structure({text}) end")
+# A result over SHAPE_TEXT_BYTES is not described (its structure would cost memory in proportion, and the distinct
+# structures are held at once); one DuckDB cannot describe (nested past its parser's depth) has none: try().
+SHAPE_TEXT_BYTES = 64 * 1024
+STRUCTURE = ("case when left(ltrim({text}), 1) in ('{{', '[') "
+             f"and octet_length(encode({{text}})) <= {SHAPE_TEXT_BYTES} "
+             "and json_valid({text}) then try(json_structure({text})) end")
 SHAPE_CHARS = 2000  # a shape longer than this keeps its start, its count of paths and a digest of the whole
 
 

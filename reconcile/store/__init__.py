@@ -13,7 +13,7 @@ import duckdb
 
 from reconcile import notices
 from reconcile.engine import Engine
-from reconcile.errors import BadInput, StoreError
+from reconcile.errors import StoreBusy, BadInput, StoreError
 from reconcile.store.migrations import MIGRATIONS, applied_migrations, apply_migrations
 from reconcile.store.views import STEP_ROWS, create_views, views_current
 
@@ -56,7 +56,8 @@ def memory_limit() -> str:
 DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
 
 
-def connect(path: str | Path | None = None, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(path: str | Path | None = None, read_only: bool = False, create: bool = True,
+            wait: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open the store at ``path``, upgrading it as needed; ``":memory:"`` works too.
 
     Only a read-write open with ``create`` makes a new store (``ingest`` and ``morning``): every
@@ -65,16 +66,17 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     file), a store written by a newer reconcile, a corrupt or locked store: each is refused with
     what it is and what to do. A read-only open first upgrades the file through a short
     read-write open, so read-only commands work on a store written by an older version.
+    ``wait``: how long to wait for a store another process holds (default ``lock_timeout()``).
     """
     target = str(path if path is not None else default_db_path())
     memory = target == ":memory:"
     if not memory:
         _check_file(target, read_only or not create)
-    con = _open(target, read_only and not memory)
+    con = _open(target, read_only and not memory, wait)
     if read_only and not memory and _needs_upgrade(con):  # (the one open, in the common case of a current store)
         con.close()
-        connect(target).close()
-        con = _open(target, True)
+        connect(target, wait=wait).close()
+        con = _open(target, True, wait)
     con.execute(SESSION_SETTINGS)
     if read_only and not memory:
         con.execute("set lock_configuration = true")
@@ -150,20 +152,21 @@ def lock_timeout() -> float:
     return value
 
 
-def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
+def _open_waiting(target: str, read_only: bool, config: dict, wait: float | None = None) -> duckdb.DuckDBPyConnection:
     """Open ``target``; while another process holds it (DuckDB: one writer, or any number of readers), wait.
 
     A writer waits for readers (a notebook) and for another writer, a reader for a writer, up to
     ``lock_timeout()``; ``notices.on_wait`` is told once. Then the error says what held it and for how long.
     """
-    started, told, limit = time.monotonic(), False, lock_timeout()
+    started, told, limit = time.monotonic(), False, lock_timeout() if wait is None else wait
     while True:
         try:
             return duckdb.connect(target, read_only=read_only, config=config)
         except duckdb.Error as exc:
             waited = time.monotonic() - started
             if not _held_by_another(exc) or waited >= limit:
-                raise StoreError(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
+                failure = StoreBusy if _held_by_another(exc) else StoreError
+                raise failure(_open_failure(target, exc, waited if waited >= limit > 0 else None)) from exc
             if not told and notices.on_wait is not None:
                 notices.on_wait(f"the store {target} is in use by another process; waiting up to {limit:g} s for it "
                         "(RECONCILE_LOCK_TIMEOUT)")
@@ -171,9 +174,9 @@ def _open_waiting(target: str, read_only: bool, config: dict) -> duckdb.DuckDBPy
             time.sleep(0.25)
 
 
-def _open(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _open(target: str, read_only: bool, wait: float | None = None) -> duckdb.DuckDBPyConnection:
     return _open_waiting(target, read_only=read_only, config={**(_READ_ONLY if read_only else EVERY_CONNECTION),
-                                                              "memory_limit": memory_limit()})
+                                                              "memory_limit": memory_limit()}, wait=wait)
 
 
 def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
