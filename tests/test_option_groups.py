@@ -40,7 +40,8 @@ def _commands():
 def test_a_command_has_all_of_a_groups_options_or_none_beyond_the_declared_singles():
     singles = {("ingest",): {"--json", "--engine", "--master", "--remote"}, ("export",): {"--json"},
                ("morning",): {"--tz"}, ("report", "finance"): {"--from-parquet"},
-               ("report", "morning"): {"--from-parquet"}}
+               ("report", "morning"): {"--from-parquet"},
+               ("watch",): {"--json"}}  # a stream of events, one JSON object a line: no table to write as CSV
     checked = 0
     for path, command in _commands():
         options = {opt for param in command.params for opt in getattr(param, "opts", [])}

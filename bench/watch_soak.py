@@ -1,0 +1,85 @@
+"""Soak: ``reconcile watch`` over a 12-hour night on an accelerated clock (issue 49).
+
+    python bench/watch_soak.py                       # 1 M lines over 12 simulated hours, 4 rounds an hour
+    python bench/watch_soak.py --lines 10000000      # the issue's 10 M lines
+
+The harness writes one journal an hour (rotation, as docs/watch.md advises for big nights), appending a
+quarter of the hour's lines before each round; the watch's clock is the simulated one. Printed per
+simulated hour: the lines in the store, the round's time, and the process's resident memory (current
+and peak). The claim is that memory stays flat (bounded by DuckDB's memory limit and the open round,
+not by the night's length) and a round's time grows with the hour's file, not with the night.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from ingest import write_journal  # noqa: E402
+
+HOURS = 12
+ROUNDS_AN_HOUR = 4
+LINES_A_RUN = 20  # write_journal's runs are about 20 lines
+
+
+def rss_mb() -> float:
+    """Resident memory now (from /proc), in MB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 1e6
+
+
+def main() -> None:
+    from reconcile.watch import Watch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    args = parser.parse_args()
+    start = datetime(2026, 11, 30, 20, 0, tzinfo=timezone.utc)
+    runs_an_hour = max(1, args.lines // HOURS // LINES_A_RUN)
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        sources = scratch / "sources"
+        live = scratch / "live"
+        sources.mkdir()
+        live.mkdir()
+        print(f"writing {HOURS} hourly journals of {runs_an_hour:,} runs …", flush=True)
+        hours = []
+        for hour in range(HOURS):
+            path = sources / f"hour{hour:02d}.jsonl"
+            write_journal(path, runs_an_hour, seed=hour + 1, first=hour * runs_an_hour,
+                          start=start + timedelta(hours=hour))
+            hours.append(path.read_bytes().splitlines(keepends=True))
+        total = sum(len(lines) for lines in hours)
+        print(f"{total:,} lines in all", flush=True)
+        clock = {"now": start}
+        said: list[dict] = []
+        watch = Watch(scratch / "w.duckdb", [str(live)], said.append, clock=lambda: clock["now"])
+        print(f"{'hour':>4} {'lines loaded':>13} {'round s':>8} {'rss MB':>7} {'peak MB':>8}")
+        written = 0
+        for hour, lines in enumerate(hours):
+            target = live / f"hour{hour:02d}.jsonl"
+            for part in range(1, ROUNDS_AN_HOUR + 1):
+                upto = len(lines) * part // ROUNDS_AN_HOUR
+                done = len(lines) * (part - 1) // ROUNDS_AN_HOUR
+                with target.open("ab") as handle:
+                    handle.writelines(lines[done:upto])
+                written += upto - done
+                clock["now"] = start + timedelta(hours=hour, minutes=60 * part // ROUNDS_AN_HOUR)
+                began = time.perf_counter()
+                watch.round()
+                took = time.perf_counter() - began
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+            print(f"{hour + 1:>4} {written:>13,} {took:>8.2f} {rss_mb():>7.0f} {peak:>8.0f}", flush=True)
+        print(f"alerts said: {len(said)}")
+
+
+if __name__ == "__main__":
+    main()
