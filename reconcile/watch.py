@@ -59,7 +59,9 @@ class Watch:
 
     def __post_init__(self) -> None:
         self.signals = load_signals(config=self.config)
-        self.checks = load_checks(self.checks_dir)
+        # the checks that judge one run: what feeds the per-run signals; those that judge the store (a bill against the
+        # journals, a week against the weeks before) are the morning's, and would read the whole store every round
+        self.checks = [c for c in load_checks(self.checks_dir) if c.judges == "each run"]
         argv = shlex.split(self.on_alert) if self.on_alert else []
         self.hook = argv  # parsed once: a bad --on-alert is an error at start, not at 03:00
 
