@@ -260,3 +260,19 @@ def test_in_real_time_an_alert_comes_within_ten_seconds_and_sigterm_stops_cleanl
     with store.connect(db, read_only=True) as con:  # what it said is in the store: a restart says nothing twice
         assert con.execute("select name, key, delivered from watch_alerts").fetchall() == [
             ("provider_error_rate", "gpt-5-mini", True)]
+
+
+def test_ctrl_c_stops_it_cleanly(tmp_path):
+    folder = tmp_path / "live"
+    folder.mkdir()
+    _now_journal(folder / "agents.jsonl", 5, None)
+    watch = subprocess.Popen([sys.executable, "-m", "reconcile.cli", "watch", str(folder), "--db", str(tmp_path / "w.duckdb"),
+                              "--interval", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert watch.stderr.readline().startswith("watching 1 path(s)")
+    time.sleep(1.5)
+    watch.send_signal(signal.SIGINT)
+    out, err = watch.communicate(timeout=30)
+    assert watch.returncode == 0 and err.rstrip().endswith("stopped") and "Traceback" not in err
+    with store.connect(tmp_path / "w.duckdb", read_only=True) as con:  # the round it was in finished: the run is in
+        assert con.execute("select count(*) from runs").fetchall() == [(1,)]
