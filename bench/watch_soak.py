@@ -17,6 +17,7 @@ import resource
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -51,31 +52,32 @@ def main() -> None:
         sources.mkdir()
         live.mkdir()
         print(f"writing {HOURS} hourly journals of {runs_an_hour:,} runs …", flush=True)
-        hours = []
-        for hour in range(HOURS):
-            path = sources / f"hour{hour:02d}.jsonl"
-            write_journal(path, runs_an_hour, seed=hour + 1, first=hour * runs_an_hour,
-                          start=start + timedelta(hours=hour))
-            hours.append(path.read_bytes().splitlines(keepends=True))
-        total = sum(len(lines) for lines in hours)
-        print(f"{total:,} lines in all", flush=True)
+        hours = [sources / f"hour{hour:02d}.jsonl" for hour in range(HOURS)]
+        with ProcessPoolExecutor(max_workers=2) as pool:  # the writer is Python: both cores
+            counts = list(pool.map(write_journal, hours, [runs_an_hour] * HOURS, range(1, HOURS + 1),
+                                   [hour * runs_an_hour for hour in range(HOURS)],
+                                   [start + timedelta(hours=hour) for hour in range(HOURS)]))
+        total = sum(counts) + 2 * runs_an_hour * HOURS  # the steps, and each run's start and end
+        print(f"about {total:,} lines in all", flush=True)
         clock = {"now": start}
         said: list[dict] = []
         watch = Watch(scratch / "w.duckdb", [str(live)], said.append, clock=lambda: clock["now"])
         print(f"{'hour':>4} {'lines loaded':>13} {'round s':>8} {'rss MB':>7} {'peak MB':>8}")
         written = 0
-        for hour, lines in enumerate(hours):
-            target = live / f"hour{hour:02d}.jsonl"
-            for part in range(1, ROUNDS_AN_HOUR + 1):
-                upto = len(lines) * part // ROUNDS_AN_HOUR
-                done = len(lines) * (part - 1) // ROUNDS_AN_HOUR
-                with target.open("ab") as handle:
-                    handle.writelines(lines[done:upto])
-                written += upto - done
-                clock["now"] = start + timedelta(hours=hour, minutes=60 * part // ROUNDS_AN_HOUR)
-                began = time.perf_counter()
-                watch.round()
-                took = time.perf_counter() - began
+        for hour, source in enumerate(hours):
+            target = live / source.name
+            size = source.stat().st_size
+            with source.open("rb") as reading:
+                for part in range(1, ROUNDS_AN_HOUR + 1):  # streamed: the writer holds no night in memory
+                    chunk = reading.read(max(0, size * part // ROUNDS_AN_HOUR - reading.tell()))
+                    chunk += reading.readline()  # to the end of the line it cut
+                    with target.open("ab") as handle:
+                        handle.write(chunk)
+                    written += chunk.count(b"\n")
+                    clock["now"] = start + timedelta(hours=hour, minutes=60 * part // ROUNDS_AN_HOUR)
+                    began = time.perf_counter()
+                    watch.round()
+                    took = time.perf_counter() - began
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
             print(f"{hour + 1:>4} {written:>13,} {took:>8.2f} {rss_mb():>7.0f} {peak:>8.0f}", flush=True)
         print(f"alerts said: {len(said)}")
