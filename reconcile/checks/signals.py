@@ -13,6 +13,7 @@ Observations are aggregated in one statement a signal; what runs in Python is on
 from __future__ import annotations
 
 import statistics
+from collections import deque
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -129,20 +130,24 @@ def readings(engine: Engine, signals: list[Signal], by: str = "night", window: W
         return found
     skipped = set(needing_verdicts(engine, signals))
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
-        history: dict[str, list[tuple[str, float]]] = {}  # key -> (window, value) of the windows with enough
+        history: dict[str, deque[tuple[datetime, float]]] = {}  # key -> (start, value) of the windows with enough
         usual: dict[str, str | None] = {}  # key -> the most common detail of its latest window
         for win, key, count, value, hit, common in observed(engine, signal, by):
             # the windows of the span just before (seven nights, not the last seven with data: a night months
-            # ago, other work and other people, says nothing of tonight)
+            # ago, other work and other people, says nothing of tonight); windows come in order, so the older
+            # ones leave for good
             start = window_start(win, by)
-            earlier = [v for w, v in history.get(key, []) if window_start(w, by) >= start - baseline * _SPAN[by]]
+            kept = history.setdefault(key, deque())
+            while kept and kept[0][0] < start - baseline * _SPAN[by]:
+                kept.popleft()
+            earlier = [v for _, v in kept]
             base = statistics.median(earlier) if earlier else None
             if first <= win <= last:
                 crossed, judged, why = judge(signal.threshold, value, count, base)
                 found.append((signal, Reading(signal.name, win, key, value, count, base, len(earlier), crossed,
                                               judged, why, signal.unit, hit, usual.get(key))))
             if value is not None and count >= signal.threshold.min_count:
-                history.setdefault(key, []).append((win, value))
+                kept.append((start, value))
             usual[key] = common
     return _with_beside(found)
 
