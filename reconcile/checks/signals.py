@@ -81,17 +81,25 @@ def window_sql(expression: str, by: str) -> str:
     return night_sql(expression) if by == "night" else bucket(expression, by)
 
 
+def _observations(engine: Engine, signal: Signal, where: str = "true") -> str:
+    """SQL: ``obs(t, key, value, detail)``, the signal's dated observations where ``where`` holds (over ``o``)."""
+    detail = 'o."detail"::varchar' if "detail" in engine.columns(signal.sql) else "null::varchar"
+    return (f"""obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value, {detail} as detail
+                        from ({signal.sql}) as o where o."at" is not null and o."value" is not null and ({where}))""")
+
+
+# what a reading is made of, per group: observations, the aggregate, the most common detail where the value is not 0
+# (a new shape), and the most common detail of all
+_READING = "count(*) as n, {aggregate} as value, mode(detail) filter (where value <> 0) as hit, mode(detail) as usual"
+
+
 def observed(engine: Engine, signal: Signal, by: str) -> list[tuple]:
     """(window, key, observations, aggregate, detail, any detail) of ``signal``, every window the store holds, in
-    window order; the details are NULL unless the signal's rows carry one (the most common where the value is not 0,
-    and the most common of all)."""
-    detail = 'o."detail"::varchar' if "detail" in engine.columns(signal.sql) else "null::varchar"
+    window order; the details are NULL unless the signal's rows carry one."""
     return engine.rows(
-        f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value, {detail} as detail
-                        from ({signal.sql}) as o where o."at" is not null and o."value" is not null)
-            select {window_sql('t', by)} as win, coalesce(key, '(none)') as key, count(*) as n,
-                   {AGGREGATES[signal.aggregate]} as value, mode(detail) filter (where value <> 0) as hit,
-                   mode(detail) as usual
+        f"""with {_observations(engine, signal)}
+            select {window_sql('t', by)} as win, coalesce(key, '(none)') as key,
+                   {_READING.format(aggregate=AGGREGATES[signal.aggregate])}
             from obs group by all order by win, key""")
 
 
@@ -227,14 +235,9 @@ def sliding_readings(engine: Engine, signals: list[Signal], now: datetime, lengt
     in_windows = " or ".join(f'(o."at" >= $now - to_days({k}) - $length and o."at" < $now - to_days({k}))'
                              for k in range(nights + 1))
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
-        detail = 'o."detail"::varchar' if "detail" in engine.columns(signal.sql) else "null::varchar"
         rows = engine.rows(
-            f"""with obs as (select o."at" as t, o."key"::varchar as key, o."value"::double as value, {detail} as detail
-                            from ({signal.sql}) as o
-                            where o."at" is not null and o."value" is not null and ({in_windows})),
-                ago as (select unnest(range(0, {nights} + 1)) as k)
-            select k, coalesce(key, '(none)') as key, count(*) as n, {AGGREGATES[signal.aggregate]} as value,
-                   mode(detail) filter (where value <> 0) as hit, mode(detail) as usual
+            f"""with {_observations(engine, signal, in_windows)}, ago as (select unnest(range(0, {nights} + 1)) as k)
+            select k, coalesce(key, '(none)') as key, {_READING.format(aggregate=AGGREGATES[signal.aggregate])}
             from obs join ago on t >= $now - to_days(k::integer) - $length and t < $now - to_days(k::integer)
             group by all order by key, k""", {"now": now, "length": length})
         by_key: dict[str, dict[int, tuple]] = {}

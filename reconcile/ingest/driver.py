@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -25,7 +24,7 @@ from reconcile.sql_text import insert_rows
 from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from reconcile.ingest.files import Aliases, Source, inspect, on_disk, peeked, settle, stored_name
+from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stored_name
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
 from reconcile.ingest.result import FileResult, IngestReport, PassedOver
@@ -99,7 +98,7 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     """
 
     path, explicit, reload = _pop(queue)
-    if _unchanged(known, path, reload, forced, report) or _held(path, hold, report):
+    if _unchanged(known, path, reload, forced, report) or held(path, hold, report):
         return [], None
     try:
         fmt, found = (forced, "") if forced else detect(Path(path))
@@ -121,7 +120,7 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
     size = _size(path)
     while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
         following, follower_explicit, again = _pop(queue)
-        if _unchanged(known, following, again, forced, report) or _held(following, hold, report):
+        if _unchanged(known, following, again, forced, report) or held(following, hold, report):
             continue  # a follower is held to its stamp as the first file is: an unchanged one is not opened
         try:
             other = forced is None and detect(Path(following))[0] is not fmt
@@ -150,26 +149,6 @@ def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestRepor
     if not same:
         return False
     report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
-    return True
-
-
-def _held(path: str, hold: float | None, report: IngestReport) -> bool:
-    """True (and reported) when ``path``'s writer is mid-line: its last byte is no newline and it changed within
-    ``hold`` seconds. A line format's last line is whole only with its newline; a writer that stopped for good
-    is not waited for once ``hold`` has passed (its cut line is then a reject, as in any ingest)."""
-    if not hold or path.endswith(".gz"):
-        return False
-    try:
-        stat = os.stat(path)
-        if not stat.st_size or time.time() - stat.st_mtime > hold:
-            return False
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) == b"\n":
-                return False
-    except OSError:
-        return False  # gone or unreadable: the usual path says so
-    report.passed_over.append(PassedOver(stored_name(path), "being written: its last line is not finished yet"))
     return True
 
 

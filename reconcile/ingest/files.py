@@ -25,6 +25,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from reconcile.ingest.result import IngestReport, PassedOver
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -280,3 +281,23 @@ class Aliases:
             for name in os.listdir(self.folder):
                 os.unlink(os.path.join(self.folder, name))
             os.rmdir(self.folder)
+
+
+def held(path: str, hold: float | None, report: IngestReport) -> bool:
+    """True (and reported) when ``path``'s writer is mid-line: its last byte is no newline and it changed within
+    ``hold`` seconds. A line format's last line is whole only with its newline; a writer that stopped for good
+    is not waited for once ``hold`` has passed (its cut line is then a reject, as in any ingest)."""
+    if not hold or path.endswith(".gz"):
+        return False
+    try:
+        stat = os.stat(path)
+        if not stat.st_size or time.time() - stat.st_mtime > hold:
+            return False
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return False
+    except OSError:
+        return False  # gone or unreadable: the usual path says so
+    report.passed_over.append(PassedOver(stored_name(path), "being written: its last line is not finished yet"))
+    return True
