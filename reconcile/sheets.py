@@ -24,6 +24,7 @@ MONEY_KINDS = {"money": 2, "money4": 4, "signed_money": 2}
 # A row may say what its missing values mean, {key: words}, where the column's "unknown" would mislead:
 # a tool result has no model cost (blank), a format that records no catalogue has a tax "not recorded".
 MISSING_AS = "_missing_as"
+ID_KEYS = frozenset({"run_id", "parent_run_id", "root_run_id", "session_id", "parent_id"})
 NUMERIC_KINDS = {"count", "share", "number", "decimal", "seconds", *MONEY_KINDS}
 
 
@@ -39,6 +40,11 @@ class Column:
     kind_of: str | None = None  # a column of mixed measures: the row key that names each cell's kind
     table_only: bool = False  # words for people (the exports carry the same facts as figures in other columns)
     export_only: bool = False  # a raw figure for CSV and JSON: in a table only with --wide, and not named as left out
+
+    @property
+    def is_id(self) -> bool:
+        """An identifier (a run's, a session's): a narrow terminal shows its shortest unique prefix."""
+        return self.key in ID_KEYS
 
     def kind_in(self, row: dict[str, Any]) -> str:
         """This column's kind in ``row`` (its own, unless ``kind_of`` names a row key that says otherwise)."""
@@ -64,6 +70,9 @@ class Sheet:
     zone: str = "UTC"  # the zone moments are shown in (exports stay UTC)
     notes: list[str] = field(default_factory=list)
     totals: list[dict[str, Any]] = field(default_factory=list)  # under the rows in a table; never in CSV or Parquet
+    # where a terminal is too narrow for every column: the keys left out first (then the others, right to
+    # left; the first column always stays)
+    drop_first: tuple[str, ...] = ()
 
     def cells(self) -> list[list[str]]:
         """The rows (and the totals under them) as people read them."""

@@ -89,7 +89,7 @@ def test_check_shows_a_check_s_first_findings_and_says_how_to_list_them_all(caps
 
     findings = [SimpleNamespace(run_id=f"run-{i:03d}", step=i, detail=f"detail {i}") for i in range(SHOWN_FINDINGS + 7)]
     result = SimpleNamespace(name="tool_calls_paired", failures=len(findings), outcome="error", severity="error",
-                             invariant="every call has a result", remedy="pair them", findings=findings, not_judged=0,
+                             invariant="every call has a result", remedy="pair them", findings=findings, not_judged=[],
                              thresholds="")
     print_report(SimpleNamespace(results=[result], disabled=[], runs=40, kept=0, findings_to=None))
     out = capsys.readouterr().out

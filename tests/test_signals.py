@@ -14,6 +14,7 @@ import pytest
 from reconcile import store
 from reconcile.checks.signal_files import SignalDefinitionError, Threshold, parse_signal, parse_threshold
 from reconcile.checks.signals import judge
+from terminal import in_pty
 from reconcile.ingest.driver import ingest
 from signal_nights import NEW_SHAPE, write_nights
 from test_oracles import step_cost  # the hand-written price table's cost of one call
@@ -321,39 +322,8 @@ def test_the_morning_report_opens_with_the_signals_that_crossed(cli, nights, tmp
     assert 'id="signals"' not in (tmp_path / "clean.html").read_text()
 
 
-def _in_pty(args: list[str], columns: int) -> list[str]:
-    """``python -m reconcile.cli ARGS`` run in a real pseudo-terminal ``columns`` wide; its lines, escapes removed."""
-    import fcntl
-    import os
-    import pty
-    import re
-    import struct
-    import subprocess
-    import sys
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    process = subprocess.Popen([sys.executable, "-m", "reconcile.cli", *args], stdin=slave, stdout=slave,
-                               stderr=slave, env={**env, "TERM": "xterm"})
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    assert process.wait(timeout=60) in (0, 1)
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode()).splitlines()
-
-
 @pytest.mark.parametrize("columns", [80, 120])
 def test_signals_fit_the_terminal(nights, columns):
-    lines = _in_pty(["signals", "--db", str(nights["planted"][0])], columns)
+    lines = in_pty(["signals", "--db", str(nights["planted"][0])], columns)
     assert sum("ALERT" in line for line in lines) == 4
     assert max(len(line) for line in lines) <= columns, "\n".join(lines)

@@ -98,7 +98,12 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
     folded = ", sub-agents folded into the root of their tree" if trees else ", subagents folded into their sessions"
     title = f"Runs ({window.describe()}, {window.zone})" + (folded if fold_subagents and any(r["subagents"] for r in rows)
                                                            else "")
-    return Sheet(columns, rows, title=title, zone=window.zone)
+    return Sheet(columns, rows, title=title, zone=window.zone, drop_first=RUNS_DROP_FIRST)
+
+
+# A narrow terminal keeps what a run is (id, status, start, steps, cost) and leaves out the rest in this order.
+RUNS_DROP_FIRST = ("cost_complete", "subagents", "task_class", "model", "total_tokens", "wall_seconds", "agent",
+                   "stop_reason")
 
 
 def runs_summary(rows: list[dict[str, Any]], found: Coverage | None = None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -16,7 +17,7 @@ from reconcile.sheets import Column, Sheet, json_rows
 from reconcile.analyses.coverage import require_runs
 from reconcile.when import use_zone
 from reconcile.cli.options import CostSourceOption, Output, Source, WideOption, Window, grouped
-from reconcile.cli.render import console, output, table
+from reconcile.cli.render import console, fitted_table, output
 
 
 def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
@@ -77,7 +78,7 @@ def budgets_command(
                                                         cost_source)["candidates"][0]["groups"]}
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
-        console.print(emit(report, emit_style, replayed), markup=False, end="")
+        sys.stdout.write(emit(report, emit_style, replayed))  # a file to paste: as written, never folded
     elif output(sheet := ceilings_sheet(report), given,
                 json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates,
                            **percentiles, "alerts": alerts}, wide=wide):
@@ -155,15 +156,15 @@ def _print(report, rates, percentiles, alerts, zone: str) -> None:
         latest[(row["key"], row["status"])] = row
     rate_rows = [[key, status, row["day"], row["runs"], f"{row['share']:.1%}",
                   "" if row["change"] is None else f"{row['change']:+.1%}"] for (key, status), row in sorted(latest.items())]
-    console.print(table(["group", "status", "day", "runs", "share", "change"], rate_rows,
+    console.print(fitted_table(["group", "status", "day", "runs", "share", "change"], rate_rows,
                         title=f"Stop-reason rates (latest day in {zone}, change from the day before)", right={"runs", "share", "change"}))
     latency = [[r["kind"], r["what"], r["steps"], *[_fmt(q, 0) for q in r["ms_quantiles"]]] for r in percentiles["latency"]]
-    console.print(table(["kind", "model / tool", "steps", "p50 ms", "p95 ms", "p99 ms"], latency,
+    console.print(fitted_table(["kind", "model / tool", "steps", "p50 ms", "p95 ms", "p99 ms"], latency,
                         title="Latency", right={"steps", "p50 ms", "p95 ms", "p99 ms"}))
     sizes = [[r["tool_name"], r["results"], _fmt(r["p99_result_tokens"], 0),
               "no bound known" if r["share_above_bound"] is None else f"{r['share_above_bound']:.1%}"]
              for r in percentiles["result_size"]]
-    console.print(table(["tool", "results", "p99 result tokens", "above the bound"], sizes, title="Tool result size",
+    console.print(fitted_table(["tool", "results", "p99 result tokens", "above the bound"], sizes, title="Tool result size",
                         right={"results", "p99 result tokens", "above the bound"}))
     for alert in alerts:
         console.print(f"ALERT {alert['group']}: {alert['status']} is {alert['share']:.1%} of {alert['runs']} runs, "

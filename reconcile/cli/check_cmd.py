@@ -9,7 +9,7 @@ import typer
 
 from reconcile.analyses.coverage import require_runs
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
-from reconcile.checks.runner import SHOWN
+from reconcile.checks.runner import SHOWN, not_judged_summary
 from reconcile.checks.written import write_findings
 from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
@@ -17,7 +17,7 @@ from reconcile.errors import ExitCode
 from reconcile.cli.root import app
 from reconcile.cli.options import ChecksDirOption, Output, SetOption, Source, Window, grouped
 from reconcile.sheets import json_rows
-from reconcile.cli.render import console, output, table
+from reconcile.cli.render import console, fitted_table, output
 
 
 @app.command("check")
@@ -35,6 +35,8 @@ def check_command(
         help="Write every finding as a Parquet dataset in DIR (findings/ and summary.json; a previous one there is "
              "replaced), by the engine where it computes them; only the counts and each check's first findings "
              "come back to be printed. Every run is judged afresh.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say, check by check, which runs each could "
+                                          "not judge and why (--json always does).")] = False,
     given: Output = Output(),
     source: Source = Source(),
 ) -> None:
@@ -64,13 +66,27 @@ def check_command(
         sheet = findings_sheet(report)  # JSON's findings are the CSV's rows, under the same names
         output(sheet, given, json_data={**report.to_json(), "findings": json_rows(sheet)})
     else:
-        print_report(report)
+        print_report(report, verbose)
     if report.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
 
 
 FINDING_COLUMNS = [Column("check", "check"), Column("severity", "severity"), Column("outcome", "outcome"),
                    Column("run_id", "run"), Column("step", "step", "count"), Column("detail", "detail")]
+
+
+def print_not_judged(results, verbose: bool = False, indent: str = "") -> None:
+    """What the checks could not judge: a few lines (one a format, one a shared reason), or with ``verbose`` one a check."""
+    if verbose:
+        for result in results:
+            if result.not_judged:
+                console.print(f"{indent}{result.name}: not judged for {result.not_judged_text()}")
+        return
+    lines = not_judged_summary(results)
+    if lines:
+        console.print(f"{indent}Not judged on every run (reconcile check -v says why, check by check):")
+    for line in lines:
+        console.print(f"{indent}  {line}")
 
 
 def findings_sheet(report) -> Sheet:
@@ -86,8 +102,9 @@ def findings_sheet(report) -> Sheet:
 SHOWN_FINDINGS = SHOWN
 
 
-def print_report(report) -> None:
-    """Each failing check's findings, then one line per check that could not judge every run, then a summary."""
+def print_report(report, verbose: bool = False) -> None:
+    """Each failing check's findings, then what could not be judged (one line per check with ``verbose``), then a
+    summary."""
     for result in report.results:
         if not result.failures:
             continue
@@ -96,7 +113,7 @@ def print_report(report) -> None:
             level += f"; {result.thresholds}"
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
         rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings[:SHOWN_FINDINGS]]
-        console.print(table(["run", "step", "detail"], rows, title=title, right={"step"}))
+        console.print(fitted_table(["run", "step", "detail"], rows, title=title, right={"step"}, ids={"run"}))
         more = result.failures - len(rows)
         if more > 0 and report.findings_to is not None:
             console.print(f"  … and {more:,} more of this check's findings, every one in {report.findings_to}")
@@ -104,9 +121,7 @@ def print_report(report) -> None:
             console.print(f"  … and {more:,} more of this check's findings: "
                           f"reconcile check --only {result.name} --csv (or --json) lists every one")
         console.print(f"  remedy: {result.remedy}")
-    for result in report.results:
-        if result.not_judged:
-            console.print(f"{result.name}: not judged for {result.not_judged_text()}")
+    print_not_judged(report.results, verbose)
     for name, by in report.disabled:
         console.print(f"{name}: switched off ({by})")
     errors = sum(r.failures for r in report.results if r.outcome == "error")

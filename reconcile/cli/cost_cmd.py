@@ -133,7 +133,7 @@ def cost_command(
     for line in run_count_lines(report, by, found):
         console.print(line)
     title = "Cost per completed task (spend / succeeded runs: cost per run ÷ success rate)"
-    console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title), wide))
+    console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title, drop_first=("limits", "runs")), wide))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")

@@ -9,7 +9,7 @@ import typer
 from reconcile.engines.export import export
 from reconcile.cli.root import app
 from reconcile.cli.options import DatasetLocation, JsonOption, Store, grouped, to_folder
-from reconcile.cli.render import console, print_json, table
+from reconcile.cli.render import console, fitted_table, print_json
 
 
 @app.command("export")
@@ -33,7 +33,7 @@ def export_command(
         return
     rows = [[name, result.rows[name], _days(result.written.get(name, [])), result.unchanged.get(name, 0),
              _days(result.removed.get(name, []))] for name in result.rows]
-    console.print(table(["table", "rows", "written", "unchanged days", "removed"], rows,
+    console.print(fitted_table(["table", "rows", "written", "unchanged days", "removed"], rows,
                         title=f"Exported to {to}", right={"rows", "unchanged days"}))
 
 

@@ -21,7 +21,7 @@ from reconcile.cli.root import app
 from reconcile.errors import BadInput
 from reconcile.cli.options import (DatasetLocation, EngineOption, JsonOption, MasterOption, RemoteOption, Store, grouped,
                                   to_folder)
-from reconcile.cli.render import LiteralConsole, console, literal, print_json, table
+from reconcile.cli.render import LiteralConsole, console, fitted_table, literal, print_json
 
 
 @app.command("ingest")
@@ -181,7 +181,7 @@ def _print_details(report, rejects, shown: AsGiven) -> None:
     changed = [f for f in report.files if f.status != "unchanged"]
     rows = [[shown(f.path), f.format, f.status, f.lines, f.loaded, f.rejected, f.skipped] for f in changed]
     if rows:
-        console.print(table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
+        console.print(fitted_table(columns, rows, right={"lines", "loaded", "rejected", "skipped"}))
     unchanged = len(report.files) - len(changed)
     if unchanged:
         console.print(f"{unchanged:,} file(s) unchanged since they were loaded: left as they are")

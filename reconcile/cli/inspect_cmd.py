@@ -15,7 +15,7 @@ from reconcile.money import usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
 from reconcile.cli.options import Output, Store, WideOption, grouped
-from reconcile.cli.render import LiteralConsole, console, output, print_csv, print_json, rendered, table, to_jsonable
+from reconcile.cli.render import LiteralConsole, console, output, print_csv, print_json, fitted_table, rendered, to_jsonable
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),
@@ -44,7 +44,7 @@ def show_command(
             detail = step_detail(engine, run["run_id"], step)
             if given.json:
                 return print_json(in_dollars(detail))
-            console.print(table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
+            console.print(fitted_table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
                                 title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(engine, run["run_id"])
@@ -80,7 +80,7 @@ def show_command(
     if given.csv or given.parquet:
         output(sheet, given)
         return None
-    console.print(table(["", ""], header, header=False))
+    console.print(fitted_table(["", ""], header, header=False))
     output(sheet)
     return None
 
@@ -152,7 +152,7 @@ def sql_command(
         written = write_output(given.parquet, rows_parquet(columns, rows), option="--parquet")
         LiteralConsole(stderr=True).print(f"wrote {len(rows)} row(s) to {written}")
     else:
-        console.print(table(columns, rows))
+        console.print(fitted_table(columns, rows))
         console.print(f"{len(rows)} row(s)")
 
 

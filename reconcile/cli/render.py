@@ -29,15 +29,21 @@ from reconcile.sheets import NUMERIC_KINDS, Column, Sheet, json_rows, to_csv, wr
 class LiteralConsole(Console):
     """A rich console for which every ``str`` is data: no markup, no emoji, control characters escaped.
 
-    Transcripts are evidence: a tool result holding ``[/INST]`` or ``:x:`` is printed as it is.
+    Transcripts are evidence: a tool result holding ``[/INST]`` or ``:x:`` is printed as it is. A line
+    of prose folds between its words at the terminal's edge (a word longer than the line is folded).
     """
 
     def __init__(self, **options):
         super().__init__(highlight=False, soft_wrap=True, markup=False, emoji=False, **options)
 
+    def _prose(self, line: str) -> Text:
+        """A line of words, folded between words at the terminal's edge (never padded with spaces); one indented
+        (an item under a heading) folds under its own first word, a hanging indent."""
+        return Text(folded(literal(line), self.width))
+
     def print(self, *objects, **options) -> None:
         options.pop("markup", None)
-        shown = [Text(literal(o)) if isinstance(o, str) else o for o in objects]
+        shown = [self._prose(o) if isinstance(o, str) else o for o in objects]
         needed = max([getattr(o, "needed_width", 0) for o in objects], default=0)
         if needed <= self.width:
             return super().print(*shown, **options)
@@ -51,6 +57,21 @@ class LiteralConsole(Console):
 
 # Off a terminal (pipes, cron, CI logs) rich would wrap tables at 80 columns; give them room.
 console = LiteralConsole(width=None if sys.stdout.isatty() else 200)
+
+
+def folded(text: str, width: int) -> str:
+    """``text`` folded between words into lines of ``width`` at most (a word longer than a line is cut); an indented
+    line's continuation lines hang two places further in. Lines already short enough are left as they are."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        hang = indent + 2 if indent else 0
+        out += textwrap.wrap(line.strip(" "), max(width, hang + 20), initial_indent=" " * indent,
+                             subsequent_indent=" " * hang, break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -130,22 +151,29 @@ def _cell(value: Any) -> str:
 
 
 def table(columns: list[str], rows: list[tuple] | list[list], title: str | None = None,
-          right: set[str] | None = None, header: bool = True) -> Table:
+          right: set[str] | None = None, header: bool = True, text_min: int | None = None,
+          fold_names: bool = False) -> Table:
     """A terminal table whose ids, dates and figures are never broken across lines.
 
     Figures (``right``) are right-aligned; a column whose every cell is one word (a run id, a date,
     a model name) keeps its whole width; only prose folds, and then only between words. A table too
-    wide for the terminal runs past its edge (``needed_width``) rather than cut a value.
+    wide for the terminal runs past its edge (``needed_width``) rather than cut a value. ``text_min``: the
+    narrowest a column of prose may fold to (``TEXT_MIN_WIDTH`` unless a narrow terminal needs less).
+    ``fold_names``: a column of one-word names (a tool, a model) may fold too, at ``NAME_MIN_WIDTH``
+    (the last resort of :func:`fitted_table`; figures and moments still never break).
     """
     right = right or set()
-    out = Table(title=Text(literal(title)) if title else None, title_justify="left", show_header=header,
+    text_min = TEXT_MIN_WIDTH if text_min is None else text_min
+    out = Table(title=Text(folded(literal(title), console.width)) if title else None, title_justify="left", show_header=header,
                 header_style="bold")
     cells = [[literal(_shortened(_cell(v))) for v in row] for row in rows]
     needed = 1
     for index, name in enumerate(columns):
         values = [row[index] for row in cells if index < len(row)]
         widest = max((len(line) for cell in values for line in cell.splitlines() or [""]), default=0)
-        if name in right or not any(_spaced(cell) for cell in values):
+        names = fold_names and name not in right and any(len(cell) > NAME_MIN_WIDTH and not _MOMENT.fullmatch(cell)
+                                                         for cell in values)
+        if not names and (name in right or not any(_spaced(cell) for cell in values)):
             heading = max((len(word) for word in literal(name).split()), default=0)
             width = max(widest, heading, 1)
             # the column never wraps, its header included: break the header between words ourselves,
@@ -157,13 +185,35 @@ def table(columns: list[str], rows: list[tuple] | list[list], title: str | None 
                            min_width=width)
         else:
             # as narrow as its longest word (as rich measures it), and never narrower than a readable line
-            width = max(min(widest, TEXT_MIN_WIDTH), *(len(word) for cell in [literal(name), *values]
-                                                       for word in cell.split()), 1)
+            width = max(min(widest, text_min), *(len(word) for cell in [literal(name), *values]
+                                                       for word in cell.split()), 1) if not names \
+                else max(min(widest, NAME_MIN_WIDTH), *(len(word) for word in literal(name).split()), 1)
             out.add_column(Text(literal(name)), justify="left", overflow="fold", min_width=width)
         needed += width + 3
     out.needed_width = needed  # the narrowest the table can be with whole values and readable words
     for row in cells:  # Text, not str: a value is shown literally, never read as rich markup ("[a-z]")
         out.add_row(*[Text(cell) for cell in row])
+    return out
+
+
+def fitted_table(columns: list[str], rows: list[tuple] | list[list], title: str | None = None,
+                 right: set[str] | None = None, header: bool = True, width: int | None = None,
+                 ids: set[str] | None = None) -> Table:
+    """:func:`table`, made to fit ``width`` (the terminal's) when it can: the ``ids`` columns cut to their
+    shortest unique prefix, prose folded narrower, then long names folded; a table that cannot fit even
+    so runs past the edge and says so under it."""
+    width = width or console.width
+    out = table(columns, rows, title, right, header)
+    if out.needed_width <= width:
+        return out
+    short = [columns.index(name) for name in ids or () if name in columns]
+    rows = _shortened_columns(rows, short) if short else rows
+    for options in ({}, {"text_min": NARROW_TEXT_MIN}, {"text_min": NARROW_TEXT_MIN, "fold_names": True}):
+        out = table(columns, rows, title, right, header, **options)
+        if out.needed_width <= width:
+            return out
+    out.caption = Text(f"too wide for {width} columns: --csv (or --json) shows every value whole")  # as wide as the table
+    out.caption_justify = "left"
     return out
 
 
@@ -201,19 +251,78 @@ def shown_columns(sheet: Sheet, wide: bool = False) -> tuple[list[Column], list[
     return kept, [c.header for c in hidden if not c.export_only]
 
 
-def sheet_table(sheet: Sheet, wide: bool = False) -> Table:
+def sheet_table(sheet: Sheet, wide: bool = False, width: int | None = None) -> Table:
     """A :class:`~reconcile.sheets.Sheet` as a terminal table: figures right-aligned and never wrapped.
 
-    Compact unless ``wide`` (:func:`shown_columns`); a note under the table names what it left out.
+    Compact unless ``wide`` (:func:`shown_columns`), and made to fit ``width`` (the terminal's) as
+    ccusage fits a narrow one: ids shortened to their shortest unique prefix (``fe5e1c67…``), prose
+    folded narrower, then columns left out — ``sheet.drop_first``, then from the right. A note under
+    the table names what it left out; a table that cannot fit even so says so and runs past the edge.
     """
     columns, hidden = shown_columns(sheet, wide)
+    cells = sheet.cells()
+    if wide:
+        return _sheet_layout(sheet, columns, cells, hidden, width=10**6)  # --wide: the note on one line
+    width = width or console.width
+    shortened = _short_ids(sheet, cells)
+    attempts = [(cells, None), (shortened, None), (shortened, NARROW_TEXT_MIN)]
+    for rows, text_min in attempts:
+        out = _sheet_layout(sheet, columns, rows, hidden, text_min, width=width)
+        if out.needed_width <= width:
+            return out
+    rows, dropped = shortened, []
+    for column in _drop_order(sheet, columns):
+        dropped.append(column)
+        out = _sheet_layout(sheet, [c for c in columns if c not in dropped], rows,
+                            hidden + [c.header for c in dropped], NARROW_TEXT_MIN, width=width)
+        if out.needed_width <= width:
+            return out
+    out = _sheet_layout(sheet, columns, shortened, hidden, NARROW_TEXT_MIN,
+                        f"too wide for {width} columns: --wide or --csv shows every column whole", width=10**6)
+    return out
+
+
+def _sheet_layout(sheet: Sheet, columns: list[Column], cells: list[list[str]], hidden: list[str],
+                  text_min: int | None = None, too_wide: str | None = None, width: int | None = None) -> Table:
     keep = [sheet.columns.index(c) for c in columns]
-    rows = [[row[i] for i in keep] for row in sheet.cells()]
-    out = table([c.header for c in columns], rows, title=sheet.title,
-                right={c.header for c in columns if c.kind in NUMERIC_KINDS})
-    out.caption = Text(literal(f"not shown: {', '.join(hidden)} (--wide shows every column)")) if hidden else None
+    out = table([c.header for c in columns], [[row[i] for i in keep] for row in cells], title=sheet.title,
+                right={c.header for c in columns if c.kind in NUMERIC_KINDS}, text_min=text_min)
+    said = [f"not shown: {', '.join(hidden)} (--wide shows every column)"] if hidden else []
+    caption = "; ".join(said + ([too_wide] if too_wide else []))
+    out.caption = Text(folded(literal(caption), width or console.width)) if caption else None
     out.caption_justify = "left"
     return out
+
+
+def _drop_order(sheet: Sheet, columns: list[Column]) -> list[Column]:
+    """The columns a narrow terminal leaves out, first to last: ``drop_first``, then right to left (never the first)."""
+    first = [c for key in sheet.drop_first for c in columns[1:] if c.key == key]
+    return first + [c for c in reversed(columns[1:]) if c not in first]
+
+
+def _short_ids(sheet: Sheet, cells: list[list[str]]) -> list[list[str]]:
+    """``cells`` with each id column's values cut to the shortest prefix (``ID_PREFIX`` or more) unique in the column."""
+    return _shortened_columns(cells, [index for index, column in enumerate(sheet.columns) if column.is_id])
+
+
+def _shortened_columns(rows: list, indexes: list[int]) -> list[list]:
+    out = [list(row) for row in rows]
+    for index in indexes:
+        values = {str(row[index]) for row in rows}
+        length = unique_prefix_length(values)
+        for row in out:
+            if len(str(row[index])) > length + 1:
+                row[index] = str(row[index])[:length] + "…"
+    return out
+
+
+def unique_prefix_length(values: set[str], least: int = 0) -> int:
+    """The shortest length (``ID_PREFIX`` at least) at which the prefixes of ``values`` are as many as the values."""
+    length = max(least, ID_PREFIX)
+    longest = max((len(v) for v in values), default=0)
+    while length < longest and len({v[:length] for v in values}) < len(values):
+        length += 1
+    return length
 
 
 def rendered(sheet: Sheet, wide: bool = False) -> str:
@@ -274,8 +383,15 @@ def empty_window(found: Coverage, sheet: Sheet, given: Output, json_data: Any = 
 # A header over a narrow column of figures breaks between words into at most this many lines.
 HEADER_LINES = 2
 
-# A column of prose is folded between its words, but no narrower than this (a line too short to read).
+# A column of prose is folded between its words, but no narrower than this (a line too short to read);
+# a terminal too narrow for the table at that width may fold it to NARROW_TEXT_MIN.
 TEXT_MIN_WIDTH = 24
+NARROW_TEXT_MIN = 12
+NAME_MIN_WIDTH = 16
+
+# An id in a narrow terminal: its first ID_PREFIX characters (more where two would read alike), as ccusage
+# shows them; ``reconcile show`` takes any unambiguous prefix.
+ID_PREFIX = 8
 
 # A table cell is for reading: a 20 MB tool result would take minutes to lay out and bury the table.
 # --json (and sql --csv) carry whole values.

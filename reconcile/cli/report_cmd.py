@@ -15,7 +15,7 @@ from reconcile.errors import ExitCode
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
-from reconcile.cli.check_cmd import print_report
+from reconcile.cli.check_cmd import print_not_judged, print_report
 from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
 from reconcile.cli.options import (ChecksDirOption, CostSourceOption, FromParquetOption, SetOption, Store, TzOption,
                                   Window, grouped)
@@ -110,9 +110,7 @@ def morning_command(
                       f"{earlier['command']}")
     for check in failing:
         console.print(f"  {check.name} ({check.outcome}): {check.failures}")
-    for check in result.checks.results:
-        if check.not_judged:
-            console.print(f"  {check.name}: not judged for {check.not_judged_text()}")
+    print_not_judged(result.checks.results, indent="  ")
     for name, path_written in result.files.items():
         console.print(f"{name}: {path_written}")
     if result.ingested.not_loaded:  # the reports are written, but the night in them lacks these files
