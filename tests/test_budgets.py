@@ -120,21 +120,39 @@ def test_on_the_sample_night_max_steps_is_the_ceiling_of_the_exact_p99(cli, nigh
     assert flags["coder"]["small_sample"]["p99_steps_interval"][0] <= report["groups"][0]["metrics"]["steps"]["p99"]
     assert "small_sample" not in flags["triage"]  # 106 succeeded runs
     assert any(r["status"] == "budget_exceeded" for r in report["stop_reason_rates"])
-    assert {r["kind"] for r in report["latency"]} == {"model", "tool", "event"}
+    assert {r["kind"] for r in report["latency"]} == {"model", "tool"}  # an event is no call: no latency row
     big = next(r for r in report["result_size"] if r["tool_name"] == "big_output")
     assert big["share_above_bound"] > 0  # the planted unbounded results
 
 
 def test_emit_toml_yaml_and_python(cli, night_db):
-    recommended = {g["key"]: g["recommended"] for g in cli("budgets", "--json", "--db", night_db).json()["groups"]}
-    toml = tomllib.loads(cli("budgets", "--emit", "toml", "--db", night_db).out)
-    assert toml["budgets"]["triage"]["max_steps"] == recommended["triage"]["steps"]
-    assert math.isclose(toml["budgets"]["coder"]["max_wall_seconds"], recommended["coder"]["wall_seconds"], abs_tol=1e-3)
+    groups = {g["key"]: g for g in cli("budgets", "--json", "--db", night_db).json()["groups"]}
+    toml_text = cli("budgets", "--emit", "toml", "--db", night_db).out
+    toml = tomllib.loads(toml_text)
     python = cli("budgets", "--emit", "python", "--db", night_db).out
     budgets = ast.literal_eval(python.split("BUDGETS = ", 1)[1])
-    assert budgets["researcher"]["max_steps"] == recommended["researcher"]["steps"]
     yaml = cli("budgets", "--emit", "yaml", "--db", night_db).out
-    assert '  "coder":' in yaml and f"    max_steps: {recommended['coder']['steps']}" in yaml
+    names = {"steps": "max_steps", "tokens": "max_tokens", "wall_seconds": "max_wall_seconds", "cost_micros": "max_cost_usd"}
+    applied = withheld = 0
+    for key, group in groups.items():
+        for metric, name in names.items():
+            recommendation = group["recommendation"].get(metric)
+            if recommendation is None:
+                continue
+            value = group["recommended"][metric] / 1_000_000 if metric == "cost_micros" else group["recommended"][metric]
+            if recommendation["apply"]:  # written as a setting, in its unit (spend in dollars), in every style
+                applied += 1
+                assert math.isclose(toml["budgets"][key][name], value, abs_tol=1e-9), (key, name)
+                assert math.isclose(budgets[key][name], value, abs_tol=1e-9), (key, name)
+                assert f"    {name}: " in yaml
+            else:  # it would have stopped a succeeded run: commented out, the runs named, in every style
+                withheld += 1
+                assert name not in toml["budgets"].get(key, {}) and name not in budgets.get(key, {}), (key, name)
+                assert recommendation["would_stop"]["count"] > 0
+                assert any(line.startswith(f"# {name} = ") and "do not apply as is" in line
+                           and recommendation["would_stop"]["runs"][0] in line for line in toml_text.splitlines())
+    assert applied and withheld  # the sample night has both
+    assert "max_cost_micros" not in toml_text + python + yaml  # one name for the spend ceiling everywhere
     assert cli("budgets", "--emit", "ini", "--db", night_db).code == ExitCode.BAD_INPUT
 
 
@@ -159,8 +177,11 @@ def test_the_ceilings_table_and_the_replay_of_its_ceilings_stop_the_same_success
     with store.connect(night_db, read_only=True) as con:
         engine = DuckDBEngine(con)
         report = budget_report(engine, by)
-        candidate = from_budgets(report)
+        candidate = from_budgets(report, every=True)  # withheld ones too: the table's figures are for each
         replayed = replay(engine, [candidate], by, runs=True)["candidates"][0]
+        applied = replay(engine, [from_budgets(report)], by, runs=True)["candidates"][0]
+    # what budgets emits and replay tries by default stops no run known to succeed
+    assert not [row for row in applied["runs"] if row["outcome"] == "cut" and row["status"] == "succeeded"]
     stopped = {(g["key"], run_id) for g in report["groups"] for r in g["recommendation"].values()
                if r["value"] is not None for run_id in r["would_stop"]["runs"]}
     assert all(r["would_stop"]["count"] <= 20 for g in report["groups"] for r in g["recommendation"].values())

@@ -7,6 +7,7 @@ import io
 import json
 import tomllib
 from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 
 from reconcile import store
@@ -61,8 +62,9 @@ def test_emit_carries_the_sample_size_and_flags_beside_each_value(cli, tmp_path,
     values = [line for line in emitted.splitlines() if line.startswith("max_")]
     assert values and all("from 1 succeeded run" in v and "small_sample" in v for v in values)
     cost = next(v for v in cli("budgets", "--emit", "toml", "--db", night_db).out.splitlines()
-                if v.startswith("max_cost_micros"))
-    assert "# = $" in cost  # the micro-dollars a harness reads, and the dollars a person does
+                if v.lstrip("# ").startswith("max_cost_"))
+    dollars = cost.lstrip("# ").split("=", 1)[1].split("#", 1)[0].strip()
+    assert cost.lstrip("# ").startswith("max_cost_usd = ") and Decimal(dollars) == Decimal(dollars).quantize(Decimal("0.01"))
     assert tomllib.loads(emitted)["budgets"]["small"]["max_steps"] == 2  # comments keep it valid TOML
     for style in ("yaml", "python"):
         assert "from 1 succeeded run" in cli("budgets", "--emit", style, "--db", db).out

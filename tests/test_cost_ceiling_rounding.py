@@ -27,10 +27,22 @@ def test_a_quantile_of_money_is_whole_micro_dollars_in_either_engine(duckdb, spa
 
 
 def test_a_cost_ceiling_rounds_up_past_the_engines_noise_only():
-    # a whole micro-dollar a few ulps high or low (a spread of dollars between two runs' costs) is that micro-dollar;
-    # a real fraction (the p99 sits between two runs) still rounds up
-    assert [ceilings._round_up("cost_micros", p99) for p99 in (97954.000000002, 97953.999999998, 112189.17000000001)] \
-        == [97954, 97954, 112190]
+    # a recommendation is set in whole cents (two significant figures from a dollar on): a whole cent a few ulps
+    # high or low (a spread of dollars between two runs' costs) is that cent; a real fraction still rounds up
+    assert [ceilings._round_up("cost_micros", p99) for p99 in (90000.000000002, 89999.999999998, 90000.17,
+                                                               2_310_700.0, 10_973_600.0)] \
+        == [90000, 90000, 100000, 2_400_000, 11_000_000]
+
+
+@pytest.mark.parametrize("metric, value, figure", [
+    ("steps", 164, 170), ("steps", 12, 12), ("steps", 11.2, 12), ("steps", 100, 100), ("steps", 101, 110),
+    ("steps", 99.5, 100), ("tokens", 3_700_068.3, 3_800_000), ("tokens", 600_000, 600_000),
+    ("wall_seconds", 555.3, 560.0), ("wall_seconds", 83_956.5, 84_000.0), ("wall_seconds", 7.2, 8.0),
+    ("cost_micros", 17_700, 20_000), ("cost_micros", 1_000_000, 1_000_000),
+])
+def test_a_recommendation_is_rounded_up_to_a_figure_people_set(metric, value, figure):
+    rounded = ceilings.round_figure(metric, value)
+    assert rounded == figure and rounded >= value  # up, never down: it stops no run the exact figure lets through
 
 
 def test_the_exports_show_the_p95_spark_shows(cli, night_db):

@@ -31,7 +31,7 @@ import random
 import os
 import re
 from collections import defaultdict
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -716,11 +716,15 @@ def cut_ceiling(run: dict) -> str | None:
 
 
 def round_up(measure: str, value: float) -> float:
-    """Steps, tokens and cost up to a whole unit; wall seconds up to a tenth."""
+    """docs/budgets.md: up to a whole unit of what the ceiling is set in (a step, a token, a second, a cent), then,
+    from 100 units on, up to two significant figures (164 -> 170, 83,957 s -> 84,000 s, 231 cents -> 240)."""
+    unit = Decimal(10_000) if measure == "cost_micros" else Decimal(1)
     value = round(value, 9)  # float noise from the interpolation is not a unit
-    if measure == "wall_seconds":
-        return math.ceil(value * 10 - 1e-9) / 10
-    return math.ceil(value)
+    whole = (Decimal(repr(value)) / unit).to_integral_value(rounding=ROUND_CEILING)
+    if whole >= 100:
+        place = Decimal(1).scaleb(whole.adjusted() - 1)  # the second digit's place
+        whole = (whole / place).to_integral_value(rounding=ROUND_CEILING) * place
+    return float(whole * unit) if measure == "wall_seconds" else int(whole * unit)
 
 
 def most_common(values: list):

@@ -276,7 +276,8 @@ def test_the_morning_report_says_what_the_recommended_limits_would_have_done_las
     section = html[html.index("If these limits had been on last night"):html.index("Coverage of the provider")]
     replayed = cli("replay", "--json", "--db", night_db).json()["candidates"][0]  # the sample is one night
     lost = [r["run_id"] for g in replayed["groups"] for r in g["successes_lost_runs"]]
-    assert lost and all(run_id in section for run_id in lost)
+    assert not lost  # the limits budgets would have you apply stop no run known to succeed (issue 50)
+    assert any(group["stopped_earlier"] for group in replayed["groups"])  # they do stop some: not a vacuous section
     for group in replayed["groups"]:
         assert f"<td>{group['key']}</td><td class=\"n\">{group['runs']}</td>" \
                f"<td class=\"n\">{group['stopped_earlier']}</td>" in section

@@ -19,6 +19,7 @@ ranks, like numpy's default), never an approximation; the bootstrap uses the sam
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from reconcile.analyses import ceilings, fence
@@ -77,7 +78,16 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
     fence.drop_staging(engine)
     for g in report:
         for metric, recommendation in g["recommendation"].items():
-            recommendation["would_stop"] = stops.get((g["key"], metric), {"count": 0, "runs": []})
+            stopped = stops.get((g["key"], metric), {"count": 0, "runs": []})
+            recommendation["would_stop"] = stopped
+            # a ceiling that would have stopped a run known to succeed is not one to apply as it is: said, and
+            # left out of --emit's snippet (commented, with the reason)
+            recommendation["apply"] = stopped["count"] == 0
+            if stopped["count"]:
+                recommendation["not_applied"] = (
+                    f"do not apply as is: {emitted_name(metric)} = {_shown_value(metric, recommendation['value'])} would "
+                    f"have stopped {stopped['count']} succeeded run(s) ({', '.join(stopped['runs'][:3])}"
+                    f"{' …' if stopped['count'] > 3 else ''}); reconcile replay shows where")
     engine.run("drop table _budget_runs")
     return {"by": by, "unit": unit, "cost_source": source, "groups": report}
 
@@ -130,7 +140,6 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str], interval: di
 def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = None) -> str:
     """A ready-to-paste limits snippet of the recommended ceilings; a lower bound says so in a comment, and
     ``replayed`` (per group, ``reconcile replay`` of these ceilings) what each group's would have done."""
-    names = CEILINGS
     groups = [g for g in report["groups"] if g["recommended"]]
     header = "recommended ceilings: p99 of succeeded runs, counting runs cut while progressing (reconcile budgets)"
     if report.get("unit") == "tree":
@@ -141,22 +150,28 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
     def note(g, k, mark):
         return f"  {mark} " + "; ".join(evidence_notes(g, k))
 
+    def entry(g, k, v, pattern):
+        """One ceiling's line; one that would stop a known success is written commented out, with the reason."""
+        line = pattern.format(name=emitted_name(k), value=emitted_value(k, v)) + note(g, k, "#")
+        recommendation = g["recommendation"][k]
+        return line if recommendation.get("apply", True) else f"# {line}; {recommendation['not_applied']}"
+
     if style == "toml":
         blocks = []
         for g in groups:
-            lines = [f'[budgets."{g["key"]}"]', *_said(said_of, g, "")] + [f"{names[k]} = {_number(v)}{note(g, k, '#')}"
-                                                   for k, v in g["recommended"].items()]
+            lines = [f'[budgets."{g["key"]}"]', *_said(said_of, g, "")] + [entry(g, k, v, "{name} = {value}")
+                                                                            for k, v in g["recommended"].items()]
             blocks.append("\n".join(lines))
         return f"# {header}\n" + "\n\n".join(blocks) + "\n"
     if style == "yaml":
         lines = [f"# {header}", "budgets:"]
         for g in groups:
             lines += [f'  "{g["key"]}":', *_said(said_of, g, "    ")]
-            lines += [f"    {names[k]}: {_number(v)}{note(g, k, '#')}" for k, v in g["recommended"].items()]
+            lines += ["    " + entry(g, k, v, "{name}: {value}") for k, v in g["recommended"].items()]
         return "\n".join(lines) + "\n"
     if style == "python":
         body = "\n".join("".join(f"{line}\n" for line in _said(said_of, g, "    "))
-                         + f'    "{g["key"]}": {{\n' + "".join(f'        "{names[k]}": {_number(v)},{note(g, k, "#")}\n'
+                         + f'    "{g["key"]}": {{\n' + "".join("        " + entry(g, k, v, '"{name}": {value},') + "\n"
                                                               for k, v in g["recommended"].items()) + "    },"
                          for g in groups)
         return f"# {header}\nBUDGETS = {{\n" + body + "\n}\n"
@@ -185,8 +200,6 @@ def evidence_notes(group: dict[str, Any], metric: str) -> list[str]:
             said.append(f"answered_then_kept_going ({len(flag['runs'])} run(s))")
     if metric == "steps":
         said.append("charged model calls; a wrap-up turn comes on top")
-    if metric == "cost_micros":
-        said.insert(0, f"= {usd(int(group['recommended'][metric]), places=4)}")  # micro-dollars: say the dollars
     return said
 
 
@@ -205,7 +218,25 @@ def _said(said_of: dict[str, str], group: dict[str, Any], indent: str) -> list[s
 
 
 def _number(value: float | int) -> str:
-    return str(value) if isinstance(value, int) else f"{value:.3f}"
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def emitted_name(metric: str) -> str:
+    """A ceiling's name as people set it: ``max_cost_usd`` in dollars (the table, JSON and --emit alike), else its own."""
+    return "max_cost_usd" if metric == "cost_micros" else CEILINGS[metric]
+
+
+def emitted_value(metric: str, value: float | int) -> str:
+    """A ceiling's value in the unit :func:`emitted_name` names: dollars for spend (``2.4``), else as it is."""
+    if metric == "cost_micros":
+        return format((Decimal(int(value)) / 1_000_000).normalize(), "f")
+    return _number(value)
+
+
+def _shown_value(metric: str, value: float | int) -> str:
+    if metric == "cost_micros":
+        return usd(int(value))
+    return f"{value:,.1f}" if metric == "wall_seconds" else f"{int(value):,}"
 
 
 def stop_reason_rates(engine: Engine, by: str = "agent", window: Window | None = None,
@@ -229,6 +260,8 @@ def latency_and_size(engine: Engine, config=None,
                      window: Window | None = None) -> dict[str, list[dict[str, Any]]]:
     """p50 / p95 / p99 of step time per kind, model and tool; p99 of tool result size per tool.
 
+    Model calls and tool calls only: an event (a compaction, a note) is not a call and takes no time of its own.
+
     Over the steps of the runs started in ``window``, as every other section of ``budgets``
     (a run without a start time is in no window, only in the unbounded one). The share above the bound counts only the results whose run has a bound (its own, configured,
     or its harness's documented one); with none known it is NULL, not 0.
@@ -245,7 +278,7 @@ def latency_and_size(engine: Engine, config=None,
     latency = engine.records(f"""
         select kind, coalesce(case when kind = 'tool' then tool_name else price_model end, kind) as what, count(*) as steps,
                quantile_cont(ms, [0.5, 0.95, 0.99]) as ms_quantiles
-        from step_view where ms is not null and {steps_in} group by all order by 1, 2""", params)
+        from step_view where ms is not null and kind <> 'event' and {steps_in} group by all order by 1, 2""", params)
     sizes = engine.records(f"""
         select s.tool_name, count(*) as results, quantile_cont(s.result_tokens, 0.99) as p99_result_tokens,
                count(*) filter (where s.result_tokens > b.result_bound_tokens)

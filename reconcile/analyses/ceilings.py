@@ -167,7 +167,8 @@ def recommend(metric: str, found: dict[str, Any] | None, configured: float | Non
         return None
     p99, censored = found["p99"], found["censored"]
     if not censored:
-        result = {"value": _round_up(metric, p99), "at_least": False, "basis": "the p99 of the succeeded runs"}
+        result = {"value": _round_up(metric, p99), "at_least": False,
+                  "basis": f"the p99 of the succeeded runs ({_shown(metric, p99)}), rounded up"}
     elif found["robust_p99"] is not None:
         result = {"value": _round_up(metric, found["robust_p99"]), "at_least": False,
                   "basis": f"the p99 counting the {censored} run(s) cut while still making progress as needing more "
@@ -229,14 +230,30 @@ def would_stop(engine: Engine, recommended: dict[tuple[str, str], float], metric
 
 
 def _round_up(metric: str, value: float | None):
+    """``value`` up to the round figure a ceiling is set at (:func:`round_figure`)."""
     if value is None:
         return None
-    if metric == "wall_seconds":
-        return math.ceil(value * 10 - 1e-9) / 10
     # A quantile of whole numbers has a real fraction of a hundredth at the finest (it sits (n - 1) · 0.99 of the way
     # through the sorted sample); the engines' noise is far below a thousandth, but above any fixed epsilon once the
     # two values it falls between are dollars apart: round to the thousandth, then up.
-    return math.ceil(round(value, 3))
+    return round_figure(metric, round(value, 3))
+
+
+# The unit a ceiling is set in: whole steps and tokens, whole seconds, whole cents (of micro-dollars).
+SET_IN = {"cost_micros": 10_000, "wall_seconds": 1}
+
+
+def round_figure(metric: str, value: float):
+    """``value`` rounded **up** to a figure people set a ceiling at: a whole number of the unit it is set in
+    (steps, tokens, seconds, cents), and from 100 of them on, two significant figures — 164 steps -> 170,
+    3,700,069 tokens -> 3,800,000, 83,956.5 s -> 84,000 s, $2.3107 -> $2.40. Never lower than ``value``: a
+    rounded ceiling stops no run the exact one lets through."""
+    unit = SET_IN.get(metric, 1)
+    whole = math.ceil(value / unit - 1e-9)
+    if whole >= 100:
+        step = 10 ** (len(str(whole)) - 2)
+        whole = -(-whole // step) * step
+    return float(whole * unit) if metric == "wall_seconds" else whole * unit
 
 
 def _micros(value: float | None) -> int | None:
@@ -246,7 +263,8 @@ def _micros(value: float | None) -> int | None:
 
 
 def _next(metric: str, configured: float):
-    return _as_number(metric, configured) + 1
+    """The round figure above a ceiling that cut progressing runs."""
+    return round_figure(metric, _as_number(metric, configured) + 1)
 
 
 def _as_number(metric: str, value: float):
@@ -255,5 +273,5 @@ def _as_number(metric: str, value: float):
 
 def _shown(metric: str, value: float) -> str:
     if metric == "cost_micros":  # micro-dollars in the store; dollars for whoever reads the basis
-        return usd(int(value), places=4)
+        return usd(round(value), places=4)
     return f"{value:,.1f} s" if metric == "wall_seconds" else f"{int(value):,}"

@@ -101,7 +101,8 @@ _UNITS = CEILINGS
 # whole, seconds as seconds, money as dollars: "$9.27" in the table, 9.273578 in CSV and JSON).
 UNIT_OF = {"steps": ("steps", "count"), "tokens": ("tokens", "count"), "prompt_tokens": ("tokens", "count"),
            "completion_tokens": ("tokens", "count"), "wall_seconds": ("seconds", "seconds"),
-           "cost_micros": ("usd", "money4")}  # a ceiling of cents: four places ("$0.0177", not "$0.02")
+           "cost_micros": ("usd", "money4")}  # a quantile of cents: four places ("$0.0177", not "$0.02")
+SET_KIND = {"cost_micros": "money"}  # a recommendation is set in whole cents (ceilings.round_figure)
 SHOWN_CEILING = {**CEILINGS, "cost_micros": "max_cost_usd"}  # replay --set and --limits take max_cost_usd too
 
 CEILING_COLUMNS = [
@@ -110,7 +111,7 @@ CEILING_COLUMNS = [
     Column("p50", "p50", "number", kind_of="kind", wide=True), Column("p95", "p95", "number", kind_of="kind", wide=True),
     Column("p99", "p99", "number", kind_of="kind"),
     Column("censored", "cut while progressing", "count"), Column("configured", "configured", "number", kind_of="kind"),
-    Column("recommended", "recommended", "number", kind_of="kind"),
+    Column("recommended", "recommended", "number", kind_of="set_kind"),
     Column("at_least", "at least (a lower bound)", "bool"),
     Column("would_stop", "succeeded runs it would stop", "count"), Column("would_stop_runs", "which", wide=True),
     Column("flags", "flags"),
@@ -130,7 +131,10 @@ def ceilings_sheet(report: dict) -> Sheet:
             flags = [f["flag"] for f in g["flags"] if f["flag"] in ("small_sample", "answered_then_kept_going")
                      or f["flag"] == "no_budget" and name == "steps"
                      or f["flag"] == "too_tight" and column in f.get("ceilings", [])]
+            if recommendation and not recommendation.get("apply", True):
+                flags.insert(0, "do not apply as is")
             rows.append({"key": g["key"], "ceiling": SHOWN_CEILING[name], "unit": unit, "kind": kind,
+                         "set_kind": SET_KIND.get(name, kind),
                          "runs": g["runs"], "succeeded_runs": metric.get("succeeded_runs", g["succeeded"]),
                          "success_rate": g["success_rate"], "flags": ", ".join(flags),
                          "p50": metric["p50"], "p95": metric["p95"], "p99": metric["p99"],
@@ -149,6 +153,8 @@ def _print(report, rates, percentiles, alerts, zone: str) -> None:
         for name, recommendation in g["recommendation"].items():
             if recommendation["at_least"]:
                 console.print(f"  {g['key']} {SHOWN_CEILING[name]}: {recommendation['basis']}")
+            if not recommendation.get("apply", True):
+                console.print(f"  {g['key']}: {recommendation['not_applied']}")
         for flag in g["flags"]:
             console.print(f"  {g['key']}: {flag['flag']}: {flag['detail']}")
     latest = {}

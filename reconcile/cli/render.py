@@ -29,8 +29,8 @@ from reconcile.sheets import NUMERIC_KINDS, Column, Sheet, json_rows, to_csv, wr
 class LiteralConsole(Console):
     """A rich console for which every ``str`` is data: no markup, no emoji, control characters escaped.
 
-    Transcripts are evidence: a tool result holding ``[/INST]`` or ``:x:`` is printed as it is. A line
-    of prose folds between its words at the terminal's edge (a word longer than the line is folded).
+    Transcripts are evidence: a tool result holding ``[/INST]`` or ``:x:`` is printed as it is. On a
+    terminal a line of prose folds between its words at the edge; off one (a pipe, a log) it stays one line.
     """
 
     def __init__(self, **options):
@@ -39,7 +39,7 @@ class LiteralConsole(Console):
     def _prose(self, line: str) -> Text:
         """A line of words, folded between words at the terminal's edge (never padded with spaces); one indented
         (an item under a heading) folds under its own first word, a hanging indent."""
-        return Text(folded(literal(line), self.width))
+        return Text(folded(literal(line), self.width) if self.is_terminal else literal(line))
 
     def print(self, *objects, **options) -> None:
         options.pop("markup", None)
@@ -72,6 +72,11 @@ def folded(text: str, width: int) -> str:
         out += textwrap.wrap(line.strip(" "), max(width, hang + 20), initial_indent=" " * indent,
                              subsequent_indent=" " * hang, break_on_hyphens=False) or [line]
     return "\n".join(out)
+
+
+def _fold(text: str, width: int) -> str:
+    """``folded`` on a terminal; off one (a pipe, a log) a title or a note stays one line."""
+    return folded(text, width) if console.is_terminal else text
 
 
 def to_jsonable(value: Any) -> Any:
@@ -164,7 +169,7 @@ def table(columns: list[str], rows: list[tuple] | list[list], title: str | None 
     """
     right = right or set()
     text_min = TEXT_MIN_WIDTH if text_min is None else text_min
-    out = Table(title=Text(folded(literal(title), console.width)) if title else None, title_justify="left", show_header=header,
+    out = Table(title=Text(_fold(literal(title), console.width)) if title else None, title_justify="left", show_header=header,
                 header_style="bold")
     cells = [[literal(_shortened(_cell(v))) for v in row] for row in rows]
     needed = 1
@@ -289,7 +294,7 @@ def _sheet_layout(sheet: Sheet, columns: list[Column], cells: list[list[str]], h
                 right={c.header for c in columns if c.kind in NUMERIC_KINDS}, text_min=text_min)
     said = [f"not shown: {', '.join(hidden)} (--wide shows every column)"] if hidden else []
     caption = "; ".join(said + ([too_wide] if too_wide else []))
-    out.caption = Text(folded(literal(caption), width or console.width)) if caption else None
+    out.caption = Text(_fold(literal(caption), width or console.width)) if caption else None
     out.caption_justify = "left"
     return out
 

@@ -181,8 +181,12 @@ def _parse(text: str, suffix: str, where: str) -> Any:
     raise BadInput(f"{where}: expected a .toml, .yaml or .py file as budgets --emit writes")
 
 
-def from_budgets(report: dict[str, Any]) -> Candidate:
-    """The ceilings ``budgets`` recommends, per group: replayed so each recommendation carries its consequence."""
+def from_budgets(report: dict[str, Any], every: bool = False) -> Candidate:
+    """The ceilings ``budgets`` recommends, per group: replayed so each recommendation carries its consequence.
+
+    A recommendation that would have stopped a succeeded run is not one to apply (``budgets`` says so, and
+    ``--emit`` writes it commented out): it is not part of the candidate either, unless ``every``.
+    """
     from reconcile.analyses.ceilings import CEILINGS
 
     limits = {}
@@ -190,6 +194,8 @@ def from_budgets(report: dict[str, Any]) -> Candidate:
         values = {}
         for metric, value in group["recommended"].items():
             if value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            if not every and not group.get("recommendation", {}).get(metric, {}).get("apply", True):
                 continue
             values[CEILINGS[metric]] = float(value) if metric == "wall_seconds" else int(value)
         if values:
