@@ -77,3 +77,74 @@ def test_every_fact_a_format_records_has_a_real_example_file():
             assert example_path(example).is_file(), f"{fmt.name}: {fact} example {example} is not there"
         assert set(fmt.zero_buckets) <= {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h",
                                          "output_tokens"}, fmt.name
+
+
+def _commands():
+    """Every (command path, click command) the CLI has, subcommands included."""
+    import typer
+
+    from reconcile.cli import app, load_commands
+
+    load_commands()
+
+    def walk(command, path):
+        if hasattr(command, "list_commands"):
+            ctx = type(command).context_class(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
+        else:
+            yield " ".join(path), command
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def _readme_synopses() -> dict[str, str]:
+    """The command table's synopses (the first cell of each row), by command path: ``report finance``, ``cost``."""
+    synopses: dict[str, str] = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.startswith("| `reconcile"):
+            first = line.split("` |", 1)[0] + "`"
+            for synopsis in re.findall(r"`(reconcile [^`]*)`", first):
+                path = []
+                for word in synopsis.split()[1:]:
+                    if not re.fullmatch(r"[a-z]+", word):
+                        break
+                    path.append(word)
+                synopses[" ".join(path)] = synopses.get(" ".join(path), "") + " " + synopsis
+    return synopses
+
+
+# Every command takes these (the README says so once, above the table); the Spark options come with --from-parquet.
+COMMON = {"--help", "--db", "--config"}
+SPARK = {"--engine", "--master", "--remote", "--to"}
+
+
+def test_the_readme_table_names_every_option_each_command_has_and_no_other():
+    """Issue 50: the README and --help agree, option for option, and on the default file an --out writes."""
+    synopses = _readme_synopses()
+    problems = []
+    for path, command in _commands():
+        if path not in synopses:
+            problems.append(f"reconcile {path}: no row in the README's command table")
+            continue
+        said = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b", synopses[path]))
+        options = [p for p in command.params if type(p).__name__.endswith("Option")]
+        names = {name for p in options for name in [*p.opts, *p.secondary_opts]}
+        for p in options:
+            every = {*p.opts, *p.secondary_opts}
+            if every & COMMON or every & said or (every & SPARK and ("--from-parquet" in said or "--engine" in said)):
+                continue
+            problems.append(f"reconcile {path}: {'/'.join(sorted(every))} is missing from the README")
+        for p in options:
+            if "--out" in p.opts and p.default and str(p.default) not in synopses[path]:
+                problems.append(f"reconcile {path}: --out writes {p.default} by default; the README does not say so")
+        problems += [f"reconcile {path}: the README names {o}, which it does not take" for o in sorted(said - names)]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_readme_link_points_outside_the_repository():
+    readme = (ROOT / "README.md").read_text()
+    assert "../" not in readme, "a clone has nothing above its own folder"
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
+        if not re.match(r"[a-z]+://", target):
+            assert (ROOT / target).exists(), target

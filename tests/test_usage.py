@@ -81,3 +81,19 @@ def test_the_ledger_is_allocated_call_by_call(cli, night_db):
     by_workspace = {g["key"]: g for g in cli("usage", "--by", "workspace", "--json", "--db", night_db).json()["groups"]}
     nightly = by_workspace["wrkspc_nightly"]  # anthropic's rows only: the ledger follows those runs' calls
     assert nightly["ledger_tokens"] <= nightly["journal_tokens"] * 1.05 < nightly["provider_tokens"] * 1.1
+
+
+def test_with_no_provider_export_usage_says_so_in_a_sentence(cli, tmp_path):
+    """Issue 50: journals with no bill to match print what to load, not a total row of blanks and "unknown"."""
+    from datetime import datetime, timezone
+
+    from journals import StepClock, write_simple_run
+    from reconcile.journal import Journal
+
+    with Journal(tmp_path / "night.jsonl", clock=StepClock(datetime(2026, 11, 28, 22, tzinfo=timezone.utc))) as journal:
+        write_simple_run(journal)
+    assert cli("ingest", tmp_path / "night.jsonl", "--db", tmp_path / "s.duckdb").code == 0
+    result = cli("usage", "--db", tmp_path / "s.duckdb")
+    assert result.code == 0 and "No provider usage or cost export is loaded" in result.out
+    assert "unknown" not in result.out and "total" not in result.out
+    assert cli("usage", "--json", "--db", tmp_path / "s.duckdb").json()["groups"] == []  # machines: the empty shape

@@ -22,6 +22,11 @@ USAGE_COLUMNS = [
 ]
 
 
+NO_EXPORT = ("No provider usage or cost export is loaded for {window}, so there is no bill to match the journals "
+             "against. Load the providers' exports (reconcile ingest EXPORT; docs/usage.md lists the kinds) to see "
+             "the bill beside the journals and the harness's counters; reconcile cost prices the journals alone.")
+
+
 @app.command("usage")
 @grouped
 def usage_command(
@@ -45,6 +50,9 @@ def usage_command(
     sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
                   title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
     data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
+    if not report["groups"] and given.as_table:  # nothing billed to match: a sentence, not a row of blanks
+        console.print(NO_EXPORT.format(window=scope.describe()))
+        return None
     if output(sheet, given, json_data=data) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None
