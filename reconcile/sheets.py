@@ -209,6 +209,15 @@ def write_parquet(sheet: Sheet, path: Path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    buffer = pa.BufferOutputStream()
+    pq.write_table(sheet_arrow(sheet), buffer)
+    return write_binary(path, buffer.getvalue().to_pybytes())
+
+
+def sheet_arrow(sheet: Sheet):
+    """The sheet as an Arrow table, typed as its Parquet file is (the notebook's frames read it too)."""
+    import pyarrow as pa
+
     arrays, fields = [], []
     for column in export_columns(sheet):
         values = [row.get(column.key) for row in sheet.rows]
@@ -233,9 +242,7 @@ def write_parquet(sheet: Sheet, path: Path) -> Path:
             typ, values = pa.string(), [None if v is None else str(exported(v, kind)) for v in values]
         arrays.append(pa.array(values, type=typ))
         fields.append(pa.field(column.export_key, typ))
-    buffer = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), buffer)
-    return write_binary(path, buffer.getvalue().to_pybytes())
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def rows_parquet(columns: list[str], rows: list[tuple]) -> bytes:
