@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+import json
+from decimal import ROUND_HALF_UP, Decimal
 
 
 from conftest import ROOT
@@ -226,3 +227,25 @@ def test_the_finance_report_s_four_groupings_at_once_equal_each_asked_alone(nigh
                 assert together[by] == cost_report(engine, by, scope), by
         together["day"]["total"]["runs"] = -1  # a reader changing one report leaves the others as they were
         assert together["model"]["total"]["runs"] > 0
+
+
+def test_a_session_and_its_subagents_are_one_task(cli, tmp_path):
+    """Issue 50: Claude Code subagents are never tasks of their own in cost per completed task (a tree is one task).
+
+    The oracle reads the raw files: a transcript whose lines are sidechains is a subagent of the session it names."""
+    projects = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
+    files = sorted(projects.rglob("*.jsonl"))
+    lines = {p: [json.loads(line) for line in p.read_text().splitlines() if line.strip()] for p in files}
+    subagents = [p for p in files if all(line.get("isSidechain") for line in lines[p])]
+    sessions = [p for p in files if p not in subagents]
+    assert len(sessions) == 3 and len(subagents) == 2  # two subagents, both of one session
+    assert cli("ingest", projects, "--db", tmp_path / "s.duckdb").code == 0
+    report = cli("cost", "--by", "agent", "--json", "--db", tmp_path / "s.duckdb").json()
+    group = next(g for g in report["groups"] if g["key"] == "claude-code")
+    assert group["runs"] == 5 and group["tasks"] == len(sessions)  # every run counted; three tasks
+    assert group["completed_tasks"] == 3 and group["success_rate"] == 1.0
+    assert Decimal(str(group["cost_per_completed_task_usd"])) == (Decimal(str(group["cost_usd"])) / 3).quantize(
+        Decimal("0.000001"), rounding=ROUND_HALF_UP)
+    task = next(t for t in report["cost_per_completed_task"] if t["agent"] == "claude-code")
+    assert task["runs"] == 3 and task["succeeded"] == 3 and task["limits"] == "no limits recorded"
+    assert Decimal(str(task["cost_usd"])) == Decimal(str(group["cost_usd"]))  # the subagents' spend is their task's

@@ -64,9 +64,10 @@ GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks a
     "tree": ("(select v.root_run_id from run_view v where v.run_id = r.run_id)",
              "(select v.root_run_id from run_view v where v.run_id = r.run_id)"),
 }
-LIMITS = ("'steps=' || coalesce(r.max_steps::varchar, '-') || ' tokens=' || coalesce(r.max_tokens::varchar, '-') "
-          "|| ' wall=' || coalesce(r.max_wall_seconds::varchar || 's', '-') || ' spend=' "
-          "|| coalesce('$' || printf('%.2f', r.max_cost_micros / 1000000), '-')")
+# The limits a run declared, those it declared only ("steps=60 spend=$5.00"); none: "no limits recorded".
+LIMITS = ("coalesce(nullif(concat_ws(' ', 'steps=' || r.max_steps::varchar, 'tokens=' || r.max_tokens::varchar, "
+          "'wall=' || r.max_wall_seconds::varchar || 's', 'spend=$' || printf('%.2f', r.max_cost_micros / 1000000)), ''), "
+          "'no limits recorded')")
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
 WINDOW = RUNS_IN_WINDOW
 
@@ -87,6 +88,10 @@ _TOKENS = f"""
     -- a run that fell back counts as a run of both models and a success of the one that finished it, never of both
     count(distinct r.run_id) filter (where r.status = 'succeeded'
                                      and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as succeeded,
+    -- a task is an agent tree: its root run (a sub-agent's run is part of its root's task, never one of its own)
+    count(distinct r.run_id) filter (where rv.root_run_id = r.run_id) as tasks,
+    count(distinct r.run_id) filter (where rv.root_run_id = r.run_id and r.status = 'succeeded'
+                                     and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as completed_tasks,
     count(*) filter (where s.kind = 'model') as model_calls,
     {", ".join(_bucket_sum(bucket) for bucket in BUCKETS)},
     sum(s.cost_micros)::bigint as priced_micros,
@@ -178,10 +183,13 @@ def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, A
     params = {**window.params, "source": source}
     total = _derive("total", engine.records(f"select {_TOKENS} {_base(window)}", window.params)[0],
                     engine.records(f"with {_lines(by)} select {_COST} from lines", params)[0], source)
+    # A task is an agent tree (a run and every sub-agent under it: Claude Code's subagents, seed 001's tree): its
+    # root counts once, under the root's agent, class, model and limits, and the tree's spend is the task's.
     per_task = engine.records(f"""
         select coalesce(r.agent, '(none)') as agent, coalesce(r.task_class, '(none)') as task_class,
-               coalesce(r.model, '(none)') as model, {LIMITS} as limits, count(*) as runs,
-               count(*) filter (where r.status = 'succeeded') as succeeded,
+               coalesce(r.model, '(none)') as model, {LIMITS} as limits,
+               count(*) filter (where m.run_id = r.run_id) as runs,
+               count(*) filter (where m.run_id = r.run_id and r.status = 'succeeded') as succeeded,
                sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete,
                case when count(c.cost_low_micros) = count(*) then sum(c.cost_low_micros) end::bigint as cost_low_micros,
                case when count(c.cost_high_micros) = count(*) then sum(c.cost_high_micros) end::bigint
@@ -189,8 +197,10 @@ def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, A
                sum(case when c.source = 'ours' then c.calls_with_unknown_split else 0 end)::bigint
                    as calls_with_unknown_split,
                count(*) filter (where c.source = 'harness') as harness_sourced_runs
-        from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW}
-        group by all order by 1, 2, 3, 4""", params)
+        from runs m join chosen_costs c on c.run_id = m.run_id join run_roots t on t.run_id = m.run_id
+        join runs r on r.run_id = t.root_run_id
+        where c.asked = $source and {WINDOW}
+        group by 1, 2, 3, 4 order by 1, 2, 3, 4""", params)
     for row in per_task:
         row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
         if not row["complete"]:  # a partial sum is not the cost
@@ -231,7 +241,7 @@ def costliest_runs(engine: Engine, window: Window | None = None, source: str = "
 def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:
     row = {"key": key, **(tokens or {}), **(cost or {})}
     row["key"] = key
-    for name in ("runs", "succeeded", "model_calls", "unpriced_steps", "unpriced_tokens", "calls_without_usage",
+    for name in ("runs", "succeeded", "tasks", "completed_tasks", "model_calls", "unpriced_steps", "unpriced_tokens", "calls_without_usage",
                  "calls_with_unknown_buckets", "calls_with_unknown_split", "runs_without_cost", "harness_sourced_runs"):
         row[name] = row.get(name) or 0
     if tokens is None:  # no step of the group's runs at all: no tokens
@@ -250,11 +260,13 @@ def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None
                                 or row["runs_without_cost"])
     row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
     row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None  # all_input None: unknown
-    row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
-    # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out
-    row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["succeeded"])
-                                             if row["cost_complete"] else None)
-    row["no_task_completed"] = none_completed(row["runs"], row["succeeded"])  # not unknown: unbounded
+    # a task is an agent tree (tasks, completed_tasks): a session and its subagents are one task, one success
+    row["success_rate"] = row["completed_tasks"] / row["tasks"] if row["tasks"] else None
+    # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out (and the
+    # group holds tasks of its own: one of sub-agents' runs only has spend, no task to divide it by)
+    row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["completed_tasks"])
+                                             if row["cost_complete"] and row["tasks"] else None)
+    row["no_task_completed"] = none_completed(row["tasks"], row["completed_tasks"])  # not unknown: unbounded
     row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
                                   if priced and row.get("catalogue_tax_micros") is not None else None)
     row["unpriced_models"] = row.get("unpriced_models") or []

@@ -132,7 +132,7 @@ def cost_command(
         return None
     for line in run_count_lines(report, by, found):
         console.print(line)
-    title = "Cost per completed task (spend / succeeded runs: cost per run ÷ success rate)"
+    title = "Cost per completed task (spend / succeeded tasks; a run and its sub-agents are one task)"
     console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title, drop_first=("limits", "runs")), wide))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
