@@ -13,12 +13,12 @@ from typing import Any
 
 from reconcile import store
 from reconcile.engine import DuckDBEngine
-from reconcile.checks import CheckReport, load_checks, write_junit
+from reconcile.checks import CheckReport, Scope, load_checks, write_junit
 from reconcile.errors import NoRuns
 from reconcile.ingest.driver import IngestReport, ingest
 from reconcile.outputs import check_folder_target, make_folder, write_output
 from reconcile.reports.reporting import judge_night, write_finance, write_morning
-from reconcile.when import Window
+from reconcile.when import Window, night_bounds
 
 
 @dataclass
@@ -31,9 +31,11 @@ class MorningResult:
 
 
 def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
-            checks_dir: list[Path] | None = None, source: str = "auto", zone: str = "UTC") -> MorningResult:
-    """Ingest everything under ``folder`` (and the usage exports), run every check over the latest night's runs,
-    write the reports.
+            checks_dir: list[Path] | None = None, source: str = "auto", zone: str = "UTC",
+            night: str | None = None, scope: Scope | None = None) -> MorningResult:
+    """Ingest everything under ``folder`` (and the usage exports), run every check over the latest night's runs
+    (or ``night``'s, named by its evening's date, or the runs in ``scope``), write the reports — the finance report
+    over the same runs when a night or a window is named, else over the whole store.
 
     A night with no runs at all is an error naming what was found instead, never an empty "clean" report.
     """
@@ -48,10 +50,12 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
         with store.frozen_views(engine):  # the checks and both reports read the night priced once
-            judged = judge_night(engine, checks_to_run, config, zone, record=True)  # the latest night's runs
+            judged = judge_night(engine, checks_to_run, config, zone, scope, record=True, night=night)
             checks = judged[1]
             make_folder(out)
-            files = {"finance": write_finance(engine, out / "finance.html", Window(zone=zone), source=source),
+            money = (Window(*night_bounds(judged[0], zone), zone) if night is not None
+                     else Window(scope.since, scope.until, zone) if scope is not None and scope.active else Window(zone=zone))
+            files = {"finance": write_finance(engine, out / "finance.html", money, source=source),
                      "morning": write_morning(engine, out / "morning.html", judged, config, zone=zone, source=source),
                      "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")

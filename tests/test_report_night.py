@@ -171,3 +171,28 @@ def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_
     earlier = re.compile(r'<p class="note" id="earlier">(.*?)</p>', re.S)
     assert earlier.search((tmp_path / "out" / "morning.html").read_text())[1] == \
         earlier.search((base / "out" / "morning.html").read_text())[1]
+
+
+def test_night_chooses_the_night_to_judge(two_nights, cli, tmp_path):
+    """Issue 50: `morning --night DATE` (and `report morning --night`) judge that night, not the latest."""
+    base, folder, code = two_nights
+    old_night = (NIGHT_START - timedelta(days=140)).date().isoformat()
+    planted = json.loads((SAMPLE_RUNS / "planted.json").read_text())
+    result = cli("morning", folder, "--out", tmp_path / "old", "--db", base / "s.duckdb", "--tz", "UTC",
+                 "--night", old_night, "--exit-zero")
+    assert result.code == 0 and f"the night of {old_night}" in result.out
+    findings = json.loads((tmp_path / "old" / "findings.json").read_text())["findings"]
+    on_runs = [f for f in findings if f["run_id"]]
+    assert on_runs and all(f["run_id"].startswith("old-") for f in on_runs)  # July's runs, July's findings
+    assert len(on_runs) == sum(1 for p in planted if p["run_id"])
+    html = (tmp_path / "old" / "morning.html").read_text()
+    assert f"the night of {old_night}" in html and _tiles(html)["Runs"] == "300"
+    assert cli("report", "morning", "--night", old_night, "--out", tmp_path / "m.html", "--tz", "UTC",
+               "--db", base / "s.duckdb").code == 0
+    assert _tiles((tmp_path / "m.html").read_text()) == _tiles(html)
+    empty = cli("report", "morning", "--night", "2026-10-01", "--out", tmp_path / "e.html", "--db", base / "s.duckdb")
+    assert empty.code == 2 and "no runs on the night of 2026-10-01" in empty.err and NIGHT in empty.err
+    both = cli("report", "morning", "--night", NIGHT, "--since", "7d", "--out", tmp_path / "b.html", "--db", base / "s.duckdb")
+    assert both.code == 2 and "one or the other" in both.err
+    bad = cli("report", "morning", "--night", "last tuesday", "--out", tmp_path / "b.html", "--db", base / "s.duckdb")
+    assert bad.code == 2 and "is not a date" in bad.err

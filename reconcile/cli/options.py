@@ -54,6 +54,12 @@ TzOption = Annotated[str | None, typer.Option(
     "--tz", envvar="RECONCILE_TZ", metavar="ZONE", show_default=False,
     help="The time zone days and --since/--until are read in (IANA name, e.g. Europe/Paris). Default: the "
          "local zone.")]
+NightOption = Annotated[str | None, typer.Option(
+    "--night", metavar="DATE", show_default=False,
+    help="The night to judge, named by its evening's date (2026-11-28: from its noon to the next noon in --tz). "
+         "Default: the latest night in the store.")]
+
+
 def from_parquet_folder(text: str) -> Path | RemoteDataset:
     """--from-parquet as typed (a file:// URL keeps its host: a Path would fold file://h/x into file:/h/x;
     an object store's URL stays a URL)."""

@@ -10,14 +10,13 @@ import typer
 from reconcile.checks import Scope
 from reconcile.analyses.coverage import require_runs
 from reconcile.engines.dataset import reading
-from reconcile.when import resolve_zone
 from reconcile.errors import ExitCode
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
 from reconcile.cli.check_cmd import print_not_judged, print_report
 from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
-from reconcile.cli.options import (ChecksDirOption, CostSourceOption, FromParquetOption, SetOption, Store, TzOption,
+from reconcile.cli.options import (ChecksDirOption, CostSourceOption, FromParquetOption, NightOption, SetOption, Store,
                                   Window, grouped)
 from reconcile.cli.render import console
 
@@ -51,6 +50,7 @@ def finance_command(
 @grouped
 def morning_report_command(
     out: OutFile = Path("morning.html"),
+    night: NightOption = None,
     scope: Window = Window(),
     cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
@@ -60,9 +60,9 @@ def morning_report_command(
 ) -> None:
     """Write the morning report: the night at a glance, findings with their runs' steps, what was not judged.
 
-    Without --since/--until it reports the latest night (noon to noon in --tz): that night's findings and
-    provider buckets, and a line counting the findings on earlier runs. --since/--until choose the runs the
-    checks report instead (as reconcile check does).
+    Without --since/--until it reports the latest night (noon to noon in --tz), or the one --night names:
+    that night's findings and provider buckets, and a line counting the findings on earlier runs.
+    --since/--until choose the runs the checks report instead (as reconcile check does).
 
     Example: reconcile report morning --out morning.html
     """
@@ -70,7 +70,7 @@ def morning_report_command(
     with reading(path, from_parquet) as engine:  # not pruned: the glance compares with earlier nights
         require_runs(engine, scope, str(from_parquet or path))
         written = write_morning(engine, out, config=config, checks_dir=checks_dir, zone=scope.zone,
-                                source=cost_source, scope=Scope(scope.since, scope.until))
+                                source=cost_source, scope=Scope(scope.since, scope.until), night=night)
     console.print(f"wrote {written}")
 
 
@@ -81,7 +81,8 @@ def morning_command(
     usage: Annotated[list[Path] | None, typer.Option("--usage", help="A provider usage or cost export (repeatable).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write the reports, findings.json and findings.xml.")] = Path("reconcile-morning"),
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when an error-severity check fails.")] = False,
-    tz: TzOption = None,
+    night: NightOption = None,
+    times: Window = Window(),
     cost_source: CostSourceOption = "auto",
     checks_dir: ChecksDirOption = None,
     setting: SetOption = None,
@@ -89,13 +90,15 @@ def morning_command(
 ) -> None:
     """Ingest a night, run every check, write both reports and the findings; exit as check does.
 
-    Made for cron: no prompts, safe to run twice, no colour or progress off a terminal. A night
-    with no runs is an error (exit 2) that says what was found instead.
-    Example: reconcile morning sample_runs/ --out morning/
+    Made for cron: no prompts, safe to run twice, no colour or progress off a terminal. It judges the
+    latest night in the store (noon to noon in --tz), or the one --night names, or the runs
+    --since/--until name (both reports then cover those runs). A night with no runs is an error
+    (exit 2) that says what was found instead.
+    Example: reconcile morning sample_runs/ --out morning/ --night 2026-11-28
     """
     config, path = source.configured(setting)
     result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
-                     zone=resolve_zone(tz))
+                     zone=times.zone, night=night, scope=Scope(times.since, times.until))
     console.print(summary_line(result.ingested, verbose=True))  # the night's files one by one: reconcile ingest -v
     if rejected_note(result.ingested):
         console.print(rejected_note(result.ingested))

@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 from reconcile import store
 from reconcile.analyses.budgets import budget_report, stop_reason_rates
 from reconcile.checks import CheckReport, Scope, load_checks, run_checks
-from reconcile.errors import BadInput
+from reconcile.errors import BadInput, NoRuns
 from reconcile.analyses.glance import bill_vs_journals, glance, latest_night, night_buckets
 from reconcile.analyses.costs import GROUPS, SOURCE_TEXT, WINDOW, cost_reports, costliest_runs
 from reconcile.display import literal
@@ -31,7 +31,7 @@ from reconcile.analyses.replay import from_budgets, replay
 from reconcile.resources import reports_dir
 from reconcile.store.status import STATUSES
 from reconcile.analyses.usage import usage_report
-from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, night_bounds, use_zone
+from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, night_bounds, night_sql, use_zone
 from reconcile.engine import Engine
 
 
@@ -259,22 +259,44 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
 
 
 def judge_night(engine: Engine, checks_to_run: list, config=None, zone: str = "UTC",
-                scope: Scope | None = None, record: bool = False) -> tuple[str | None, CheckReport, dict[str, Any] | None]:
+                scope: Scope | None = None, record: bool = False,
+                night: str | None = None) -> tuple[str | None, CheckReport, dict[str, Any] | None]:
     """The night a morning report is about, its checks, and what the checks find on earlier runs.
 
-    Without ``--since/--until`` the checks judge the latest night's runs only (noon to noon in ``zone``): a store of
-    many months would otherwise put March's findings in November's report. ``earlier`` counts the findings on runs
-    started before the judged runs, and names the command that lists them.
+    Without ``--since/--until`` the checks judge the latest night's runs only (noon to noon in ``zone``), or the
+    ``night`` named (its evening's date): a store of many months would otherwise put March's findings in November's
+    report. ``earlier`` counts the findings on runs started before the judged runs, and names the command that
+    lists them. A named night with no runs is :class:`~reconcile.errors.NoRuns`, saying which nights there are.
     """
     use_zone(engine, zone)
     given = scope if scope is not None and scope.active else None
-    night = latest_night(engine, given.since, given.until) if given else latest_night(engine)
+    if night is not None:
+        if given is not None:
+            raise BadInput("--night names a night; --since/--until name a window: give one or the other")
+        night = _named_night(engine, night, zone)
+    else:
+        night = latest_night(engine, given.since, given.until) if given else latest_night(engine)
     if given is None and night:
         buckets = night_buckets(engine, night, zone)  # a provider bucket's finding falls in the night its bucket overlaps
         scope = Scope(*night_bounds(night, zone), at_since=buckets.since if buckets else None)
     scope = scope or Scope()
     checks = run_checks(engine, checks_to_run, scope, config=config, record=record)
     return night, checks, _earlier(engine, checks_to_run, config, scope, checks, record)
+
+
+def _named_night(engine: Engine, night: str, zone: str) -> str:
+    """``night`` checked: a date (its evening's), and one the store has runs in."""
+    try:
+        since, until = night_bounds(night, zone)
+    except ValueError as exc:
+        raise BadInput(f"--night {night!r} is not a date: give the night's evening, e.g. --night 2026-11-28") from exc
+    if not engine.value("select count(*) from runs where started_at >= $since and started_at < $until",
+                        {"since": since, "until": until}):
+        nights = [row[0] for row in engine.rows(f"select distinct {night_sql('started_at')} as n from runs "
+                                                "where started_at is not null order by n desc limit 5")]
+        raise NoRuns(f"no runs on the night of {night} (noon to noon, {zone}); the latest nights with runs: "
+                     f"{', '.join(nights) or 'none'}")
+    return night
 
 
 def _earlier(engine: Engine, checks_to_run: list, config, scope: Scope,
@@ -339,10 +361,12 @@ def write_finance(engine: Engine, out: Path, window: Window | None = None, sourc
 
 def write_morning(engine: Engine, out: Path, judged: tuple | None = None, config=None,
                   checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto",
-                  scope: Scope | None = None) -> Path:
-    """The morning report of the latest night (or of the runs in ``scope``); ``judged``: :func:`judge_night`'s answer."""
+                  scope: Scope | None = None, night: str | None = None) -> Path:
+    """The morning report of the latest night (or of ``night``, or of the runs in ``scope``); ``judged``:
+    :func:`judge_night`'s answer."""
     check_file_target(out)
     with store.frozen_views(engine):
-        night, checks, earlier = judged or judge_night(engine, load_checks(checks_dir), config, zone, scope)
+        night, checks, earlier = judged or judge_night(engine, load_checks(checks_dir), config, zone, scope,
+                                                       night=night)
         context = morning_context(engine, checks, config, zone, source, night, earlier)
     return write_output(out, render("morning.html.j2", context))
