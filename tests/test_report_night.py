@@ -196,3 +196,26 @@ def test_night_chooses_the_night_to_judge(two_nights, cli, tmp_path):
     assert both.code == 2 and "one or the other" in both.err
     bad = cli("report", "morning", "--night", "last tuesday", "--out", tmp_path / "b.html", "--db", base / "s.duckdb")
     assert bad.code == 2 and "is not a date" in bad.err
+
+
+def test_show_lists_the_run_s_findings_worst_first(two_nights, cli):
+    """Issue 50: `show RUN` lists what the recorded checks found on the run (here: what the generator planted)."""
+    base, folder, code = two_nights
+    planted = [p for p in json.loads((SAMPLE_RUNS / "planted.json").read_text()) if p["run_id"] == "730b"]
+    shown = cli("show", "730b", "--json", "--db", base / "s.duckdb").json()
+    assert sorted((f["check"], f["step"]) for f in shown["findings"]) == sorted((p["check"], p["step"]) for p in planted)
+    assert [f["severity"] for f in shown["findings"]] == sorted(f["severity"] for f in shown["findings"])  # error first
+    text = cli("show", "730b", "--db", base / "s.duckdb").out
+    assert "Findings on run 730b" in text and all(p["check"] in text for p in planted)
+    clean = cli("show", "cdac", "--db", base / "s.duckdb").out
+    assert "Findings: none recorded on this run" in clean
+
+
+def test_show_keeps_an_error_on_one_line_and_whole_words():
+    from reconcile.cli.inspect_cmd import brief
+
+    message = "Traceback (most recent call last):\n  File \"tool.py\", line 3\nConnectionResetError: peer reset " * 3
+    shown = brief(message)
+    assert "\n" not in shown and len(shown) <= 82 and shown.endswith(" …")
+    assert all(word in message.split() for word in shown.removesuffix(" …").split())  # no word cut in two
+    assert brief("short\nerror") == "short error" and brief(None) == ""

@@ -50,6 +50,25 @@ def run_steps(engine: Engine, run_id: str) -> list[dict[str, Any]]:
     )
 
 
+def run_findings(engine: Engine, run_id: str) -> dict[str, Any]:
+    """What the recorded checks found on a run: each check's findings from its latest recorded run, kept only when
+    made after the run's file was last loaded (a finding on rows since replaced is not this run's any more).
+
+    ``checked``: when the store's latest recorded check ran (None: no check was ever recorded — ``reconcile morning``
+    records them; ``reconcile check`` only prints)."""
+    checked = engine.value("select max(checked_at) from check_runs")
+    rows = engine.records(
+        """with loaded as (select max(f.ingested_at) as loaded_at from runs r join ingested_files f on f.path = r.source_file
+                          where r.run_id = $run),
+           latest as (select check_name, max(checked_at) as latest_at from findings where run_id = $run group by 1)
+        select f.check_name as "check", f.severity, f.step, f.detail, f.checked_at
+        from findings f join latest l on f.check_name = l.check_name and f.checked_at = l.latest_at
+        where f.run_id = $run and f.checked_at >= coalesce((select loaded_at from loaded), f.checked_at)
+        order by case f.severity when 'error' then 0 when 'warn' then 1 else 2 end, f.check_name, f.step nulls first""",
+        {"run": run_id})
+    return {"checked_at": checked, "findings": rows}
+
+
 def step_detail(engine: Engine, run_id: str, idx: int) -> dict[str, Any]:
     """All recorded fields of one step (nulls left out), plus the tool calls it asked for."""
     rows = engine.records("select s.*, st.output_text, st.result_preview, st.response_id, st.request_id, st.detail "

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from reconcile.analyses.inspect import find_run, run_select, run_steps, step_detail
+from reconcile.analyses.inspect import find_run, run_findings, run_select, run_steps, step_detail
 from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
 from reconcile.cli.root import app
 from reconcile.money import usd
@@ -48,8 +48,10 @@ def show_command(
                                 title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(engine, run["run_id"])
-    if given.json:
-        return print_json(in_dollars({"run": run, "steps": steps}))  # money in dollars, as --csv has it
+        found = run_findings(engine, run["run_id"])
+    if given.json:  # money in dollars, as --csv has it
+        return print_json(in_dollars({"run": run, "steps": steps, "findings": found["findings"],
+                                      "checked_at": found["checked_at"]}))
     shown = {**run, "root_run_id": run["root_run_id"] if run.get("root_run_id") != run["run_id"] else None}
     header = [(label, _value(shown.get(key))) for label, key in _HEADER_FIELDS if shown.get(key) not in (None, [])]
     if run.get("status_inferred"):
@@ -70,7 +72,7 @@ def show_command(
         header.append(("limits", ", ".join(f"{k}={usd(v) if k == 'max_cost_micros' else v}" for k, v in limits.items())
                        .replace("max_cost_micros=", "max_cost=")))
     rows = [{**s, "what": s["what"] if not s["agent_label"] else f"[{s['agent_label']}] {s['what']}",
-             "input_tokens": s["input_tokens"] if s["kind"] == "model" else None, "error": (s["error"] or "")[:80],
+             "input_tokens": s["input_tokens"] if s["kind"] == "model" else None, "error": brief(s["error"]),
              # a tool result costs nothing itself: its cost cell is blank, where a model call's unknown cost says so
              MISSING_AS: {} if s["kind"] == "model" else {"cost_micros": ""}}
             for s in steps]
@@ -82,7 +84,37 @@ def show_command(
         return None
     console.print(fitted_table(["", ""], header, header=False))
     output(sheet)
+    _print_findings(run["run_id"], found)
     return None
+
+
+def _print_findings(run_id: str, found: dict) -> None:
+    """The run's findings as the latest recorded checks left them, worst first; or why there are none to show."""
+    if found["checked_at"] is None:
+        console.print("Findings: no check is recorded in this store; reconcile check judges the runs now "
+                      "(reconcile morning records what it finds, and show lists it here).")
+        return
+    when = found["checked_at"].astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if not found["findings"]:
+        console.print(f"Findings: none recorded on this run (the latest check recorded ran {when}).")
+        return
+    rows = [[f["severity"], f["check"], "" if f["step"] is None else f["step"], f["detail"]] for f in found["findings"]]
+    console.print(fitted_table(["severity", "check", "step", "detail"], rows, right={"step"},
+                               title=f"Findings on run {run_id} (as the checks recorded them; latest check {when})"))
+
+
+ERROR_CHARS = 80  # an error in the steps table: its first words; --step N shows it whole
+
+
+def brief(text: str | None, width: int = ERROR_CHARS) -> str:
+    """An error message for a table cell: on one line, cut between words with "…" when longer than ``width``
+    (``--step N`` and ``--json`` carry it whole)."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[:width].rsplit(" ", 1)[0] if " " in flat[:width] else flat[:width]
+    return cut.rstrip() + " …"
+
 
 
 STEP_COLUMNS = [Column("idx", "idx", "count"), Column("kind", "kind"), Column("what", "what"),
