@@ -1,9 +1,10 @@
 -- name: budgets_enforced
--- invariant: every budget is checked before each model call, as the run's fence declares it: no call was made once the calls before it had reached a ceiling (steps, tokens, prompt or completion tokens, spend at >=; the wall clock at >= or, under seed 003's rules, only past the deadline), a budget shared by an agent tree holding every call of the tree that had returned by then; no run that stopped on a fence took longer past its deadline than the grace with nothing journalled; no tool ran past its timeout
+-- invariant: every budget is checked before each model call, as the run's fence declares it: no call was made once the calls before it had reached a ceiling (steps, tokens, prompt or completion tokens, spend at >=; the wall clock at >= or, where the run's rules say so, only past the deadline), a budget shared by an agent tree holding every call of the tree that had returned by then; no run that stopped on a fence took longer past its deadline than the grace with nothing journalled; no tool ran past its timeout
 -- severity: error
 -- remedy: check every budget before each call with the comparison the fence declares (>= reaches a ceiling: a > lets one more call through), against the run's totals so far (not the last call's), across the whole agent tree when the budget is shared; stop as soon as the deadline passes; kill tools at their timeout
 -- needs: limits
 -- judges: each run
+-- cites: seed 001 (the four budget ceilings, checked before each model call); seed 003 (its wall-clock rule)
 with made as (  -- the charged calls each run made from the check where a budget was first reached
     select w.run_id, count(*) as calls
     from fence_as_run w join step_view s on s.run_id = w.run_id

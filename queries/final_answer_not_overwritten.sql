@@ -1,9 +1,10 @@
 -- name: final_answer_not_overwritten
--- invariant: no run ended by a budget, time or stall stop after a model step had already produced a final answer — one the harness marked final, or one the transcript shows: the model ended its turn (finish reason end_turn, stop, …) with text and asked for no tool, and the harness went on (seed 000: "only the transcript can tell you which you have")
+-- invariant: no run ended by a budget, time or stall stop after a model step had already produced a final answer — one the harness marked final, or one the transcript shows: the model ended its turn (finish reason end_turn, stop, …) with text and asked for no tool, and the harness went on (only the transcript can tell a final answer from a progress note)
 -- severity: error
 -- remedy: the harness must end the loop on the model's final answer (check how it reads the finish reason); the answer at the reported step was the run's result and what followed was waste
 -- needs: run_status
 -- judges: each run
+-- cites: seed 000 ("only the transcript can tell you which you have")
 with answers as (  -- a final answer, as the harness marked it or as the model gave it
     select s.run_id, s.idx, s.is_final
     from steps s

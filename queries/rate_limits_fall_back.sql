@@ -1,9 +1,10 @@
 -- name: rate_limits_fall_back
--- invariant: a call refused for load again after one retry — rate-limited (429) or overloaded (529) — goes to the run's fallback model (seed 003: "fall back fast, not slow"; its failure matrix, provider 529 mid-run: "fallback route after one retry, not four")
+-- invariant: a call refused for load again after one retry — rate-limited (429) or overloaded (529) — goes to the run's fallback model (fall back fast: after one retry, not four)
 -- severity: warn
--- remedy: the harness kept waiting on a model that refused for load; after one retry route the call to the fallback model the policy names (and journal the fallback event) — seed 003's code retries any 5xx on the same route up to maxRetries, but its failure matrix falls back after one retry of a 529
+-- remedy: the harness kept waiting on a model that refused for load; after one retry route the call to the fallback model the policy names (and journal the fallback event) — retrying every 5xx on the same route up to the retry limit keeps waiting on a model that is overloaded
 -- needs: fallback_route
 -- judges: each run
+-- cites: seed 003 ("fall back fast, not slow"; failure matrix, provider 529 mid-run: "fallback route after one retry, not four")
 with model_calls as (
     select s.run_id, s.idx, coalesce(s.model, r.model) as model, r.fallback_model,
            lag(s.error) over w as previous_error, lag(s.error_class) over w as previous_class

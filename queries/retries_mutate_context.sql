@@ -1,9 +1,10 @@
 -- name: retries_mutate_context
--- invariant: no model call repeats the previous call's exact input after that call gave an invalid output (error_class invalid_output, with or without error text) or failed for a reason other than transport; a transport or rate-limit failure (HTTP 429, 5xx, 529 overloaded: error_class, else transport_error_pattern) is rightly retried on the same context (seed 003)
+-- invariant: no model call repeats the previous call's exact input after that call gave an invalid output (error_class invalid_output, with or without error text) or failed for a reason other than transport; a transport or rate-limit failure (HTTP 429, 5xx, 529 overloaded: error_class, else transport_error_pattern) is rightly retried on the same context
 -- severity: warn
--- remedy: a retry that changes nothing pays twice for the same failure; append the validation error, the expected schema and the offending field to the context before the next turn (seed 003), or back off and give up
+-- remedy: a retry that changes nothing pays twice for the same failure; append the validation error, the expected schema and the offending field to the context before the next turn, or back off and give up
 -- needs: input_hash
 -- judges: each run
+-- cites: seed 003 (retry with the validation error appended)
 with model_calls as (
     select run_id, idx, input_hash,
            lag(idx) over w as previous_idx, lag(input_hash) over w as previous_hash, lag(error) over w as previous_error,

@@ -1,9 +1,10 @@
 -- name: retries_within_limit
--- invariant: no model call was retried after a transport failure more than the run's max_retries times (seed 003; rate-limited retries count as attempts)
+-- invariant: no model call was retried after a transport failure more than the run's max_retries times (rate-limited retries count as attempts)
 -- severity: error
 -- remedy: count every attempt, rate-limited ones too, against max_retries, and give up or fall back when it is reached: a dead provider is paid for again and again
 -- needs: retry_limit
 -- judges: each run
+-- cites: seed 003 (transport retries)
 with model_calls as (
     select s.run_id, s.idx, s.error, s.error_class,
            lag(s.error) over w as previous_error, lag(s.error_class) over w as previous_class

@@ -1232,3 +1232,52 @@ def test_cost_project_matches_the_seed(reconcile_json):
             if to_places(Decimal(row[field]), places) != Decimal(seed):
                 problems.append(f"{turns} turns: {field} prints {to_places(Decimal(row[field]), places)}, the seed {seed}")
     assert not problems, "cost project:\n  " + "\n  ".join(problems)
+
+
+# --------------------------------------------------------------------------------------------
+# 6. The morning report's "fix first" list: errors first, then the spend of the runs found on
+# --------------------------------------------------------------------------------------------
+
+
+def check_severity(name: str) -> str:
+    """A check's severity as its SQL file's header states it (queries/NAME.sql, `-- severity: …`)."""
+    for line in (ROOT / "queries" / f"{name}.sql").read_text().splitlines():
+        if line.startswith("-- severity:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"{name} has no severity")
+
+
+def run_cost_ours(run: dict) -> int | None:
+    costs = [step_cost(run, s) for s in model_steps(run)]
+    return sum(costs) if all(c is not None for c in costs) else None
+
+
+def test_fix_first_orders_by_severity_then_spend_at_stake(runs, night_db, tmp_path):
+    """Issue 50: the planted night's failing checks, ordered from the raw journals: severity from each check's
+    header, the runs each finds on from planted.json, their spend priced call by call here."""
+    from reconcile.cli import main
+
+    out = tmp_path / "morning.html"
+    assert main(["report", "morning", "--db", str(night_db), "--out", str(out), "--tz", "UTC"]) == 0
+    html = out.read_text()
+    section = html[html.index('id="fix-first"'):html.index("</section>", html.index('id="fix-first"'))]
+    shown = re.findall(r'<li><a href="#check-(\w+)"[^>]*>\w+</a> \((error|warning)\): (\d+) finding\(s\)'
+                       r'(?: on (\d+) run\(s\))?[^$<]*?(?:, \$([\d,.]+) of spend at stake)?', section)
+    planted = json.loads((ROOT / "sample_runs" / "planted.json").read_text())
+    by_check: dict[str, dict] = defaultdict(lambda: {"runs": set(), "findings": 0})
+    for p in planted:
+        by_check[p["check"]]["findings"] += 1
+        if p["run_id"]:
+            by_check[p["check"]]["runs"].add(p["run_id"])
+    expected = []
+    for name, found in by_check.items():
+        severity = check_severity(name)
+        known = [c for c in (run_cost_ours(runs[r]) for r in found["runs"]) if c is not None]
+        expected.append((severity != "error", -(sum(known) if known else 0), -len(found["runs"]), name))
+    expected.sort()
+    assert [s[0] for s in shown] == [e[3] for e in expected[:5]]
+    for (name, severity, findings, run_count, spend), e in zip(shown, expected):
+        assert severity == ("error" if not e[0] else "warning") and int(findings) == by_check[name]["findings"]
+        if spend:
+            assert Decimal(spend.replace(",", "")) == (Decimal(-e[1]) / 1_000_000).quantize(Decimal("0.01"),
+                                                                                               rounding=ROUND_HALF_UP)

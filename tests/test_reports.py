@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT, SAMPLE_RUNS
 from journals import StepClock
+from reconcile.cli import main
 from reconcile.errors import ExitCode
 from reconcile.journal import Journal
 
@@ -218,8 +219,9 @@ def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_cod
                     folded = page.locator("details")
                     assert corpus == "claude-code" or folded.count() >= 3  # long step tables fold
                     # the night's 22 failing checks and 20 runs with errors, each run's steps shown (folded past 12):
-                    # the page grows with the errors, and by little else (warnings fold)
-                    assert page.evaluate("document.documentElement.scrollHeight") < 13_000 * (2 if width < 794 else 1)
+                    # the page grows with the errors, and by little else (warnings fold); the fix-first list at the top
+                    # and the footnotes naming where each failing rule comes from add about 350 px (issue 50)
+                    assert page.evaluate("document.documentElement.scrollHeight") < 13_500 * (2 if width < 794 else 1)
                 page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # folded rows too
                 layout = page.evaluate(LAYOUT)
                 assert layout["split"] == [], (name, width, media, layout["split"][:10])  # no cell over two lines
@@ -290,3 +292,19 @@ def test_finance_headline_is_the_bill_beside_the_journals(night, cli, tmp_path):
     assert "µ$" not in journals_only and "spend=$5.00" in journals_only  # limits in dollars for a reader
     assert cli("report", "finance", "--by", "fortnight", "--out", tmp_path / "g.html",
                "--db", tmp_path / "j.duckdb").code == ExitCode.BAD_INPUT
+
+
+def test_the_morning_report_speaks_plainly_and_cites_in_footnotes(night, tmp_path):
+    """Issue 50: no internal vocabulary in the morning report's prose: a design note is named only in a footnote."""
+    out = tmp_path / "m.html"
+    assert main(["report", "morning", "--db", str(night[0] / "night.duckdb"), "--out", str(out)]) == 0
+    html = out.read_text()
+    footnotes = html.index('id="sources"')
+    body = re.sub(r'<p class="note" id="signals-note">.*?</p>', "", html[:footnotes], flags=re.S)
+    assert not re.search(r"(?i)\bseed\b", body), re.findall(r"(?i).{40}\bseed\b.{40}", body)
+    assert "fence walks" not in html
+    sources = html[footnotes:]
+    assert 'id="cite-rate_limits_fall_back"' in sources and "seed 003" in sources  # a planted check cites its note
+    assert 'href="#cite-rate_limits_fall_back"' in html[:footnotes]  # linked from the check's heading
+    first = html.index('id="fix-first"')
+    assert html.index('id="glance"') < first < html.index("<h2>Findings")  # fix first, then the findings

@@ -28,7 +28,7 @@ from reconcile.store.facts import parse_needs
 from reconcile.resources import queries_dir
 
 HEADER_KEYS = ("name", "invariant", "severity", "remedy")
-OPTIONAL_KEYS = ("needs", "judges")
+OPTIONAL_KEYS = ("needs", "judges", "cites")  # cites: the design note a rule comes from (a footnote)
 JUDGES = ("each run", "the store")  # what one finding depends on: the run's agent tree, or anything in the store
 SEVERITIES = ("error", "warn")
 # The value is stripped in Python: "\s*(.*?)\s*$" tries the trailing spaces from each character, quadratic in a
@@ -51,6 +51,7 @@ class Check:
     builtin: bool
     needs: tuple[str, ...] = ()
     judges: str = "the store"  # "each run": a run's findings depend on its agent tree alone, so they can be kept
+    cites: str = ""  # where the rule comes from ("seed 003, failure matrix"): a report's footnote, never its prose
 
 
 def read_header(path: Path, required: tuple[str, ...], optional: tuple[str, ...], what: str = "check",
@@ -109,7 +110,7 @@ def parse_check(path: Path, builtin: bool = False) -> Check:
         raise CheckDefinitionError(f"{path}:{line}: judges {judges!r} is not one of {', '.join(JUDGES)} (\"each run\": "
                                    "what the check finds on a run depends only on that run's agent tree)")
     return Check(header["name"], header["invariant"], header["severity"], header["remedy"], sql, path, builtin, needs,
-                 judges)
+                 judges, header.get("cites", ""))
 
 
 def load_checks(extra_dirs: list[Path] | None = None) -> list[Check]:

@@ -92,6 +92,7 @@ class CheckResult:
     thresholds: str = ""  # the warn_if / error_if that decided the outcome, when configured
     kept: int = 0  # runs in scope whose verdict was kept from an earlier check (checks.kept), not judged again
     found: int | None = None  # how many findings, when they were written as a dataset and only the first came back
+    cites: str = ""  # the design note the rule comes from (the check's header), for a report's footnote
 
     @property
     def failures(self) -> int:
@@ -379,7 +380,8 @@ def _run_one(engine: Engine, check: Check, scoped: bool, config, only: str | Non
     the engine to the findings table in ``written_to`` when given)."""
     policy = config.policy(check.name)
     severity = policy.severity.value if policy.severity else check.severity
-    result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs)
+    result = CheckResult(check.name, severity, check.invariant, check.remedy, str(check.path), check.needs,
+                         cites=getattr(check, "cites", ""))
     try:
         findings = None
         if run:  # else every verdict is kept: the SQL ran, its columns checked, when they were reached

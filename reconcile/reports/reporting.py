@@ -205,6 +205,28 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     return found
 
 
+def fix_first(failing: list, runs: dict[str, dict]) -> list[dict[str, Any]]:
+    """The failing checks in the order to fix them: error before warning, then the spend at stake (the cost of the
+    runs it found on, known where priced), then the runs affected. A provider bucket's finding names no run: it
+    counts as a bucket, its money in the finding itself."""
+    items = []
+    for result in failing:
+        if result.outcome == "pass":
+            continue
+        ids = {f.run_id for f in result.findings if f.run_id}
+        costs = [runs.get(run_id, {}).get("cost_micros") for run_id in ids]
+        known = [c for c in costs if c is not None]
+        items.append({"name": result.name, "outcome": result.outcome, "invariant": result.invariant,
+                      "remedy": result.remedy, "findings": result.failures, "runs": len(ids),
+                      "buckets": sum(1 for f in result.findings if not f.run_id),
+                      "spend_micros": sum(known) if known else None, "spend_partial": len(known) < len(ids)})
+    return sorted(items, key=lambda i: (i["outcome"] != "error", -(i["spend_micros"] or 0), -i["runs"], i["name"]))
+
+
+# How many checks the "fix first" list names (the findings below list every one).
+FIX_FIRST = 5
+
+
 def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str = "UTC",
                     source: str = "auto", night: str | None = None, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """The morning report of ``night`` (default: the latest in the store); ``checks`` should judge that night's runs."""
@@ -245,7 +267,11 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
                         f"How each night's runs ended: status, share of the night's runs "
                         f"(the last {len(seen['nights'])} night{'s' if len(seen['nights']) != 1 else ''})",
                         STATUS_COLOURS, xlabel="share of the night's runs") if seen["nights"] else None
+    first = fix_first(failing, runs)
+    order = {item["name"]: n for n, item in enumerate(first)}
+    failing = sorted(failing, key=lambda r: order.get(r.name, len(order)))  # the findings in the same order
     return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
+            "fix_first": first[:FIX_FIRST],
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "rate_rows": list(rate_rows.values()),
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
