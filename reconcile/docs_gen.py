@@ -158,6 +158,9 @@ def checks_markdown() -> str:
              "holding its tree). The next check reuses a verdict whose keys still match and judges only the",
              "other runs: a night that adds a tenth of the runs is judged a tenth. The rest judge **the store**",
              "(a bill against the journals, a week against the weeks before) and always run whole.", "",
+             "A header's optional `cites:` line names the design note a rule comes from (\"seed 003 (transport",
+             "retries)\"): the morning report shows it as a footnote, so the invariant and the remedy can say",
+             "what the rule checks in plain words.", "",
              "| check | severity | needs | judges | invariant |", "|---|---|---|---|---|"]
     checks = load_checks()
     lines += [f"| [`{c.name}`](#{c.name}) | {c.severity} | {', '.join(c.needs) or '—'} | {c.judges} | {c.invariant} |"
@@ -173,7 +176,8 @@ def checks_markdown() -> str:
             recorded = [f.name for f in formats if fact in f.facts or fact in f.policy_facts()]
             lines += [f"**Needs** `{fact}` ({FACTS[fact].what}), recorded by: "
                       f"{', '.join(f'`{n}`' for n in recorded) or 'no built-in format'}.", ""]
-        lines += [f"**Remedy.** {c.remedy}", "", f"Source: `queries/{c.path.name}`"]
+        lines += [f"**Remedy.** {c.remedy}", ""] + ([f"**Cites** {c.cites}.", ""] if c.cites else []) \
+            + [f"Source: `queries/{c.path.name}`"]
     lines += ["", "## Facts, by format", "",
               "What each format records. *inferred*: reconcile derives it from the transcript, so no check",
               "judges the format against it; blank: not recorded (NULL in the store, never a default).", "",
