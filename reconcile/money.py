@@ -7,6 +7,7 @@ A figure is *known* (a number), *partial* (a number, plus spend reconcile could 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -52,16 +53,19 @@ def usd(micros: int | None, signed: bool = False, unknown: str = "unknown", plac
     return f"{sign}${abs(dollars):,.{places}f}"
 
 
-def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2) -> str:
+def described(row: dict[str, Any], key: str = "cost_micros", places: int = 2,
+              amount: Callable[[int], str] | None = None) -> str:
     """A cost figure with what it leaves out: "unknown (…)", "$x + unpriced (…)", "$x", or — where all it leaves
-    out is the cache split of some calls whose input is known whole — "$a to $b (…)", all cached to all uncached."""
+    out is the cache split of some calls whose input is known whole — "$a to $b (…)", all cached to all uncached.
+    ``amount`` formats each figure (default ``usd`` to ``places``; the finance report's tables say cents)."""
+    shown = amount or (lambda micros: usd(micros, places=places))
     missing = left_out(row)
     low, high = row.get(key.replace("cost_", "cost_low_")), row.get(key.replace("cost_", "cost_high_"))
     if missing and low is not None and high is not None and key == "cost_micros":
-        return f"{usd(low, places=places)} to {usd(high, places=places)} ({', '.join(missing)})"
+        return f"{shown(low)} to {shown(high)} ({', '.join(missing)})"
     if row.get(key) is None:
         return "unknown" + (f" ({', '.join(missing)})" if missing else "")
-    return usd(row[key], places=places) + (f" + unpriced ({', '.join(missing)})" if missing else "")
+    return shown(row[key]) + (f" + unpriced ({', '.join(missing)})" if missing else "")
 
 
 def left_out(row: dict[str, Any]) -> list[str]:

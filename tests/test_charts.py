@@ -23,7 +23,7 @@ def test_legends_sit_below_the_bars_inside_the_drawing():
     two = bar_chart(["a", "b", "c"], {"cost": [1.0, 2.0, 3.0], "without cache": [2.0, 3.0, 4.0]}, "By model")
     assert _size(two)[1] > _size(one)[1]  # the legend adds height below rather than covering a bar
     shares = share_chart(["2026-11-27", "2026-11-28"], {"succeeded": [0.8, 0.9], "failed": [0.2, 0.1]}, "Stop reasons")
-    assert _size(shares)[1] > 100 and "<text" not in shares  # text drawn as paths: no font needed
+    assert _size(shares)[1] > 100 and "<text" in shares and "<path id=\"DejaVu" not in shares  # text as text: selectable, no glyph paths
 
 
 def test_money_ticks_use_as_many_decimals_as_the_scale_needs():

@@ -1,6 +1,7 @@
 """Charts as inline SVG, drawn by matplotlib: a report must open offline, with nothing fetched.
 
-Text is drawn as paths (no font is referenced), the SVG's metadata block and namespace
+Text is text (``<text>`` in the page's own sans-serif: a reader can select and copy a figure, a
+screen reader can read it; no font file is fetched or embedded), the SVG's metadata block and namespace
 declarations are dropped (HTML's parser does not need them, and a report carries no URL of any
 kind), and the hash salt is fixed so the same data draws the same markup. Labels, legends and
 titles are data (agent names, models, trace names): each is redacted and made literal before it
@@ -26,8 +27,10 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from reconcile.display import label  # noqa: E402
 from reconcile.redact import redact  # noqa: E402
 
-plt.rcParams.update({"text.parse_math": False, "svg.fonttype": "path", "svg.hashsalt": "reconcile", "font.size": 9,
+plt.rcParams.update({"text.parse_math": False, "svg.fonttype": "none", "svg.hashsalt": "reconcile", "font.size": 9,
+                     "font.family": "sans-serif",
                      "axes.spines.top": False, "axes.spines.right": False})
+LEGEND_CHARS = 60  # a legend entry is read whole ("the same calls without the cache"); past this, a name is cut
 PALETTE = ["#2f6f9f", "#e08a2c", "#5a9e4b", "#b8474b", "#7b61a8", "#8c8c8c"]
 
 
@@ -38,7 +41,7 @@ def bar_chart(labels: list[str], series: dict[str, list[float | None]], title: s
     The axis says what the bars measure (``xlabel``; US dollars by default when ``unit`` is "$").
     """
     labels = [label(redact(text)) for text in labels]
-    series = {label(redact(name), 30): values for name, values in series.items()}
+    series = {label(redact(name), LEGEND_CHARS): values for name, values in series.items()}
     title = label(redact(title), 90)
     height = max(1.8, 0.38 * len(labels) * max(1, len(series)) + 0.9)
     fig, ax = plt.subplots(figsize=(7.2, height))
@@ -80,7 +83,7 @@ def share_chart(labels: list[str], series: dict[str, list[float]], title: str,
     left = [0.0] * len(labels)
     for i, (name, values) in enumerate(series.items()):
         colour = (colours or {}).get(name, PALETTE[i % len(PALETTE)])
-        ax.barh(range(len(labels)), values, left=left, height=0.7, label=label(redact(name), 30), color=colour)
+        ax.barh(range(len(labels)), values, left=left, height=0.7, label=label(redact(name), LEGEND_CHARS), color=colour)
         left = [a + b for a, b in zip(left, values)]
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()

@@ -44,6 +44,9 @@ def _environment() -> jinja2.Environment:
     env.filters["usd"] = lambda micros, unknown="unknown": usd(micros, unknown=unknown)  # dollars and cents
     env.filters["usd4"] = lambda micros, unknown="": usd(micros, unknown=unknown, places=4)  # a call's cost
     env.filters["usd_signed"] = lambda micros: usd(micros, signed=True)
+    env.filters["cents"] = cents  # the finance report's tables: to the cent, never a fraction of one
+    env.filters["cents_signed"] = lambda micros, unknown="unknown": cents(micros, signed=True, unknown=unknown)
+    env.filters["cost_cents"] = lambda row: described(row, amount=cents)  # "cost", to the cent
     env.filters["cost"] = described  # a figure with what it leaves out: "unknown", "$x + unpriced (…)"
     env.filters["cost4"] = lambda row: described(row, places=4)
     env.filters["change"] = _change
@@ -153,8 +156,8 @@ def finance_context(engine: Engine, window: Window | None = None, source: str = 
                               xlabel="US dollars, our prices"),
         "by_agent": bar_chart([g["key"] for g in by["agent"]["groups"]],
                               {"spend": _dollars(by["agent"]["groups"], "cost_micros"),
-                               "of it, catalogue tax": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
-                              "By agent: spend, and the part of it that paid for tool descriptions (catalogue tax)",
+                               "of it, sending the tool descriptions": _dollars(by["agent"]["groups"], "catalogue_tax_micros")},
+                              "By agent: spend, and the part of it that paid for sending the tool descriptions",
                               xlabel="US dollars"),
     }
     catalogued = _catalogued(engine, by, window)
@@ -203,6 +206,16 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
                             lambda value, unit=signal.unit: shown(value, unit))
         found.append({**reading.as_row(signal), "measures": signal.measures, "chart": Markup(chart)})
     return found
+
+
+def cents(micros: int | None, unknown: str = "unknown", signed: bool = False) -> str:
+    """An amount for finance: dollars and cents; a real amount that rounds to no cent reads "less than a cent"
+    (never "$0.00", never "-$0.00"; the per-call views keep their fractions of a cent)."""
+    if micros is None:
+        return unknown
+    if micros and abs(micros) < 5_000:  # rounds to $0.00
+        return "less than a cent"
+    return usd(micros, signed=signed)
 
 
 def fix_first(failing: list, runs: dict[str, dict]) -> list[dict[str, Any]]:
