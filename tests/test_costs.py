@@ -249,3 +249,20 @@ def test_a_session_and_its_subagents_are_one_task(cli, tmp_path):
     task = next(t for t in report["cost_per_completed_task"] if t["agent"] == "claude-code")
     assert task["runs"] == 3 and task["succeeded"] == 3 and task["limits"] == "no limits recorded"
     assert Decimal(str(task["cost_usd"])) == Decimal(str(group["cost_usd"]))  # the subagents' spend is their task's
+
+
+def test_runs_and_show_agree_on_a_folded_session_s_start_and_wall_time(cli, tmp_path):
+    """Issue 50: a session folded with its subagents starts when the session did and lasts what it lasted, as
+    `show` says (its subagents' own times are theirs): here a subagent's transcript is dated days before."""
+    projects = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
+    assert cli("ingest", projects, "--db", tmp_path / "s.duckdb").code == 0
+    listed = cli("runs", "--json", "--db", tmp_path / "s.duckdb").json()
+    folded = [r for r in listed if r["subagents"]]
+    assert folded
+    for row in folded:
+        shown = cli("show", row["run_id"], "--json", "--db", tmp_path / "s.duckdb").json()["run"]
+        assert (row["started_at"], row["wall_seconds"]) == (shown["started_at"], shown["wall_seconds"])
+    session = next(r for r in folded if r["run_id"].startswith("5c0375b4"))
+    first_line = json.loads((projects / "sample-project" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+                            .read_text().splitlines()[0])
+    assert session["started_at"].startswith(first_line["timestamp"][:19])  # the session file's own first moment

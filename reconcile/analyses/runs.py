@@ -69,7 +69,9 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
         ),
         sessions as (
             select session as run_id, {_one('agent')} as agent, {_one('status')} as status,
-                   {_one('stop_reason')} as stop_reason, min(started_at) as started_at,
+                   {_one('stop_reason')} as stop_reason,
+                   -- the session's own start and wall time, as `show` gives them (the earliest part's without one)
+                   coalesce(any_value(started_at) filter (where root), min(started_at)) as started_at,
                    {_one('wall_seconds')} as wall_seconds, sum(steps)::bigint as steps,
                    sum(total_tokens)::bigint as total_tokens, sum(part_cost)::bigint as cost_micros,
                    bool_and(part_complete and part_cost is not null) as cost_complete,
