@@ -10,11 +10,11 @@ where status = 'succeeded' and not has_final_answer
 union all
 select run_id, null, format('no end record, yet status {}', status)
 from runs
-where ended_at is null and stop_reason is null and status <> 'running'
+where ended_at is null and stop_reason is null and status not in ('running', 'abandoned')
 union all
-select run_id, null, format('status running, yet it has an end record (stop reason {})', stop_reason)
+select run_id, null, format('status {}, yet it has an end record (stop reason {})', status, stop_reason)
 from runs
-where status = 'running' and (ended_at is not null or stop_reason is not null)
+where status in ('running', 'abandoned') and (ended_at is not null or stop_reason is not null)
 union all
 select r.run_id, null, format('failed (stop reason {}) without a failing tool or step to name', r.stop_reason)
 from runs r

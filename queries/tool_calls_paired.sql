@@ -6,7 +6,8 @@
 -- judges: each run
 select q.run_id, q.step_idx as step,
        format('call {} to {} asked for at step {} has no result: lost ({})', q.call_id, q.tool_name, q.step_idx,
-              case when q.run_status = 'running' then 'the run went on past it' else 'the run ended without it' end)
+              case when q.run_status = 'running' then 'the run went on past it'
+                   when q.run_status = 'abandoned' then 'the run was abandoned without it' else 'the run ended without it' end)
            as detail
 from open_calls q
 where not q.in_flight  -- a call the running run is still waiting on is calls_in_flight's

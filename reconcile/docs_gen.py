@@ -53,7 +53,10 @@ STATUS_MEANINGS = {
     "budget_exceeded": "a step, token or spend ceiling stopped the run",
     "timed_out": "a wall-clock or command time limit stopped the run",
     "stalled": "the harness saw the run repeating itself and stopped it",
-    "running": "no end record: the run crashed, or is still going",
+    "abandoned": "no end record, and silent longer than its wall-clock budget (else [ingest] abandoned_after_hours, "
+                 "24 by default) before the last ingest: it crashed or was left, and will not end by itself",
+    "running": "no end record, and heard from within its wall-clock budget (else 24 hours) of the last ingest: "
+               "still going, or too recently silent to say",
 }
 
 

@@ -42,7 +42,8 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
     checks_to_run = load_checks(checks_dir)
     check_folder_target(out)
     with store.connect(db) as con:
-        ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None)
+        ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None,
+                          **({"abandoned_after": config.abandoned_after} if config is not None else {}))
         engine = DuckDBEngine(con)  # the store just written, judged and reported in the same connection
         if not engine.value("select count(*) from runs"):
             totals = ingested.totals

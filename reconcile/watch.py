@@ -32,6 +32,7 @@ from reconcile.checks.signals import shown, sliding_readings
 from reconcile.engine import DuckDBEngine
 from reconcile.errors import StoreBusy
 from reconcile.ingest.driver import ingest
+from reconcile.store.status import ABANDONED_AFTER_SECONDS
 
 Emit = Callable[[dict[str, Any]], None]
 DEFAULT_STUCK_AFTER = 3600.0  # seconds of silence that make a run with no wall-clock budget stuck
@@ -77,6 +78,8 @@ class Watch:
         self.busy = False
         try:
             report = ingest(con, self.paths, window=self.config.window if self.config is not None else None,
+                            abandoned_after=self.config.abandoned_after if self.config is not None else ABANDONED_AFTER_SECONDS,
+                            now=self.clock(),
                             hold_unfinished=HOLD_UNFINISHED)
             changed = [f for f in report.files if f.status != "unchanged"]
             if changed:
@@ -110,12 +113,13 @@ class Watch:
 
     def _stuck_alerts(self, engine: DuckDBEngine, now: datetime) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Runs with no end whose last line is older than their wall-clock budget (else ``stuck_after``), and
-        younger than a day (older ones are abandoned: nobody is paged for last month's crash)."""
+        younger than a day (nobody is paged for last month's crash). The ingest has just called such a run
+        ``abandoned`` (silent past its budget): this is where that is said while it still matters."""
         rows = engine.records(
             """with last as (select r.run_id, r.agent, r.max_wall_seconds, r.source_file,
                                     greatest(max(r.started_at), max(s.started_at)) as last_line
                              from runs r left join steps s using (run_id)
-                             where r.status = 'running' group by all)
+                             where r.status in ('running', 'abandoned') group by all)
                select *, coalesce(max_wall_seconds, $after) as limit_seconds,
                       date_diff('millisecond', last_line, $now) / 1000.0 as silent_seconds
                from last

@@ -190,7 +190,7 @@ EXPECTED = {
     "failed_side_effect": (["no_failed_side_effects"], True),
     "timeout_not_enforced": (["budgets_enforced"], True),
     "unknown_tool_call": (["known_tools_only"], True),
-    "crash_in_side_effect": (["calls_in_flight"], True),
+    "crash_in_side_effect": (["steps_equal_tool_results", "tool_calls_paired"], True),
     "stuck_in_flight": (["no_stuck_side_effects"], True),
     "retry_same_input": (["retries_mutate_context"], True),
     "retry_past_limit": (["retries_within_limit"], True),
@@ -226,9 +226,10 @@ DESCRIPTIONS = {
     "unknown_tool_call": "The model called `delete_branch`, a tool not in its catalogue (the harness answered "
                          "unknown_tool and did not run it).",
     "crash_in_side_effect": "The harness process died while `write_file` (a side effect) ran: the model step at this "
-                            "index asked for a call whose outcome and run_end were never journalled. The journal alone "
-                            "cannot tell a dead harness from one still waiting, so the run is running with a call in "
-                            "flight (a warning, not a lost result, until the run is seen to end).",
+                            "index asked for a call whose outcome and run_end were never journalled. Silent far longer "
+                            "than its wall-clock budget, the run is abandoned, not running: the call's result is lost "
+                            "(while the run was younger than its budget, calls_in_flight would have said it was in "
+                            "flight).",
     "stuck_in_flight": "The `write_file` call at this step was journalled as started (keyed, before it ran) and "
                        "never completed: the process died in between, so nobody knows whether the write happened.",
     "retry_same_input": "The model's output at the step before was unusable; the harness retried with exactly the "

@@ -19,6 +19,12 @@ CATALOGUE = [{"name": "read_file"}, {"name": "search"}, {"name": "run_tests", "a
 USAGE = {"input_uncached": 100, "cache_read": 900, "output": 50}
 
 
+# A run with no end record that is still going whenever the tests run: its wall-clock budget (a few decades) has
+# not run out since it was last heard from. Without it, a run of these 2026 journals with no end is abandoned.
+STILL_GOING = {"max_steps": 10, "max_tokens": 100_000, "max_wall_seconds": 10**9, "tool_timeout_seconds": 30,
+               "result_bound_tokens": 2000}
+
+
 class Run:
     """Writes one run and keeps a correct harness ledger as it goes."""
 
@@ -148,13 +154,13 @@ def planted_tool_calls_paired(j):
     orphan = run.tool(stray_call("search", {"query": "c"}))
     run.model(final=True)
     run.end()
-    waiting = Run(j, "in-flight")  # still running, waiting on its last call: calls_in_flight's, not a lost result
+    waiting = Run(j, "in-flight", limits=STILL_GOING)  # still running, on its last call: calls_in_flight's, not lost
     waiting.model([("read_file", {"path": "a"})])
     return [("unpaired", asked), ("unpaired", twice), ("unpaired", orphan)]
 
 
 def planted_calls_in_flight(j):
-    waiting = Run(j, "waiting")  # still running: its last model step's call has no result yet
+    waiting = Run(j, "waiting", limits=STILL_GOING)  # still running: its last model step's call has no result yet
     _, calls = waiting.model([("read_file", {"path": "a"})])
     waiting.tool(calls[0])
     asked, _ = waiting.model([("search", {"query": "b"})])

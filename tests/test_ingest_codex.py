@@ -324,8 +324,12 @@ def test_a_new_task_after_an_unanswered_call_means_the_call_was_lost_not_in_flig
     run = "019c8a53-a0dd-7130-bcd7-95445d84846a"
     assert con.execute("select count(*) from steps where run_id = ? and event = 'task_started'", [run]).fetchone()[0] > 0
     assert con.execute("select step_idx, in_flight from open_calls where run_id = ?", [run]).fetchall() == [(231, False)]
+    # its only task: the file ends on the call, but the session has been silent for months: abandoned, and the call
+    # lost, not in flight
+    assert con.execute("select status from runs where run_id = '019c8a70-dda7-7f33-98ea-f30553347322'"
+                       ).fetchall() == [("abandoned",)]
     assert con.execute("select in_flight from open_calls where run_id = '019c8a70-dda7-7f33-98ea-f30553347322'"
-                       ).fetchall() == [(True,)]  # its only task: the file ends on the call
+                       ).fetchall() == [(False,)]
 
 
 def test_a_resume_and_a_hosted_web_search_explain_the_context_s_changes(codex):

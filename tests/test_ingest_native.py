@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from datetime import datetime, timezone
 
 import pytest
 
@@ -75,8 +76,10 @@ def test_a_grown_journal_replaces_its_rows(con, tmp_path):
     path = tmp_path / "night.jsonl"
     with Journal(path, clock=StepClock()) as journal:
         write_simple_run(journal, "a", end=False)
-    ingest(con, [path])
+    ingest(con, [path], now=datetime(2026, 11, 28, 23, 1, tzinfo=timezone.utc))  # within its 60.5 s budget
     assert con.execute("select status from runs").fetchall() == [("running",)]
+    ingest(con, [path])  # today: silent for days past its wall-clock budget, with no end record
+    assert con.execute("select status from runs").fetchall() == [("abandoned",)]
     with open(path, "a") as handle:
         handle.write(json.dumps({"v": 1, "type": "run_end", "run_id": "a", "ts": "2026-11-28T23:59:00Z",
                                  "stop_reason": "max_steps"}) + "\n")

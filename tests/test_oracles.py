@@ -230,8 +230,17 @@ def load_runs() -> dict[str, dict]:
     return runs
 
 
-def run_status(run: dict) -> str:
-    return "running" if run["end"] is None else end_status(run["end"])
+def run_status(run: dict, now: dt.datetime | None = None) -> str:
+    """A run_end's status; without one, docs/status.md: abandoned once its last journalled moment (its last
+    step's end, else its start) is further back than its wall-clock budget (else 24 hours), else running."""
+    if run["end"] is not None:
+        return end_status(run["end"])
+    moments = [parse_ts(run["start"]["ts"])] if run["start"].get("ts") else []
+    moments += [parse_ts(s["ts"]) + dt.timedelta(milliseconds=s.get("ms") or 0) for s in run["steps"].values()
+                if s.get("ts")]
+    budget = (run["start"].get("limits") or {}).get("max_wall_seconds") or 24 * 3600
+    now = now or dt.datetime.now(dt.timezone.utc)
+    return "abandoned" if moments and max(moments) < now - dt.timedelta(seconds=budget) else "running"
 
 
 def model_steps(run: dict) -> list[dict]:

@@ -39,7 +39,8 @@ def test_three_agents_a_few_hundred_runs_every_status(night):
     agents = night.execute("select count(distinct agent), count(*) from runs").fetchall()[0]
     assert agents[0] == 3 and 200 <= agents[1] <= 500
     statuses = {r[0] for r in night.execute("select distinct status from runs").fetchall()}
-    assert statuses == set(STATUSES)
+    # every status; the runs the harness crashed in are abandoned now (silent for days past a 15-minute budget)
+    assert statuses == set(STATUSES) - {"running"}
     assert night.execute("select count(*) from rejects").fetchall() == [(0,)]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -41,5 +43,59 @@ def test_unknown_reasons_map_to_nothing(raw, sql):
     assert sql(raw) is None
 
 
-def test_taxonomy_is_exactly_the_seven_statuses():
-    assert STATUSES == ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", "stalled", "running")
+def test_taxonomy_is_exactly_the_eight_statuses():
+    assert STATUSES == ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", "stalled", "abandoned",
+                        "running")
+
+
+def test_a_run_with_no_end_is_abandoned_once_silent_past_its_budget(tmp_path):
+    """Issue 50: no end record and silent for longer than its wall-clock budget (else abandoned_after) as of the
+    ingest: abandoned — and running again if its file grows with news of it."""
+    from datetime import datetime, timedelta, timezone
+
+    from journals import StepClock
+    from reconcile import store
+    from reconcile.ingest.driver import ingest
+    from reconcile.journal import Journal
+
+    start = datetime(2026, 11, 28, 23, 0, tzinfo=timezone.utc)
+    path = tmp_path / "night.jsonl"
+    with Journal(path, clock=StepClock(start)) as journal:
+        budgeted = journal.start_run("budgeted", agent="a", limits={"max_wall_seconds": 60})
+        budgeted.model_step(usage={"input_uncached": 10, "output": 1}, ms=1500)
+        free = journal.start_run("free", agent="a")  # no wall-clock budget: abandoned_after decides
+        free.model_step(usage={"input_uncached": 10, "output": 1}, ms=1500)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    last = {run: max(datetime.fromisoformat(l["ts"].replace("Z", "+00:00")) + timedelta(milliseconds=l.get("ms", 0))
+                     for l in lines if l["run_id"] == run) for run in ("budgeted", "free")}
+    con = store.connect(tmp_path / "s.duckdb")
+
+    def statuses(now, after=3600.0):
+        ingest(con, [path], now=now, abandoned_after=after)
+        return dict(con.execute("select run_id, status from runs").fetchall())
+
+    # exactly at the limit is not past it: the budget is a duration the run may use whole
+    assert statuses(last["budgeted"] + timedelta(seconds=60)) == {"budgeted": "running", "free": "running"}
+    assert statuses(last["budgeted"] + timedelta(seconds=61)) == {"budgeted": "abandoned", "free": "running"}
+    assert statuses(last["free"] + timedelta(seconds=3601)) == {"budgeted": "abandoned", "free": "abandoned"}
+    assert statuses(last["free"] + timedelta(seconds=3601), after=7200.0)["free"] == "running"  # the setting decides
+    with open(path, "a") as handle:  # news of the budgeted run: its file grows, it is running again
+        handle.write(json.dumps({"v": 1, "type": "step", "run_id": "budgeted", "idx": 1, "kind": "model",
+                                 "ts": (last["free"] + timedelta(seconds=4000)).isoformat(),
+                                 "usage": {"input_uncached": 5, "output": 1}}) + "\n")
+    assert statuses(last["free"] + timedelta(seconds=4010))["budgeted"] == "running"
+    con.close()
+
+
+def test_abandoned_after_hours_is_read_and_checked(tmp_path):
+    from reconcile.config import load_config
+    from reconcile.errors import BadInput
+
+    assert load_config(None).abandoned_after == 86400.0  # no file here: a day
+    good = tmp_path / "reconcile.toml"
+    good.write_text("[ingest]\nabandoned_after_hours = 2\n")
+    assert load_config(good).abandoned_after == 7200.0
+    for bad in ("0", "-1", '"a day"', "true", "100000"):
+        good.write_text(f"[ingest]\nabandoned_after_hours = {bad}\n")
+        with pytest.raises(BadInput, match="abandoned_after_hours"):
+            load_config(good)

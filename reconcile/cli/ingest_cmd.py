@@ -56,7 +56,8 @@ def ingest_command(
         return
     with store.connect(path) as con:
         with _progress() as hook:
-            report = ingest(con, paths, format=format, progress=hook, window=config.window)
+            report = ingest(con, paths, format=format, progress=hook, window=config.window,
+                            abandoned_after=config.abandoned_after)
         rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
                               f"order by path, line limit {REJECTS_SHOWN}", [[f.path for f in report.files]]).fetchall()
     if json_out:

@@ -67,7 +67,7 @@ def _load(paths: list[str], source: Store):
 
     config, path = source.configured()
     with store.connect(path) as con:
-        report = ingest(con, paths, window=config.window)
+        report = ingest(con, paths, window=config.window, abandoned_after=config.abandoned_after)
     errors = LiteralConsole(stderr=True)
     if any(f.status != "unchanged" for f in report.files) or report.forgotten:
         errors.print(summary_line(report))

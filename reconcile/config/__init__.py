@@ -23,6 +23,7 @@ about someone else's harness. It is read from, in order: ``--config FILE`` (or
     [ingest]                                 # the window a recorded timestamp must fall in
     earliest = "2000-01-01"                  # (these are the defaults; older archives set earlier)
     latest = "2100-01-01"
+    abandoned_after_hours = 24               # no end record, silent this long (no wall-clock budget): abandoned
 
     [formats.claude_code.settings]           # only for runs of one source format …
     result_bound_tokens = 30000
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from reconcile.config.settings import DEFAULTS, validate_setting
+from reconcile.store.status import ABANDONED_AFTER_SECONDS
 from reconcile.errors import BadInput
 from reconcile.ingest.ranges import EARLIEST, LATEST
 
@@ -105,6 +107,7 @@ class Config:
     signals: dict[str, dict[str, Any]] = field(default_factory=dict)
     scoped_disabled: dict[tuple[str, str], dict[str, Value]] = field(default_factory=dict)  # scope -> check -> Value
     window: tuple[date, date] = (EARLIEST, LATEST)  # [ingest] earliest, latest
+    abandoned_after: float = ABANDONED_AFTER_SECONDS  # [ingest] abandoned_after_hours, in seconds
 
     def policy(self, check: str) -> CheckPolicy:
         return self.checks.get(check) or CheckPolicy()
@@ -189,7 +192,9 @@ def load_config(explicit: Path | None = None, folder: Path | None = None, overri
             raise BadInput(f"{where}: db = {data['db']!r}; expected the store's path as a string")
         config.db = Value((path.parent / data["db"]) if not Path(data["db"]).is_absolute() else Path(data["db"]),
                           f"{where} (db)")
-    config.window = _window(_table(data.get("ingest", {}), where, f"{table}[ingest]"), where)
+    ingest_table = _table(data.get("ingest", {}), where, f"{table}[ingest]")
+    config.abandoned_after = _abandoned_after(ingest_table, where)
+    config.window = _window({k: v for k, v in ingest_table.items() if k != "abandoned_after_hours"}, where)
     config.settings = _settings(data.get("settings", {}), where, f"{table}[settings]")
     for name, body in _table(data.get("checks", {}), where, "[checks]").items():
         config.checks[name] = _check_policy(_table(body, where, f"[checks.{name}]"), where, f"[checks.{name}]")
@@ -216,6 +221,16 @@ def load_config(explicit: Path | None = None, folder: Path | None = None, overri
                     config.scoped_disabled.setdefault((kind, name), {})[check] = Value(
                         rules["enabled"], f"{where} {label}.checks.{check}")
     return config.with_overrides(overrides or [])
+
+
+def _abandoned_after(body: dict, where: str) -> float:
+    """``[ingest] abandoned_after_hours``: how long a run with no end record and no wall-clock budget of its own may
+    be silent before it is ``abandoned``, in seconds (a number of hours above 0; 24 by default)."""
+    raw = body.get("abandoned_after_hours", ABANDONED_AFTER_SECONDS / 3600)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 < raw <= 24 * 366:
+        raise BadInput(f"{where}: [ingest] abandoned_after_hours = {raw!r}; expected a number of hours above 0 "
+                       "(and within a year), e.g. 24")
+    return float(raw) * 3600
 
 
 def _window(body: dict, where: str) -> tuple[date, date]:

@@ -21,6 +21,7 @@ from reconcile import durability
 from reconcile.errors import BadInput, InternalError, UnknownFormat, did_you_mean
 from reconcile.prices.pricing import resolve as resolve_prices
 from reconcile.sql_text import insert_rows
+from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
 from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
@@ -41,14 +42,18 @@ BATCH_BYTES = 256 * 1024 * 1024
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
-           discovered: list[tuple[Path, bool]] | None = None, hold_unfinished: float | None = None) -> IngestReport:
+           discovered: list[tuple[Path, bool]] | None = None, hold_unfinished: float | None = None,
+           abandoned_after: float = ABANDONED_AFTER_SECONDS, now: datetime | None = None) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are.
 
     ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
     ``discovered``: ``(file, named explicitly)`` pairs someone else listed (a shard of a distributed
     ingest), loaded instead of walking ``paths``. ``hold_unfinished``: a file whose last line has no newline
     yet and that changed within that many seconds is passed over this time, its earlier rows kept (a writer
-    mid-line: ``reconcile watch`` loads it when the line is whole).
+    mid-line: ``reconcile watch`` loads it when the line is whole). Last, every run with no end record is
+    running or ``abandoned`` as of now (``abandoned_after``: seconds of silence for a run without a wall-clock
+    budget; ``store.status``) as of ``now`` (the clock's; ``reconcile watch`` passes its own): time passes for
+    unchanged files too.
     """
     forced = _forced_format(format)
     durability.begin(con, "the ingest")  # what an earlier process left in the log is written (or we stop here)
@@ -75,6 +80,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         report.files = [f for f in report.files if f.path not in again] + [f for f in results if f.path not in again]
         _requeue(queue, reloads)
     report.files.sort(key=lambda f: f.path)
+    _in_transaction(con, lambda: con.execute(ABANDON_SQL, {"now": now or datetime.now(timezone.utc),
+                                                           "after": float(abandoned_after)}),
+                    "marking the runs silent past their budget abandoned")
     if any(f.loaded for f in report.files):
         before = durability.mark(con)
         resolve_prices(con)  # new models or days: price them once, here, not in every query

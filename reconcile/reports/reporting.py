@@ -379,7 +379,7 @@ def _replayed(engine: Engine, budgets: dict[str, Any], night: str | None, config
 
 
 STATUS_COLOURS = {"succeeded": "#5a9e4b", "failed": "#b8474b", "cancelled": "#8c8c8c", "budget_exceeded": "#e08a2c",
-                  "timed_out": "#7b61a8", "stalled": "#2f6f9f", "running": "#c9b037"}
+                  "timed_out": "#7b61a8", "stalled": "#2f6f9f", "abandoned": "#6b4f3a", "running": "#c9b037"}
 
 
 def _local(moment: datetime | None, zone: str) -> datetime | None:

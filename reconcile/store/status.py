@@ -21,10 +21,30 @@ import duckdb
 
 from reconcile.sql_text import string_literal
 
-STATUSES = ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", "stalled", "running")
-"""Every canonical status. ``running`` means the run has no end record: crashed, or still going."""
+STATUSES = ("succeeded", "failed", "cancelled", "budget_exceeded", "timed_out", "stalled", "abandoned", "running")
+"""Every canonical status. ``running`` means the run has no end record and was last heard from within its
+wall-clock budget (or ``[ingest] abandoned_after_hours``, 24 by default) of the last ingest: still going, or
+too recently silent to say. ``abandoned``: no end record, and silent for longer than that — it crashed or was
+left, and will not end by itself: not running, not succeeded (reconcile's word, never a harness's)."""
 
-ENDED = tuple(s for s in STATUSES if s != "running")
+ENDED = tuple(s for s in STATUSES if s not in ("running", "abandoned"))  # the statuses a harness may write
+
+ABANDONED_AFTER_SECONDS = 24 * 3600  # silent this long with no end record and no wall-clock budget: abandoned
+
+# One statement (DuckDB and the store's SQL): a run with no end record whose last journalled moment (its last
+# step's end, else its start) is further back than its wall-clock budget, else $after seconds, from $now, is
+# abandoned; one that was abandoned and has been heard from since (its file grew) is running again.
+ABANDON_SQL = """
+update runs set status = case when stale then 'abandoned' else 'running' end
+from (select r.run_id,
+             coalesce(max(s.started_at + to_milliseconds(coalesce(s.ms, 0))), r.started_at)
+                 < $now - to_seconds(coalesce(r.max_wall_seconds, $after)) as stale
+      from runs r left join steps s using (run_id)
+      where r.status in ('running', 'abandoned') and r.ended_at is null and r.stop_reason is null
+        and r.harness_status is null
+      group by r.run_id, r.started_at, r.max_wall_seconds) w
+where runs.run_id = w.run_id and w.stale is not null
+  and runs.status <> case when w.stale then 'abandoned' else 'running' end"""
 
 # Numbers as harnesses print them in their stop strings: "200,000", "1_000", "300.0", "$2.00", "300s".
 # The spaces after the number are one \s* (the unit's own come with it): "\s*(?:unit)?\s*" splits a run of spaces

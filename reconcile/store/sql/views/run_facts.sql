@@ -24,7 +24,7 @@ cat as (select run_id, true as catalogued, bool_and(side_effect is not null) as 
 tree as (select v.run_id, t.budget_scope as root_scope from run_roots v join runs t on t.run_id = v.root_run_id)
 select r.run_id, r.source_format, r.agent,
        (coalesce(t.model_steps, 0) = 0 or t.usage_steps > 0) as usage,
-       (r.started_at is not null and (r.ended_at is not null or r.status = 'running')) as timestamps,
+       (r.started_at is not null and (r.ended_at is not null or r.status in ('running', 'abandoned'))) as timestamps,
        (coalesce(t.tool_steps, 0) = 0 or t.status_steps > 0) as tool_status,
        (coalesce(t.tool_steps, 0) = 0 or t.sized_steps > 0) as result_size,
        (coalesce(t.tool_steps, 0) = 0 or t.marked_steps > 0) as bounded,
