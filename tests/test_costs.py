@@ -266,3 +266,17 @@ def test_runs_and_show_agree_on_a_folded_session_s_start_and_wall_time(cli, tmp_
     first_line = json.loads((projects / "sample-project" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
                             .read_text().splitlines()[0])
     assert session["started_at"].startswith(first_line["timestamp"][:19])  # the session file's own first moment
+
+
+def test_replay_counts_a_session_and_its_subagents_as_one_task(cli, tmp_path):
+    """Issue 50: the cost per completed task replay gives, before and after, divides by tasks (trees), as cost does."""
+    projects = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
+    sessions = [p for p in projects.rglob("*.jsonl") if not all(json.loads(line).get("isSidechain")
+                                                                for line in p.read_text().splitlines() if line.strip())]
+    assert cli("ingest", projects, "--db", tmp_path / "s.duckdb").code == 0
+    group = next(g for g in cli("replay", "--set", "max_steps=100000", "--json", "--db", tmp_path / "s.duckdb").json()
+                 ["candidates"][0]["groups"] if g["key"] == "claude-code")
+    assert group["runs"] == 5 and group["tasks"] == len(sessions) == 3 and group["completed_tasks"] == 3
+    spend = Decimal(str(group["spend_usd"]))
+    assert Decimal(str(group["cost_per_completed_task_before_usd"])) == (spend / 3).quantize(Decimal("0.000001"),
+                                                                                               rounding=ROUND_HALF_UP)

@@ -262,7 +262,8 @@ def test_without_an_exit_status_the_status_is_inferred(planted):
     assert rows == {
         "v1-original": ("succeeded", False, "Submitted", True, "diff --git a/"),
         "v1-no-exit-status": ("succeeded", True, None, False, "diff --git a/"),  # its last message submits
-        "v1-stopped-mid-work": ("running", True, None, False, "diff --git a/"),  # info.submission is kept
+        # info.submission is kept; no end, and silent for far longer than a day: abandoned, not running
+        "v1-stopped-mid-work": ("abandoned", True, None, False, "diff --git a/"),
         "v2-exit-message-only": ("succeeded", False, "Submitted", True, "diff --git a/"),  # as its exit message says
         "v2-no-exit-status": ("succeeded", True, None, False, "diff --git a/"),
     }

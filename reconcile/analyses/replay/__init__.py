@@ -108,22 +108,24 @@ def _summarise(engine: Engine, candidate: Candidate, with_runs: bool) -> dict[st
 
 
 def _derive(group: dict[str, Any]) -> None:
-    """Cost per completed task before and after: spend / succeeded runs (unknown when any spend is)."""
+    """Cost per completed task before and after: spend / completed tasks — succeeded root runs, a run and its
+    sub-agents being one task — (unknown when any spend is)."""
     known = not group["spend_unknown_runs"] and not group["saving_unknown_runs"] and not group["wrap_up_unknown_runs"]
     group["cost_per_completed_task_before_micros"] = (
-        cost_per_completed_task(group["spend_micros"], group["succeeded"]) if not group["spend_unknown_runs"] else None)
+        cost_per_completed_task(group["spend_micros"], group["completed_tasks"]) if not group["spend_unknown_runs"] else None)
     after = (group["spend_micros"] - group["spend_saved_micros"] - group["spend_lost_micros"]
              + group["wrap_up_micros"]) if known else None
     group["spend_after_micros"] = after
     group["succeeded_after"] = group["succeeded"] - group["successes_lost"]
-    group["cost_per_completed_task_after_micros"] = cost_per_completed_task(after, group["succeeded_after"])
-    # every run paid for and none completed: unbounded, the worst — not unknown
-    group["no_task_completed_before"] = none_completed(group["runs"], group["succeeded"])
-    group["no_task_completed_after"] = none_completed(group["runs"], group["succeeded_after"])
+    group["completed_tasks_after"] = group["completed_tasks"] - group["completed_tasks_lost"]
+    group["cost_per_completed_task_after_micros"] = cost_per_completed_task(after, group["completed_tasks_after"])
+    # every task paid for and none completed: unbounded, the worst — not unknown
+    group["no_task_completed_before"] = none_completed(group["tasks"], group["completed_tasks"])
+    group["no_task_completed_after"] = none_completed(group["tasks"], group["completed_tasks_after"])
     group["minutes_saved"] = round(group["ms_saved"] / 60_000, 2)  # summed in whole milliseconds: no float drift
 
 
-_ADDED = ("runs", "succeeded", "stopped_earlier", "same_stop", "stopped_late", "runs_on", "successes_lost", "spend_saved_micros",
+_ADDED = ("runs", "succeeded", "tasks", "completed_tasks", "completed_tasks_lost", "stopped_earlier", "same_stop", "stopped_late", "runs_on", "successes_lost", "spend_saved_micros",
           "spend_lost_micros", "saving_unknown_runs", "wrap_up_micros", "wrap_up_unknown_runs", "steps_saved",
           "tool_steps_saved", "ms_saved", "seconds_unknown_runs", "not_judged_runs", "spend_micros",
           "spend_unknown_runs", "loops_caught", "false_positives", "steps_earlier")

@@ -15,6 +15,10 @@ GROUP_SQL = f"""
 select group_key as key,
        count(*) as runs,
        count(*) filter (where status = 'succeeded') as succeeded,
+       -- a task is an agent tree: its root run succeeded (a sub-agent's success is part of its root's task)
+       count(*) filter (where t.root_run_id = r.run_id) as tasks,
+       count(*) filter (where t.root_run_id = r.run_id and status = 'succeeded') as completed_tasks,
+       count(*) filter (where t.root_run_id = r.run_id and {_CUT} and status = 'succeeded') as completed_tasks_lost,
        count(*) filter (where {_CUT}) as stopped_earlier,
        count(*) filter (where outcome = 'same_stop') as same_stop,
        count(*) filter (where outcome = 'late_stop') as stopped_late,
@@ -37,7 +41,7 @@ select group_key as key,
        coalesce(sum(coalesce(budget_calls_made, charged_calls) - calls_made)
                     filter (where ceiling = 'loop' and {_CUT} and {_FAILED}), 0)::bigint as steps_earlier,
        list(distinct not_judged order by not_judged) filter (where not_judged is not null) as not_judged_ceilings
-from _replay_runs
+from _replay_runs r left join run_roots t on t.run_id = r.run_id
 group by group_key
 order by group_key
 """
