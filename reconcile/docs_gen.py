@@ -22,7 +22,8 @@ RELATIONS = {
                    "for the root of an agent tree whose budget the tree shares (`limits.scope = tree`), every run of the "
                    "tree's — with the wrap-up turns apart, since a harness may charge them or not.",
     "open_calls": "One row a tool call with no result: `in_flight` when the run is still `running` and no model step "
-                  "follows the call (the harness is mid-call); otherwise its result is lost.",
+                  "follows the call (the harness is mid-call); otherwise (the run ended, went on, or is `abandoned`) its "
+                  "result is lost.",
     "run_costs": "One row a run: its cost by reconcile's prices (`ours_micros`, and whether every call could be "
                  "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
                  "own costs), and what is unknown (unpriced tokens, calls without usage or with a token bucket "
