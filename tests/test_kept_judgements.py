@@ -224,3 +224,28 @@ def test_a_check_whose_sql_changed_is_judged_again_and_the_others_are_kept(tmp_p
     assert _verdicts(warm) == _fresh(tmp_path, night, monkeypatch, checks=changed)
     con.close()
 
+
+
+def test_a_run_that_turns_abandoned_is_judged_again(tmp_path):
+    """Issue 50: a run with no end record turns abandoned with time alone (its file unchanged): a verdict kept while
+    it was running (its last call in flight) is not reused once it is abandoned (that call is lost)."""
+    from datetime import datetime, timedelta, timezone
+
+    start = datetime(2026, 11, 28, 23, 0, tzinfo=timezone.utc)
+    path = tmp_path / "night.jsonl"
+    with Journal(path, clock=StepClock(start)) as journal:
+        run = journal.start_run("r", agent="a", model="claude-sonnet-4-5", tools=[{"name": "read_file"}],
+                                limits={"max_wall_seconds": 600})
+        run.model_step(usage={"input_uncached": 10, "output": 1}, ms=500, tool_calls=[("read_file", {"path": "x"})])
+    checks = [c for c in load_checks() if c.name in ("calls_in_flight", "tool_calls_paired")]
+    with store.connect(tmp_path / "s.duckdb") as con:
+        engine = DuckDBEngine(con)
+
+        def found(now):
+            ingest(con, [path], now=now)
+            report = run_checks(engine, checks, record=True)
+            return sorted((f.check, f.run_id) for f in report.findings)
+
+        assert found(start + timedelta(minutes=5)) == [("calls_in_flight", "r")]
+        assert found(start + timedelta(minutes=6)) == [("calls_in_flight", "r")]  # kept: nothing changed
+        assert found(start + timedelta(days=1)) == [("tool_calls_paired", "r")]  # abandoned: judged again

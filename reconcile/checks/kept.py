@@ -74,18 +74,22 @@ def prepare(engine: Engine, checks, config) -> None:
     facts = repr(engine.rows("select format, fact, recorded, how, inferred from format_facts order by all"))
     common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices, facts])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
-    # A tree's key: its files' names and contents. A file the store has no digest of makes it unknown
+    # A tree's key: its files' names and contents, and its runs' statuses (a run with no end record turns
+    # abandoned with time alone, its files unchanged). A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
     engine.run(
         """create or replace temp table _run_keys as
         with roots as (select * from run_roots),
         held as (select distinct t.root_run_id, r.source_file, f.sha256
                  from runs r join roots t using (run_id) left join ingested_files f on f.path = r.source_file),
-        trees as (select root_run_id,
-                         case when bool_and(sha256 is not null and source_file is not null) then
-                              sha256(string_agg(source_file || chr(31) || sha256, chr(30) order by source_file, sha256))
+        ended as (select t.root_run_id, string_agg(r.run_id || chr(31) || r.status, chr(30) order by r.run_id) as statuses
+                  from runs r join roots t using (run_id) group by t.root_run_id),
+        trees as (select h.root_run_id,
+                         case when bool_and(h.sha256 is not null and h.source_file is not null) then
+                              sha256(string_agg(h.source_file || chr(31) || h.sha256, chr(30) order by h.source_file, h.sha256)
+                                     || chr(29) || any_value(e.statuses))
                          end as tree_key
-                  from held group by root_run_id),
+                  from held h join ended e using (root_run_id) group by h.root_run_id),
         undated as (select distinct t.root_run_id from steps s join runs r using (run_id) join roots t using (run_id)
                     where coalesce(s.started_at, r.started_at) is null)
         select t.run_id, t.root_run_id,
