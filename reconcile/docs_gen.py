@@ -159,7 +159,7 @@ def checks_markdown() -> str:
              "depends only on that run's agent tree. Its verdict on each run is kept in the store (by a check",
              "that records, such as `reconcile morning`) under the check's key (its SQL, reconcile's code, the",
              "configuration, the price list) and the run's (the name and content of every file",
-             "holding its tree). The next check reuses a verdict whose keys still match and judges only the",
+             "holding its tree, and its runs' statuses). The next check reuses a verdict whose keys still match and judges only the",
              "other runs: a night that adds a tenth of the runs is judged a tenth. The rest judge **the store**",
              "(a bill against the journals, a week against the weeks before) and always run whole.", "",
              "A header's optional `cites:` line names the design note a rule comes from (\"seed 003 (transport",

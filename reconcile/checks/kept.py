@@ -8,8 +8,9 @@ under two keys:
 - the check's: its SQL, reconcile's code (every module and SQL file of the installed package, so an
   upgrade re-judges), the whole configuration, and the price list's sources and versions (a changed
   ``reconcile.toml`` or price file re-judges every run);
-- the run's: the name and SHA-256 of every file that holds a run of its tree, and today's date when a
-  step of the tree has no time of its own (it is priced at today's prices, which can change).
+- the run's: the name and SHA-256 of every file that holds a run of its tree, its runs' statuses (a run
+  with no end record turns abandoned with time alone), and today's date when a step of the tree has no
+  time of its own (it is priced at today's prices, which can change).
 
 A later check reuses the verdicts whose two keys still match and judges only the other runs, with the
 tables it reads cut down to those runs' trees (``restricted``): a morning that adds a tenth of the runs
