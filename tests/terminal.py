@@ -36,3 +36,10 @@ def in_pty(args: list[str], columns: int, codes: tuple[int, ...] = (0, 1), cwd: 
     lines = ESCAPES.sub("", out.decode()).replace("\r", "").splitlines()
     assert code in codes, (args, code, "\n".join(lines))
     return lines
+
+
+def too_wide(lines: list[str], columns: int) -> list[str]:
+    """The lines wider than the terminal, unless the output says its table cannot fit (and where to read it whole)."""
+    if any("too wide for" in line and ("--wide" in line or "--csv" in line) for line in lines):
+        return []
+    return [line for line in lines if len(line) > columns]
