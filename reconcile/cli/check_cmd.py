@@ -9,7 +9,8 @@ import typer
 
 from reconcile.analyses.coverage import require_runs
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
-from reconcile.checks.runner import SHOWN, not_judged_summary
+from reconcile.checks.not_judged import not_judged_summary
+from reconcile.checks.runner import SHOWN
 from reconcile.checks.written import write_findings
 from reconcile.errors import BadInput
 from reconcile.sheets import Column, Sheet
