@@ -267,7 +267,8 @@ def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[s
             continue
         row = seen[outcome.run_id]
         status, stop = row["status"], row["stop_reason"]
-        outcome.status = None if status == "running" else status
+        # no end record: running, or abandoned once silent past its budget (the kit's simulated clock is in the past)
+        outcome.status = None if status in ("running", "abandoned") else status
         outcome.stop_reason, outcome.timeouts, outcome.harness_status = stop, row["timeouts"], row["harness_status"]
         facts = Seen(row["loop_detector"], frozenset(c for c in _REACHED if row[c] is not None),
                      frozenset(c for c in _REACHED if row[c]), row["overrun"])
