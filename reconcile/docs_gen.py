@@ -24,13 +24,18 @@ RELATIONS = {
     "open_calls": "One row a tool call with no result: `in_flight` when the run is still `running` and no model step "
                   "follows the call (the harness is mid-call); otherwise (the run ended, went on, or is `abandoned`) its "
                   "result is lost.",
-    "run_costs": "One row a run: its cost by reconcile's prices (`ours_micros`, and whether every call could be "
-                 "priced: `ours_complete`), what its harness recorded (`harness_micros`: the ledger, else the steps' "
-                 "own costs), and what is unknown (unpriced tokens, calls without usage or with a token bucket "
-                 "unknown). `--cost-source` picks.",
+    "run_costs": "One row a run: its cost by reconcile's prices by the one rule -- exact (`ours_micros`, "
+                 "`ours_complete`), else between `ours_low_micros` and `ours_high_micros` (NULL: no ceiling, \"at "
+                 "least\" the floor; the floor is never NULL), with the same bounds unrounded for sums over runs -- what "
+                 "its harness recorded (`harness_micros`: the ledger, else its calls' own costs where every call has "
+                 "one; `harness_partial_micros` where only some do), and why ours is not exact (unpriced tokens, calls "
+                 "without usage, with a token count unknown, with an unknown cached share). `--cost-source` picks.",
     "chosen_costs": "One row a run and a cost source asked for (`asked`: `auto`, `ours`, `harness`): `run_costs` with "
-                    "the source that answers (`source`), its figure (`cost_micros`) and whether it leaves nothing out "
-                    "(`complete`). `select run_id, cost_micros from chosen_costs where asked = 'auto'`.",
+                    "the source that answers (`source`), its figure by the one rule (`cost_micros` where exact, "
+                    "`complete`; else `cost_low_micros` .. `cost_high_micros`, NULL high: at least; the `*_unrounded` "
+                    "pair for sums), and `harness_below_floor` where the harness's own figure is below reconcile's "
+                    "floor for the same calls (`auto` then shows reconcile's). "
+                    "`select run_id, cost_micros from chosen_costs where asked = 'auto'`.",
     "run_roots": "One row a run: the topmost ancestor in the store (`root_run_id`, the run itself when it has none) — "
                  "its agent tree, looked up through six levels of sub-agents.",
     "runs": "The canonical run records as loaded (the ledger counters are the harness's own, never recomputed).",

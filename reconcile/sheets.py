@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from reconcile.money import usd
+from reconcile.money import amount_text, usd
 from reconcile.outputs import write_output
 
 MONEY_KINDS = {"money": 2, "money4": 4, "signed_money": 2}
@@ -76,9 +76,30 @@ class Sheet:
 
     def cells(self) -> list[list[str]]:
         """The rows (and the totals under them) as people read them."""
-        return [[row.get(MISSING_AS, {}).get(c.key, c.missing) if row.get(c.key) is None
+        return [[missing_cell(row, c) if row.get(c.key) is None
                  else shown(row.get(c.key), c.kind_in(row), self.zone) for c in self.columns]
                 for row in [*self.rows, *self.totals]]
+
+
+def bounds_keys(key: str) -> tuple[str, str]:
+    """Where a money figure's bounds are kept beside it: ``cost_micros`` -> ``cost_low_micros``, ``cost_high_micros``."""
+    stem = key.removesuffix("_micros")
+    return f"{stem}_low_micros", f"{stem}_high_micros"
+
+
+def missing_cell(row: dict[str, Any], column: Column) -> str:
+    """What a cell reads where its value is not known exactly: a money figure with bounds beside it is a range or
+    "at least" (never its known part alone, never blank); else what the row says it means, else the column's word."""
+    said = row.get(MISSING_AS, {})
+    if column.key in said:
+        return said[column.key]
+    if column.kind in MONEY_KINDS:
+        low_key, high_key = bounds_keys(column.key)
+        if row.get(low_key) is not None:
+            text = amount_text(None, row[low_key], row.get(high_key), places=MONEY_KINDS[column.kind],
+                               unknown=column.missing)
+            return text
+    return column.missing
 
 
 def shown(value: Any, kind: str, zone: str = "UTC") -> str:

@@ -448,6 +448,21 @@ def planted_models_priced(j):
     return [("mystery", first)]
 
 
+def planted_harness_cost_not_below_floor(j):
+    """Issue 56: a run whose second call has no price has no exact cost, but a floor (its first call, exactly priced:
+    claude-sonnet-4-5, 100 uncached, 900 read, 50 out = $0.00132). Its harness recorded $0.0002 for both: below it.
+    A run whose harness recorded more than the floor is not reported (its figure may be the cost)."""
+    low = Run(j, "underpriced")
+    low.model()
+    low.model(model="mystery-model-9", final=True)
+    low.end()
+    fair = Run(j, "recorded_above_floor")
+    fair.model(cost_micros=5000)
+    fair.model(model="mystery-model-9", final=True, cost_micros=5000)
+    fair.end()
+    return [("underpriced", None)]
+
+
 def _weeks(j, second_week_usage):
     """The same agent and task a week apart (journal clock: two starts seven days apart)."""
     import datetime as dt

@@ -33,9 +33,13 @@ def test_every_command_prints_through_the_table_code(cli, night_db, command):
 def test_money_is_dollars_and_cents_and_never_minus_zero():
     # an amount under a cent reads to its first significant digit: never $0.00, never "-<$0.01"
     assert [usd(m) for m in (0, 1_234_567, 4_999, -4_999, -5_000, 12, 1, 450)] == [
-        "$0.00", "$1.23", "$0.005", "-$0.005", "-$0.01", "$0.00001", "$0.000001", "$0.0005"]
-    assert usd(-71, signed=True) == "-$0.0001" and usd(0, signed=True) == "$0.00" and usd(10_000, signed=True) == "+$0.01"
-    assert usd(71, signed=True) == "+$0.0001" and usd(123_456, places=4) == "$0.1235" and usd(40, places=4) == "$0.00004"
+        "$0.00", "$1.23", "$0.005", "-$0.005", "-$0.005", "$0.00001", "$0.000001", "$0.0005"]
+    # issue 56: a real amount under a cent is shown to its first significant digit, never rounded up to a cent it
+    # did not cost ($0.0051 is not "$0.01", $0.00084 not "$0.001"); one that rounds to a cent reads as the cent
+    assert [usd(m) for m in (5_100, 840, 9_600, 99, 950, 10_000)] == [
+        "$0.005", "$0.0008", "$0.01", "$0.0001", "$0.001", "$0.01"]
+    assert usd(-71, signed=True) == "-$0.00007" and usd(0, signed=True) == "$0.00" and usd(10_000, signed=True) == "+$0.01"
+    assert usd(71, signed=True) == "+$0.00007" and usd(123_456, places=4) == "$0.1235" and usd(40, places=4) == "$0.00004"
     assert usd(14_837, places=4) == "$0.0148" and usd(None) == "unknown"
 
 

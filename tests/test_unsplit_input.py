@@ -38,7 +38,7 @@ def _micros(tokens_at_prices) -> int:
     return int(sum(tokens_at_prices, Decimal(0)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _synthetic(model: str, uuid: str) -> dict:
+def _synthetic(model: str, uuid: str, input_tokens: int = 66) -> dict:
     """The old log's first sample as a .json log of an older inspect, its model swapped: input, output, total only."""
     with zipfile.ZipFile(OLD) as archive:
         header = json.loads(archive.read("header.json"))
@@ -48,8 +48,8 @@ def _synthetic(model: str, uuid: str) -> dict:
         if event.get("event") == "model":
             event["model"] = model
             event["output"]["model"] = model.split("/", 1)[1]  # the model the provider says answered
-            event["output"]["usage"] = {"input_tokens": 66, "output_tokens": 1, "total_tokens": 67}
-    sample["model_usage"] = {model: {"input_tokens": 66, "output_tokens": 1, "total_tokens": 67}}
+            event["output"]["usage"] = {"input_tokens": input_tokens, "output_tokens": 1, "total_tokens": input_tokens + 1}
+    sample["model_usage"] = {model: {"input_tokens": input_tokens, "output_tokens": 1, "total_tokens": input_tokens + 1}}
     header["eval"]["model"] = model
     header["eval"]["packages"]["inspect_ai"] = "0.3.42.dev"
     return {**header, "samples": [sample]}
@@ -62,6 +62,8 @@ def db(tmp_path_factory):
     # the issue's held-out log: a Llama on Azure AI (no price in the list), and a model whose price has no cache
     (folder / "llama.json").write_text(json.dumps(_synthetic("azureai/Meta-Llama-3-1-405B-Instruct", "llama")))
     (folder / "mistral.json").write_text(json.dumps(_synthetic("mistral/mistral-large-latest", "mistral")))
+    # a prompt long enough to have been cached (OpenAI caches from 1,024 tokens): its split, and cost, a range
+    (folder / "long.json").write_text(json.dumps(_synthetic("openai/gpt-4o-mini", "long", input_tokens=3000)))
     path = folder / "store.duckdb"
     with store.connect(path) as con:
         assert ingest(con, [folder]).totals["rejected"] == 0
@@ -92,19 +94,37 @@ def test_no_prompt_cache_means_the_split_is_known_and_the_cost_exact(cli, db):
     assert rows[0]["cost_micros"] == 138
 
 
-def test_a_model_with_a_cache_gets_a_range_kept_out_of_the_exact_figures(cli, db):
-    """gpt-4o-mini caches prompts: each call's input is all cached at the least, all uncached at the most."""
+def test_a_prompt_too_short_to_cache_is_all_uncached_and_exact(cli, db):
+    """Issue 56: OpenAI caches only prompts of 1,024 tokens or more. Every prompt of the old log is shorter, so none
+    was cached: the split is known (all uncached) and the cost exact."""
     price = PRICES["gpt-4o-mini"][0]
     usages = [u for sample in _samples(OLD) for u in _usages(sample)]
-    low = sum(_micros([u["input_tokens"] * price["cache_read"], u["output_tokens"] * price["output"]]) for u in usages)
-    high = sum(_micros([u["input_tokens"] * price["input"], u["output_tokens"] * price["output"]]) for u in usages)
-    data = cli("cost", "--by", "model", "--json", "--db", db).json()
-    group = next(g for g in data["groups"] if g["key"].startswith("gpt-4o-mini"))
+    assert usages and all(u["input_tokens"] < 1024 for u in usages)
+    exact = _micros([Decimal(u["input_tokens"]) * price["input"] + u["output_tokens"] * price["output"] for u in usages])
+    data = cli("cost", "--by", "run", "--json", "--db", db).json()
+    old = [g for g in data["groups"] if g["key"] not in ("llama", "mistral", "long")]
+    assert sum(g["model_calls"] for g in old) == len(usages)
+    assert all(g["cost_usd"] is not None for g in old)
+    assert round(sum(Decimal(str(g["cost_usd"])) for g in old) * 1_000_000) == pytest.approx(exact, abs=len(old))
+    assert all(g["cache_read"] == 0 for g in old)
+
+
+def test_a_model_with_a_cache_gets_a_range_kept_out_of_the_exact_figures(cli, db):
+    """gpt-4o-mini caches a 3,000-token prompt: its input is all cached at the least, all uncached at the most."""
+    price = PRICES["gpt-4o-mini"][0]
+    low = _micros([3000 * price["cache_read"], 1 * price["output"]])
+    high = _micros([3000 * price["input"], 1 * price["output"]])
+    data = cli("cost", "--by", "run", "--json", "--db", db).json()
+    group = next(g for g in data["groups"] if g["key"] == "long")
     assert group["cost_usd"] is None  # no exact figure: the split, and so the cost, is not known exactly
     assert (round(group["cost_low_usd"] * 1e6), round(group["cost_high_usd"] * 1e6)) == (low, high)
     assert group["input_uncached"] is None and group["cache_read"] is None  # the split stays unknown
-    text = cli("cost", "--by", "model", "--db", db).out
-    assert "calls' cached share unknown: all cached to all uncached" in text
-    # the total's exact figure holds the exact calls only (Mistral's), never a bound; its range is unknown: the
-    # Llama on Azure has no price at all
-    assert round(data["total"]["cost_usd"] * 1e6) == 138 and data["total"]["cost_low_usd"] is None
+    text = cli("cost", "--by", "run", "--db", db).out
+    assert "1 call's cached share unknown" in text
+    # the total is never the exact calls' part alone: no exact figure, at least the sum of the floors (the Llama on
+    # Azure has no price at all, so no ceiling)
+    runs = {g["key"]: g for g in data["groups"]}
+    floors = sum(round(Decimal(str(g["cost_low_usd"])) * 1_000_000) for g in runs.values())
+    assert data["total"]["cost_usd"] is None and data["total"]["cost_high_usd"] is None
+    assert round(Decimal(str(data["total"]["cost_low_usd"])) * 1_000_000) == pytest.approx(floors, abs=len(runs))
+    assert runs["mistral"]["cost_usd"] == 0.000138 and runs["llama"]["cost_usd"] is None

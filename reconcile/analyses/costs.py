@@ -70,6 +70,14 @@ LIMITS = ("coalesce(nullif(concat_ws(' ', 'steps=' || r.max_steps::varchar, 'tok
           "'no limits recorded')")
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
 WINDOW = RUNS_IN_WINDOW
+# A group of runs' chosen costs (``chosen_costs`` as ``c``) by the one rule: exact where every run's is, a range where
+# every run is bounded, else at least the floor -- the runs' unrounded figures added and rounded once.
+RUN_SUMS = """case when bool_and(c.complete) then round(sum(c.cost_low_unrounded)) end::bigint as cost_micros,
+               round(coalesce(sum(c.cost_low_unrounded), 0))::bigint as cost_low_micros,
+               case when count(c.cost_high_unrounded) = count(*) then round(coalesce(sum(c.cost_high_unrounded), 0))
+                    end::bigint as cost_high_micros,
+               coalesce(bool_and(c.complete), true) as complete,
+               count(*) filter (where not c.complete) as runs_not_exact"""
 
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")
 
@@ -94,11 +102,22 @@ _TOKENS = f"""
                                      and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as completed_tasks,
     count(*) filter (where s.kind = 'model') as model_calls,
     {", ".join(_bucket_sum(bucket) for bucket in BUCKETS)},
-    sum(s.cost_micros)::bigint as priced_micros,
-    sum(s.uncached_cost_micros)::bigint as uncached_cost_micros,
+    -- reconcile's own prices of the group's calls, by the one rule: exact, a range, or at least (summed unrounded)
+    case when count(*) filter (where s.kind = 'model' and s.cost_micros is null) = 0
+         then round(sum(s.cost_low_unrounded)) end::bigint as priced_micros,
+    round(coalesce(sum(s.cost_low_unrounded), 0))::bigint as priced_low_micros,
+    case when count(*) filter (where s.kind = 'model' and s.cost_high_unrounded is null) = 0
+         then round(coalesce(sum(s.cost_high_unrounded), 0)) end::bigint as priced_high_micros,
+    -- the same calls with no cache: exact where every call's is known, else at least what is known
+    case when count(*) filter (where s.kind = 'model' and s.uncached_cost_micros is null) = 0
+         then coalesce(sum(s.uncached_cost_micros), 0) end::bigint as uncached_cost_micros,
+    coalesce(sum(s.uncached_cost_micros), 0)::bigint as uncached_cost_low_micros,
     sum(s.catalogue_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
-    sum(s.catalogue_tax_micros)::bigint as catalogue_tax_micros,
+    case when count(*) filter (where s.catalogue_tokens is not null and s.catalogue_tax_micros is null) = 0
+         then sum(s.catalogue_tax_micros) end::bigint as catalogue_tax_micros,
+    sum(s.catalogue_tax_micros)::bigint as catalogue_tax_low_micros,
     sum(s.harness_cost_micros)::bigint as harness_cost_micros,
+    -- over the calls that have both figures (named so: "difference from the harness's own figure")
     sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
     -- a call whose model nobody recorded is unpriced too: it is named, never a NULL in the list
     list(distinct coalesce(s.price_model, '(model not recorded)')
@@ -106,11 +125,10 @@ _TOKENS = f"""
 """
 
 _COST = """
-    sum(micros)::bigint as cost_micros,
-    -- where some calls' cache split is unknown: the cost between all cached and all uncached, when every line is
-    -- priced or bounded (never in cost_micros, which is exact or unknown)
-    case when count(low) = count(*) then sum(low) end::bigint as cost_low_micros,
-    case when count(high) = count(*) then sum(high) end::bigint as cost_high_micros,
+    -- the one rule: exact where every line is, else low .. high where every line is bounded, else at least low
+    case when count(micros) = count(*) then round(coalesce(sum(low), 0)) end::bigint as cost_micros,
+    round(coalesce(sum(low), 0))::bigint as cost_low_micros,
+    case when count(high) = count(*) then round(coalesce(sum(high), 0)) end::bigint as cost_high_micros,
     count(*) filter (where unsplit) as calls_with_unknown_split,
     sum(micros) filter (where source = 'harness')::bigint as harness_sourced_micros,
     count(distinct run_id) filter (where source = 'harness' and micros is not null) as harness_sourced_runs,
@@ -118,24 +136,28 @@ _COST = """
     coalesce(sum(unpriced_tokens), 0)::bigint as unpriced_tokens,
     count(*) filter (where no_usage) as calls_without_usage,
     count(*) filter (where partial_usage) as calls_with_unknown_buckets,
-    count(*) filter (where no_cost) as runs_without_cost
+    count(*) filter (where no_cost) as runs_without_cost,
+    count(distinct run_id) filter (where below_floor) as harness_below_floor_runs
 """
 
 
 def _lines(by: str) -> str:
-    """Cost lines: a model step of a run costed by our prices, or a whole run costed by its harness."""
+    """Cost lines: a model step of a run costed by our prices, or a whole run costed by its harness; each with its
+    exact figure (or NULL) and its bounds, unrounded (a group adds them and rounds once)."""
     step_key, run_key = GROUPS[by]
     return f"""lines as (
-    select s.run_id, {step_key} as key, s.cost_micros as micros, s.cost_low_micros as low, s.cost_high_micros as high,
-           s.cost_micros is null and s.cost_low_micros is not null as unsplit, 'ours' as source, s.unpriced,
+    select s.run_id, {step_key} as key, s.cost_micros as micros, s.cost_low_unrounded as low,
+           s.cost_high_unrounded as high, s.cost_micros is null and s.cost_high_micros is not null as unsplit,
+           'ours' as source, s.unpriced,
            case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
            coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
-               as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost
+               as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost,
+           c.harness_below_floor as below_floor
     from step_view s join runs r using (run_id) join chosen_costs c using (run_id)
     where c.asked = $source and c.source = 'ours' and s.kind = 'model' and {WINDOW}
     union all
-    select r.run_id, {run_key}, c.harness_micros, c.harness_micros, c.harness_micros, false, 'harness', false, 0,
-           false, false, c.harness_micros is null
+    select r.run_id, {run_key}, c.harness_micros, c.cost_low_unrounded, c.cost_high_unrounded, false, 'harness',
+           false, 0, false, false, c.harness_micros is null, c.harness_below_floor
     from runs r join chosen_costs c using (run_id) where c.asked = $source and c.source = 'harness' and {WINDOW}
 )"""
 
@@ -190,10 +212,7 @@ def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, A
                coalesce(r.model, '(none)') as model, {LIMITS} as limits,
                count(*) filter (where m.run_id = r.run_id) as runs,
                count(*) filter (where m.run_id = r.run_id and r.status = 'succeeded') as succeeded,
-               sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete,
-               case when count(c.cost_low_micros) = count(*) then sum(c.cost_low_micros) end::bigint as cost_low_micros,
-               case when count(c.cost_high_micros) = count(*) then sum(c.cost_high_micros) end::bigint
-                   as cost_high_micros,
+               {RUN_SUMS},
                sum(case when c.source = 'ours' then c.calls_with_unknown_split else 0 end)::bigint
                    as calls_with_unknown_split,
                count(*) filter (where c.source = 'harness') as harness_sourced_runs
@@ -203,75 +222,120 @@ def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, A
         group by 1, 2, 3, 4 order by 1, 2, 3, 4""", params)
     for row in per_task:
         row["success_rate"] = row["succeeded"] / row["runs"] if row["runs"] else None
-        if not row["complete"]:  # a partial sum is not the cost
-            row["cost_micros"] = None
-        row["cost_per_completed_task_micros"] = cost_per_completed_task(row["cost_micros"], row["succeeded"])
+        row.update(per_completed_task(row, row["succeeded"]))
         row["no_task_completed"] = none_completed(row["runs"], row["succeeded"])
     waste = engine.records(f"""
-        select r.status, count(*) as runs, sum(c.cost_micros)::bigint as cost_micros, bool_and(c.complete) as complete
+        select r.status, count(*) as runs, {RUN_SUMS}
         from runs r join chosen_costs c using (run_id) where c.asked = $source and {WINDOW} group by 1 order by 1""",
         params)
-    spent = sum(row["cost_micros"] or 0 for row in waste)
-    for row in waste:
-        row["share"] = row["cost_micros"] / spent if spent and row["cost_micros"] is not None else None
     wasted_rows = [row for row in waste if row["status"] in WASTE_STATUSES]
-    known = [row["cost_micros"] for row in wasted_rows if row["cost_micros"] is not None]
-    wasted = sum(known) if known or not wasted_rows else None
+    other_rows = [row for row in waste if row["status"] not in WASTE_STATUSES]
+    wasted, other = summed(wasted_rows), summed(other_rows)
+    everything = summed(waste)
+    for row in waste:
+        row["share"] = share_of(row, summed([r for r in waste if r is not row]))
     return {"total": total, "cost_per_completed_task": per_task, "spend_by_status": waste,
             "spend_on_failed_stalled_budget_stopped": {
-                "cost_micros": wasted, "share": wasted / spent if spent and wasted is not None else None,
-                "complete": all(row["complete"] for row in wasted_rows), "runs": sum(r["runs"] for r in wasted_rows)},
+                **wasted, "share": share_of(wasted, other), **{f"share_{k}": v for k, v in share_bounds(wasted, other).items()},
+                "spent": everything, "runs": sum(r["runs"] for r in wasted_rows)},
             "prices": price_sources(engine)}
+
+
+def summed(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Figures of several rows added by the one rule: exact if every one is, bounded if every one is, else at least."""
+    lows = [row["cost_low_micros"] for row in rows]
+    highs = [row["cost_high_micros"] for row in rows]
+    exact = all(row["cost_micros"] is not None for row in rows)
+    return {"cost_micros": sum(row["cost_micros"] for row in rows) if exact else None,
+            "cost_low_micros": sum(lows), "cost_high_micros": None if None in highs else sum(highs), "complete": exact}
+
+
+def share_bounds(part: dict[str, Any], rest: dict[str, Any]) -> dict[str, float | None]:
+    """The share ``part`` is of ``part`` + ``rest``, as bounds: it grows with the part and shrinks with the rest, so
+    the least is the part's floor over it and the rest's ceiling (0 where the rest is unbounded), the most the
+    part's ceiling over it and the rest's floor (1 where the part is unbounded)."""
+    def ratio(a, b):
+        return a / (a + b) if a is not None and b is not None and a + b else (0.0 if a == 0 else None)
+    low = ratio(part["cost_low_micros"], rest["cost_high_micros"]) if rest["cost_high_micros"] is not None else 0.0
+    high = ratio(part["cost_high_micros"], rest["cost_low_micros"]) if part["cost_high_micros"] is not None else 1.0
+    return {"low": low, "high": high}
+
+
+def share_of(part: dict[str, Any], rest: dict[str, Any]) -> float | None:
+    """The share ``part`` is of ``part`` + ``rest`` where both are exact (else None: see ``share_bounds``)."""
+    if part["cost_micros"] is None or rest["cost_micros"] is None or not part["cost_micros"] + rest["cost_micros"]:
+        return None
+    return part["cost_micros"] / (part["cost_micros"] + rest["cost_micros"])
+
+
+def per_completed_task(row: dict[str, Any], completed: int | None) -> dict[str, Any]:
+    """A group's cost per completed task by the one rule: its spend's figure, or bounds, each over the tasks
+    completed (None where none was)."""
+    return {"cost_per_completed_task_micros": cost_per_completed_task(row.get("cost_micros"), completed),
+            "cost_per_completed_task_low_micros": cost_per_completed_task(row.get("cost_low_micros"), completed),
+            "cost_per_completed_task_high_micros": cost_per_completed_task(row.get("cost_high_micros"), completed)}
 
 
 def costliest_runs(engine: Engine, window: Window | None = None, source: str = "auto",
                    limit: int = 10) -> list[dict[str, Any]]:
-    """The runs that cost most under ``source``, with where each figure came from."""
+    """The runs that cost most under ``source`` (a range or a floor by its floor), with where each figure came from."""
     return engine.records(f"""
-        select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.source, c.complete,
-               c.harness_basis,  -- what our prices leave out matters only where our prices are the figure
+        select r.run_id, r.agent, r.task_class, r.status, v.steps, c.cost_micros, c.cost_low_micros,
+               c.cost_high_micros, c.source, c.complete, c.harness_basis,
+               -- what our prices leave out matters only where our prices are the figure
                case when c.source = 'ours' then c.unpriced_tokens else 0 end as unpriced_tokens,
                case when c.source = 'ours' then c.calls_without_usage else 0 end as calls_without_usage,
-               case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets
+               case when c.source = 'ours' then c.calls_with_unknown_buckets else 0 end as calls_with_unknown_buckets,
+               case when c.source = 'ours' then c.calls_with_unknown_split else 0 end as calls_with_unknown_split
         from runs r join run_view v using (run_id) join chosen_costs c using (run_id)
-        where c.asked = $source and c.cost_micros is not null and {WINDOW}
-        order by c.cost_micros desc, r.run_id limit {int(limit)}""", {**(window or Window()).params, "source": source})
+        where c.asked = $source and c.cost_low_micros > 0 and {WINDOW}
+        order by c.cost_low_micros desc, r.run_id limit {int(limit)}""", {**(window or Window()).params, "source": source})
 
 
 def _derive(key: str, tokens: dict[str, Any] | None, cost: dict[str, Any] | None, source: str) -> dict[str, Any]:
     row = {"key": key, **(tokens or {}), **(cost or {})}
     row["key"] = key
     for name in ("runs", "succeeded", "tasks", "completed_tasks", "model_calls", "unpriced_steps", "unpriced_tokens", "calls_without_usage",
-                 "calls_with_unknown_buckets", "calls_with_unknown_split", "runs_without_cost", "harness_sourced_runs"):
+                 "calls_with_unknown_buckets", "calls_with_unknown_split", "runs_without_cost", "harness_sourced_runs",
+                 "harness_below_floor_runs"):
         row[name] = row.get(name) or 0
     if tokens is None:  # no step of the group's runs at all: no tokens
         row.update(dict.fromkeys(BUCKETS, 0))
+    if cost is None:  # no cost line: no model call was made (and no run's harness figure stands in): exactly $0
+        row.update(cost_micros=0, cost_low_micros=0, cost_high_micros=0)
+    for name in ("priced", "uncached_cost"):  # no call: exactly nothing
+        if not row["model_calls"] and row.get(f"{name}_micros") is None:
+            row[f"{name}_micros"] = 0
     inputs = [row[name] for name in BUCKETS[:4]]
     all_input = None if None in inputs else sum(inputs)
-    priced = row.get("priced_micros")
-    uncached = row.get("uncached_cost_micros")
     row["cost_source"] = source
-    if row.get("cost_micros") is None and not row["runs"] and not row["harness_sourced_runs"]:
-        row["cost_micros"] = 0  # no run at all: nothing was spent (unknown is for runs whose cost nobody knows)
-    row.setdefault("cost_micros", None)
-    if row["cost_micros"] == 0 and not row["runs"]:
-        row["cost_low_micros"] = row["cost_high_micros"] = 0
-    row["cost_complete"] = row["cost_micros"] is not None and not (row["unpriced_steps"] or row["calls_without_usage"] or row["calls_with_unknown_buckets"]
-                                or row["runs_without_cost"])
-    row["savings_micros"] = uncached - priced if uncached is not None and priced is not None else None
-    row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None  # all_input None: unknown
-    # a task is an agent tree (tasks, completed_tasks): a session and its subagents are one task, one success
+    row["cost_complete"] = row["cost_micros"] is not None
+    row.update(_savings(row))
     row["success_rate"] = row["completed_tasks"] / row["tasks"] if row["tasks"] else None
-    # a partial sum is not the spend: per completed task only where the group's cost leaves nothing out (and the
-    # group holds tasks of its own: one of sub-agents' runs only has spend, no task to divide it by)
-    row["cost_per_completed_task_micros"] = (cost_per_completed_task(row["cost_micros"], row["completed_tasks"])
-                                             if row["cost_complete"] and row["tasks"] else None)
+    row["cache_hit_rate"] = row["cache_read"] / all_input if all_input else None  # all_input None: unknown
+    # a task is an agent tree (tasks, completed_tasks): a session and its subagents are one task, one success; a
+    # group of sub-agents' runs only has spend, no task to divide it by
+    row.update(per_completed_task(row, row["completed_tasks"] if row["tasks"] else None))
     row["no_task_completed"] = none_completed(row["tasks"], row["completed_tasks"])  # not unknown: unbounded
-    row["catalogue_tax_share"] = (row["catalogue_tax_micros"] / priced
-                                  if priced and row.get("catalogue_tax_micros") is not None else None)
+    priced, tax = row.get("priced_micros"), row.get("catalogue_tax_micros")
+    row["catalogue_tax_share"] = tax / priced if priced and tax is not None else None
     row["unpriced_models"] = row.get("unpriced_models") or []
     row["catalogue_recorded"] = row.get("catalogue_tax_tokens") is not None  # False: no run here records its catalogue
     return row
+
+
+def _savings(row: dict[str, Any]) -> dict[str, Any]:
+    """What the cache saved (the uncached counterfactual less our cost of the same calls), by the one rule: exact
+    where both are, a range where the counterfactual is exact and our cost bounded, else unknown."""
+    uncached, priced = row.get("uncached_cost_micros"), row.get("priced_micros")
+    low, high = row.get("priced_low_micros"), row.get("priced_high_micros")
+    if uncached is None:
+        return {"savings_micros": None, "savings_low_micros": None, "savings_high_micros": None}
+    if priced is not None:
+        return {"savings_micros": uncached - priced, "savings_low_micros": uncached - priced,
+                "savings_high_micros": uncached - priced}
+    return {"savings_micros": None, "savings_low_micros": None if high is None else uncached - high,
+            "savings_high_micros": None if high is None else uncached - low}
 
 
 def price_sources(engine: Engine) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 
+from reconcile.analyses.costs import RUN_SUMS
+from reconcile.analyses.usage import COVERAGE_MONEY
 from reconcile.store.status import STATUSES
 from reconcile.when import Window, night_bounds, night_sql
 from reconcile.engine import Engine
@@ -26,7 +28,7 @@ def nights(engine: Engine, recent: int = RECENT_NIGHTS, source: str = "auto",
     rows = engine.records(f"""
         select {night_sql('r.started_at')} as night, count(*) as runs,
                {", ".join(f"count(*) filter (where r.status = '{s}') as {s}" for s in STATUSES)},
-               sum(c.cost_micros)::bigint as spend_micros, count(*) filter (where c.cost_micros is null) as unpriced_runs,
+               {RUN_SUMS.replace(" as cost_", " as spend_")},
                count(*) filter (where r.source_format = 'claude_code' and r.parent_run_id is not null) as subagents
         from runs r join chosen_costs c using (run_id)
         where c.asked = $source and r.started_at is not null and ($until is null or r.started_at < $until)
@@ -49,8 +51,7 @@ def bill_vs_journals(engine: Engine, window: Window | None = None) -> dict[str, 
     params = {"since": window.since, "until": window.until}
     within = "($since is null or bucket_start >= $since) and ($until is null or bucket_start < $until)"
     usage = engine.records(f"""
-        select count(*) as buckets, sum(provider_micros)::bigint as provider_micros,
-               sum(explained_micros)::bigint as explained_micros, sum(phantom_micros)::bigint as phantom_micros,
+        select count(*) as buckets, {COVERAGE_MONEY},
                count(*) filter (where provider_micros is null) as unpriced_buckets,
                min(bucket_start) as first_bucket, max(bucket_start) as last_bucket, max(bucket_end) as buckets_end
         from usage_reconciliation where {within}""", params)[0]
@@ -61,9 +62,17 @@ def bill_vs_journals(engine: Engine, window: Window | None = None) -> dict[str, 
     basis = "cost export" if billed["lines"] else "usage export at reconcile's prices"
     total = billed["micros"] if billed["lines"] else usage["provider_micros"]
     explained = usage["explained_micros"]
-    return {"billed_micros": total, "billed_basis": basis, "explained_micros": explained,
-            "phantom_micros": usage["phantom_micros"],
+    low, high = usage["explained_low_micros"], usage["explained_high_micros"]
+    # the gap by the one rule: exact where both are, else bounds (the bill less what the journals explain at most,
+    # at least); a bill known only as a floor bounds nothing
+    return {"billed_micros": total, "billed_low_micros": total if billed["lines"] else usage["provider_low_micros"],
+            "billed_high_micros": total, "billed_basis": basis,
+            "explained_micros": explained, "explained_low_micros": low, "explained_high_micros": high,
+            "phantom_micros": usage["phantom_micros"], "phantom_low_micros": usage["phantom_low_micros"],
+            "phantom_high_micros": usage["phantom_high_micros"],
             "gap_micros": None if total is None or explained is None else total - explained,
+            "gap_low_micros": None if total is None or high is None else total - high,
+            "gap_high_micros": None if total is None else total - low,
             "coverage": explained / total if total and explained is not None else None,
             "unpriced_buckets": usage["unpriced_buckets"], "first_bucket": usage["first_bucket"],
             "last_bucket": usage["last_bucket"], "buckets_end": usage["buckets_end"]}

@@ -42,9 +42,17 @@ def find_run(engine: Engine, run_id: str) -> dict[str, Any]:
                       "Give more of the id.")
 
 
+def run_cost_sources(engine: Engine, run_id: str) -> dict[str, Any] | None:
+    """The run's cost as ``--cost-source auto`` takes it (``chosen_costs``): which source, its figure, bounds and
+    why ours is not exact."""
+    rows = engine.records("select * from chosen_costs where asked = 'auto' and run_id = ?", [run_id])
+    return rows[0] if rows else None
+
+
 def run_steps(engine: Engine, run_id: str) -> list[dict[str, Any]]:
-    """Every step of a run, in order, with what it did, its tokens, cost and time."""
-    return engine.records("""select idx, kind, what, agent_label, input_tokens, output_tokens, cost_micros, ms, error
+    """Every step of a run, in order, with what it did, its tokens, cost (exact, else its bounds) and time."""
+    return engine.records("""select idx, kind, what, agent_label, input_tokens, output_tokens, cost_micros,
+                  cost_low_micros, cost_high_micros, ms, error
            from step_view where run_id = ? order by idx""",
         [run_id],
     )

@@ -5,7 +5,7 @@ into the session that started them, as ccusage's session report does: one row a 
 steps, tokens and cost summed over the session and its subagents, its status and wall time the
 session's own. With ``trees``, every run is folded so into the root of its agent tree, whatever its
 format (seed 001: one budget for the whole tree); otherwise runs of other formats are never folded. A cost is the chosen source's (``--cost-source``); a session of which some part has no
-known cost shows the known part and says so (``cost_complete`` false), never $0 for unknown.
+known cost shows a range or "at least" its floor (``cost_complete`` false), never its known part alone.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from typing import Any
 from reconcile.analyses.costs import cost_source as checked_source
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
-from reconcile.money import usd
-from reconcile.sheets import MISSING_AS, Column, Sheet
+from reconcile.sheets import Column, Sheet
 from reconcile.store.status import STATUSES
 from reconcile.when import Window
 from reconcile.engine import Engine
 
-SORTS = {"started": "started_at, run_id", "cost": "cost_micros desc nulls last, run_id",
+SORTS = {"started": "started_at, run_id", "cost": "coalesce(cost_micros, cost_low_micros) desc nulls last, run_id",
          "steps": "steps desc nulls last, run_id", "wall": "wall_seconds desc nulls last, run_id",
          "tokens": "total_tokens desc nulls last, run_id"}
 
@@ -58,8 +57,8 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
         raise BadInput(f"-n {limit}: give how many runs to show, 1 or more")
     rows = engine.records(f"""
         with parts as (
-            select r.*, c.cost_micros as part_cost, c.complete as part_complete, c.cost_low_micros as part_low,
-                   c.cost_high_micros as part_high,
+            select r.*, c.cost_micros as part_cost, c.complete as part_complete, c.cost_low_unrounded as part_low,
+                   c.cost_high_unrounded as part_high,
                    case when $trees then r.root_run_id
                         when $fold and r.source_format = 'claude_code' and r.parent_run_id is not null
                         then r.parent_run_id else r.run_id end as session,
@@ -73,10 +72,12 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
                    -- the session's own start and wall time, as `show` gives them (the earliest part's without one)
                    coalesce(any_value(started_at) filter (where root), min(started_at)) as started_at,
                    {_one('wall_seconds')} as wall_seconds, sum(steps)::bigint as steps,
-                   sum(total_tokens)::bigint as total_tokens, sum(part_cost)::bigint as cost_micros,
-                   bool_and(part_complete and part_cost is not null) as cost_complete,
-                   case when count(part_low) = count(*) then sum(part_low) end::bigint as cost_low_micros,
-                   case when count(part_high) = count(*) then sum(part_high) end::bigint as cost_high_micros,
+                   sum(total_tokens)::bigint as total_tokens,
+                   -- the one rule: exact where every part is, else low .. high, else at least low (summed unrounded)
+                   case when bool_and(part_complete) then round(sum(part_low)) end::bigint as cost_micros,
+                   bool_and(part_complete) as cost_complete,
+                   round(sum(part_low))::bigint as cost_low_micros,
+                   case when count(part_high) = count(*) then round(sum(part_high)) end::bigint as cost_high_micros,
                    count(*) filter (where not root) as subagents, {_one('task_class')} as task_class,
                    {_one('model')} as model
             from parts group by session
@@ -89,10 +90,6 @@ def list_runs(engine: Engine, window: Window | None = None, statuses: list[str] 
         {f'limit {int(limit)}' if limit else ''}""",
         {"source": cost_source, "fold": fold_subagents, "trees": trees, "since": window.since, "until": window.until,
          "statuses": statuses or [], "agents": agents or []})
-    for row in rows:  # a cost known only between bounds (some calls' cache split unknown) reads as the range
-        if not row["cost_complete"] and row["cost_low_micros"] is not None:
-            row[MISSING_AS] = {"cost_micros": f"{usd(row['cost_low_micros'])} to {usd(row['cost_high_micros'])}"}
-            row["cost_micros"] = None  # a partial sum is no cost: the range says what is known
     fold_subagents = fold_subagents or trees
     columns = COLUMNS if fold_subagents else [c for c in COLUMNS if c.key != "subagents"]
     if not fold_subagents:

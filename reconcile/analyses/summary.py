@@ -12,6 +12,7 @@ from typing import Any, Callable
 import jinja2
 
 from reconcile.resources import reports_dir
+from reconcile.analyses.costs import RUN_SUMS
 from reconcile.sheets import Column, Sheet, every_key
 from reconcile.store.status import STATUSES
 from reconcile.engine import Engine
@@ -23,10 +24,11 @@ def store_summary(engine: Engine) -> dict[str, Any]:
             select coalesce(agent, '(none)') as agent, count(*) as runs,
                 {", ".join(f"count(*) filter (where status = '{s}') as {s}" for s in STATUSES)},
                 sum(steps)::bigint as steps, sum(tool_results)::bigint as tool_results,
-                sum(total_tokens)::bigint as tokens, sum(c.cost_micros)::bigint as cost_micros,
-                count(*) filter (where c.cost_micros is null) as runs_without_cost
+                sum(total_tokens)::bigint as tokens, {RUN_SUMS}
             from run_view join chosen_costs c using (run_id) where c.asked = 'auto' group by all order by agent"""
     )
+    for row in by_agent:
+        row.pop("complete")
     files = engine.records("""select count(*) as files, coalesce(sum(lines), 0) as lines, coalesce(sum(loaded), 0) as loaded,
                   coalesce(sum(rejected), 0) as rejected, coalesce(sum(skipped), 0) as skipped,
                   count(*) filter (where status <> 'loaded') as not_loaded,
@@ -51,7 +53,8 @@ def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:
     columns = [Column("agent", "agent"), Column("runs", "runs", "count"),
                *[Column(s, s, "count") for s in STATUSES], Column("steps", "steps", "count"),
                Column("tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
-               Column("runs_without_cost", "runs without a cost", "count")]
+               # a range or "at least" in the cost column: how many runs it is not exact for
+               Column("runs_not_exact", "runs not priced exactly", "count")]
     return Sheet(every_key(columns, by_agent), by_agent)
 
 

@@ -71,6 +71,30 @@ def _ledger_by_call(engine: Engine, key: str, window: dict) -> dict[str, int]:
     return {k: v for k, v in rows}
 
 
+# The coverage dollars by the one rule (docs/costs.md): exact where every row is priced and every journal call's
+# buckets known; else bounds. A row whose journal calls leave a bucket out (counted 0) explains at least what it
+# shows and at most what the provider billed, so its unexplained dollars lie between 0 and what it shows, and its
+# phantom ones are unbounded; a row no price covers bounds nothing above.
+COVERAGE_PRICED = f"provider_micros is not null or {_tokens('provider')} + {_tokens('journal')} = 0"
+COVERAGE_MONEY = f"""
+        case when bool_and({COVERAGE_PRICED}) then sum(provider_micros) end::bigint as provider_micros,
+        coalesce(sum(provider_micros), 0)::bigint as provider_low_micros,
+        case when bool_and({COVERAGE_PRICED}) then sum(provider_micros) end::bigint as provider_high_micros,
+        case when bool_and({COVERAGE_PRICED} and journal_calls_unknown = 0) then sum(explained_micros) end::bigint
+            as explained_micros,
+        coalesce(sum(explained_micros), 0)::bigint as explained_low_micros,
+        case when bool_and({COVERAGE_PRICED}) then sum(case when journal_calls_unknown > 0 then provider_micros
+                                                    else explained_micros end) end::bigint as explained_high_micros,
+        case when bool_and({COVERAGE_PRICED} and journal_calls_unknown = 0) then sum(unexplained_micros) end::bigint
+            as unexplained_micros,
+        coalesce(sum(unexplained_micros) filter (where journal_calls_unknown = 0), 0)::bigint as unexplained_low_micros,
+        case when bool_and({COVERAGE_PRICED}) then sum(unexplained_micros) end::bigint as unexplained_high_micros,
+        case when bool_and({COVERAGE_PRICED} and journal_calls_unknown = 0) then sum(phantom_micros) end::bigint as phantom_micros,
+        coalesce(sum(phantom_micros), 0)::bigint as phantom_low_micros,
+        case when bool_and({COVERAGE_PRICED} and journal_calls_unknown = 0) then sum(phantom_micros) end::bigint
+            as phantom_high_micros"""
+
+
 def usage_report(engine: Engine, by: str = "day", window: Window | None = None) -> dict[str, Any]:
     """Provider buckets that started in ``window`` beside the journals and ledgers, grouped ``by``."""
     window = window or Window()
@@ -82,10 +106,10 @@ def usage_report(engine: Engine, by: str = "day", window: Window | None = None) 
     measures = f"""
         sum({_tokens('provider')})::bigint as provider_tokens, sum({_tokens('journal')})::bigint as journal_tokens,
         sum({_tokens('explained')})::bigint as explained_tokens, sum({_tokens('unexplained')})::bigint as unexplained_tokens,
-        sum({_tokens('phantom')})::bigint as phantom_tokens, sum(provider_micros)::bigint as provider_micros,
-        sum(explained_micros)::bigint as explained_micros, sum(unexplained_micros)::bigint as unexplained_micros,
-        sum(phantom_micros)::bigint as phantom_micros,
+        sum({_tokens('phantom')})::bigint as phantom_tokens,
         count(*) filter (where provider_micros is null and {_tokens('provider')} + {_tokens('journal')} > 0) as unpriced_rows,
+        count(*) filter (where journal_calls_unknown > 0) as rows_with_unknown_journal,
+        {COVERAGE_MONEY},
         {per_bucket}"""
     groups = engine.records(f"select {GROUPS[by]} as key, {measures} from {WITHIN} group by 1 order by 1", params)
     total = engine.records(f"select 'total' as key, {measures} from {WITHIN}", params)[0]
@@ -94,7 +118,7 @@ def usage_report(engine: Engine, by: str = "day", window: Window | None = None) 
         row["ledger_tokens"] = (sum(ledger.values()) if ledger else None) if row is total else ledger.get(row["key"])
         row["coverage_tokens"] = row["explained_tokens"] / row["provider_tokens"] if row["provider_tokens"] else None
         row["coverage_usd"] = (row["explained_micros"] / row["provider_micros"]
-                               if row["provider_micros"] and not row["unpriced_rows"] else None)
+                               if row["provider_micros"] and row["explained_micros"] is not None else None)
     phantom_runs = [r["run"] for r in engine.records(f"""select distinct unnest(runs) as run from {WITHIN}
                                                        where runs is not null order by 1""", params)]
     billed = engine.records(f"""select provider, {bucket('bucket_start', 'day')} as day, sum(amount_usd) as billed_usd,

@@ -10,7 +10,7 @@ import typer
 from reconcile.analyses.costs import BUCKETS, SOURCE_TEXT, cost_report, run_count_lines
 from reconcile.analyses.coverage import coverage
 from reconcile.errors import BadInput
-from reconcile.money import described, usd
+from reconcile.money import amount_text, left_out, share_text
 from reconcile.analyses.projection import Inputs, fit, projection_sheet, projection_table
 from reconcile.money import NONE_COMPLETED
 from reconcile.sheets import MISSING_AS, Column, Sheet, every_key, in_dollars, json_rows
@@ -61,8 +61,6 @@ def _not_recorded(group: dict) -> dict[str, str]:
     words = {} if group.get("catalogue_recorded", True) else dict.fromkeys(keys, "not recorded")
     if group.get("no_task_completed"):
         words["cost_per_completed_task_micros"] = NONE_COMPLETED
-    if group.get("cost_micros") is None and group.get("cost_low_micros") is not None:  # known only between bounds
-        words["cost_micros"] = described(group).partition(" (")[0]
     return words
 
 
@@ -71,13 +69,8 @@ def _task_rows(report: dict) -> list[dict]:
 
 
 def _left_out(group: dict) -> str:
-    """What a group's cost leaves out ("unpriced (9 calls …)"), from the same words as everywhere else."""
-    text = described(group)
-    if " + " in text:
-        return text.partition(" + ")[2]
-    if text.startswith("unknown"):
-        return text.removeprefix("unknown").strip(" ()")
-    return text.partition(" (")[2].removesuffix(")")  # a range: "$a to $b (what it leaves out)"
+    """What a group's cost is not exact for ("9 calls without usage, …"), in the same words as everywhere else."""
+    return "" if group.get("cost_micros") is not None else ", ".join(left_out(group))
 
 
 def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
@@ -139,8 +132,8 @@ def cost_command(
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")
     else:
         console.print(f"Spend on failed, stalled and budget- or time-stopped runs ({waste['runs']}): "
-                      f"{usd(waste['cost_micros'])}{'' if waste['complete'] else ' + unpriced'} "
-                      f"({_pct(waste['share']) or 'unknown share'} of all known spend)")
+                      f"{amount_text(waste['cost_micros'], waste['cost_low_micros'], waste['cost_high_micros'])} "
+                      f"({share_text(waste)} of all spend)")
     unpriced = sorted({m for g in report["groups"] for m in g["unpriced_models"]})
     if unpriced:
         console.print(f"warning: no price for {', '.join(unpriced)}: their calls' cost is unknown (never counted as "

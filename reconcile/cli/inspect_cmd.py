@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from reconcile.analyses.inspect import find_run, run_findings, run_select, run_steps, step_detail
+from reconcile.analyses.inspect import find_run, run_cost_sources, run_findings, run_select, run_steps, step_detail
 from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
 from reconcile.cli.root import app
-from reconcile.money import usd
+from reconcile.money import amount_text, left_out, usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
 from reconcile.cli.options import Output, Store, WideOption, grouped
@@ -49,6 +49,7 @@ def show_command(
             return None
         steps = run_steps(engine, run["run_id"])
         found = run_findings(engine, run["run_id"])
+        chosen = run_cost_sources(engine, run["run_id"])
     if given.json:  # money in dollars, as --csv has it
         return print_json(in_dollars({"run": run, "steps": steps, "findings": found["findings"],
                                       "checked_at": found["checked_at"]}))
@@ -62,7 +63,7 @@ def show_command(
                    f" / {_value(run['tool_results'])}{_ledger(run, 'ledger_steps', 'ledger_tool_results')}"))
     header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])}"
                    f"{_ledger(run, 'ledger_input_tokens', 'ledger_output_tokens')}"))
-    header.append(("cost", _run_cost(run)))
+    header.append(("cost", _run_cost(run, chosen)))
     limits = {k: run[k] for k in ("max_steps", "max_tokens", "max_prompt_tokens", "max_completion_tokens",
                                   "max_wall_seconds", "max_cost_micros", "max_repeats", "max_retries")
               if run.get(k) is not None}
@@ -149,13 +150,21 @@ def _ledger(run: dict, *keys: str) -> str:
     return f" (ledger: {' / '.join(_value(run.get(key)) for key in keys)})"
 
 
-def _run_cost(run: dict) -> str:
-    """The run's cost by reconcile's prices, beside what its harness and ledger recorded (per-call precision)."""
-    ours = usd(run["cost_micros"], places=4) + (f" + {run['unpriced_steps']} unpriced step(s)"
-                                                  if run.get("unpriced_steps") else "")
+def _run_cost(run: dict, chosen: dict | None) -> str:
+    """The run's cost by reconcile's prices (exact, a range, or at least; per-call precision) with why it is not exact,
+    beside what its harness and ledger recorded, and the figure ``runs`` and ``cost`` report where it is another."""
+    ours = amount_text(run["cost_micros"], run.get("cost_low_micros"), run.get("cost_high_micros"), places=4)
+    why = [] if run["cost_micros"] is not None else left_out(chosen or {})
+    text = ours + (f" ({', '.join(why)})" if why else "")
     others = [f"{name}: {usd(run[key], places=4)}" for name, key in
               (("harness", "harness_step_cost_micros"), ("ledger", "ledger_cost_micros")) if run.get(key) is not None]
-    return ours + (f" ({', '.join(others)})" if others else "")
+    text += f" ({', '.join(others)})" if others else ""
+    if chosen and chosen["source"] == "harness" and run["cost_micros"] is None:
+        text += f"; runs and cost report the harness's {usd(chosen['cost_micros'], places=4)}"
+    if chosen and chosen.get("harness_below_floor"):
+        text += ("; the harness's own figure is below what these calls cost at the least, so runs and cost report "
+                 "reconcile's")
+    return text
 
 
 @app.command("sql")

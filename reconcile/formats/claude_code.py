@@ -66,6 +66,7 @@ FIELDS = [
                                                             "cache_read_input_tokens", "output_tokens")),
     Field("message.usage.cache_creation.ephemeral_5m_input_tokens", "count"),
     Field("message.usage.cache_creation.ephemeral_1h_input_tokens", "count"),
+    Field("message.usage.server_tool_use.web_search_requests", "count"),
     Field("compactMetadata.preTokens", "count"),
 ]
 

@@ -150,15 +150,21 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
        m.line_no::integer as source_line, null::varchar as error, m.model, 'anthropic' as provider, m.request_id,
        m.response_id, m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
        -- the 5 m / 1 h breakdown when given (one part missing: the total less the other); without it every
-       -- cache write is a 5-minute one: the API returns it wherever a 1-hour write is possible (zero_buckets)
+       -- cache write is a 5-minute one: the API returns it wherever a 1-hour write is possible (zero_buckets).
+       -- A breakdown that does not add up to the total (Claude Code 2.1 writes a zeroed one where the API gave
+       -- none) says nothing of the lifetimes: both unknown, the total kept in the context (the cost a range)
+       case when not m.breakdown_off then
        coalesce(m.usage.cache_creation.ephemeral_5m_input_tokens,
                 m.usage.cache_creation_input_tokens - m.usage.cache_creation.ephemeral_1h_input_tokens,
                 case when m.usage.cache_creation.ephemeral_1h_input_tokens is null
-                     then m.usage.cache_creation_input_tokens end) as cache_write_5m,
+                     then m.usage.cache_creation_input_tokens end) end as cache_write_5m,
+       case when not m.breakdown_off then
        coalesce(m.usage.cache_creation.ephemeral_1h_input_tokens,
                 m.usage.cache_creation_input_tokens - m.usage.cache_creation.ephemeral_5m_input_tokens,
                 case when m.usage.cache_creation.ephemeral_5m_input_tokens is null
-                     and m.usage.cache_creation_input_tokens is not null then 0 end) as cache_write_1h,
+                     and m.usage.cache_creation_input_tokens is not null then 0 end) end as cache_write_1h,
+       -- hosted web searches the response ran (billed per search, beside the tokens)
+       m.usage.server_tool_use.web_search_requests as web_searches,
        m.usage.output_tokens as output_tokens, m.stop_reason as finish_reason,
        t.text as output_text,
        m.usage.input_tokens + m.usage.cache_read_input_tokens  -- unknown when any part is
@@ -166,7 +172,10 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
                       + m.usage.cache_creation.ephemeral_1h_input_tokens) as context_tokens,
        null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
        null::varchar as event, null::bigint as tokens_before, null::varchar as detail
-from _cc_steps s join _cc_model m using (file_no, response)
+from _cc_steps s
+join (select *, coalesce(usage.cache_creation.ephemeral_5m_input_tokens + usage.cache_creation.ephemeral_1h_input_tokens
+                         <> usage.cache_creation_input_tokens, false) as breakdown_off
+      from _cc_model) m using (file_no, response)
 left join _cc_text t using (file_no, response)
 where s.kind = 'model'
 union all by name

@@ -77,7 +77,8 @@ from judged;
 create or replace temp table _cx_model as
 with opened as (  -- when each segment's request was sent: its opening input line, else the session's start
     select file_no, segment, max(ts) filter (where is_input) as sent_at,
-           bool_or(type = 'response_item' and ptype = 'web_search_call') as searched  -- a hosted web search ran
+           bool_or(type = 'response_item' and ptype = 'web_search_call') as searched,  -- a hosted web search ran
+           count(*) filter (where type = 'response_item' and ptype = 'web_search_call') as searches
     from _cx group by all
 )
 select c.file_no, c.segment,
@@ -95,7 +96,7 @@ select c.file_no, c.segment,
        case when bool_and(k.used.reasoning is not null) filter (where not k.repeat)
             then sum(k.used.reasoning) filter (where not k.repeat) end as reasoning_tokens,
        count(k.line_no) filter (where not k.repeat) as counts,
-       any_value(o.searched) as searched,
+       any_value(o.searched) as searched, any_value(o.searches) as searches,
        arg_max(c.model, c.line_no) as model
 from _cx c
 left join _cx_counts k on k.file_no = c.file_no and k.line_no = c.line_no
@@ -201,6 +202,8 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
        (m.input_tokens - m.cached)::bigint as input_uncached, m.cached::bigint as cache_read,
        case when m.counts > 0 then 0 end::bigint as cache_write_5m, case when m.counts > 0 then 0 end::bigint as cache_write_1h,
        m.output_tokens::bigint as output_tokens, m.reasoning_tokens::bigint as reasoning_tokens,
+       -- hosted web searches the request ran: each a web_search_call item, billed per call beside the tokens
+       m.searches::integer as web_searches,
        t.text as output_text,
        -- the context sent: one request's input; a hosted web search's input also counts the search's own
        -- passes, and a step of several counts sums several requests: neither is a context size

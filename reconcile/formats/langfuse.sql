@@ -5,11 +5,22 @@ select d.file_no, coalesce(d.j ->> '$.trace.id', f.stem) as run_id, d.j -> 'trac
 from _doc d join _files f using (file_no);
 
 -- attrs: the OTel attributes the instrumentation recorded, which Langfuse keeps in the metadata (a JSON string)
+-- has_usage: the observation carries usage (Langfuse's usageDetails); a GENERATION with neither usage, input nor
+-- output is an event of a call (BeeAI's finish and success markers), not a call
 create or replace temp table _lf as
-select *, o.type = 'GENERATION' or (coalesce(o.type, '') <> 'TOOL'
-          and json_type(o.usageDetails) = 'OBJECT' and len(json_keys(o.usageDetails)) > 0) as is_model,
-       case when json_type(o.metadata) = 'VARCHAR' and json_valid(o.metadata ->> '$') then (o.metadata ->> '$')::json
-            when json_type(o.metadata) = 'OBJECT' then o.metadata end -> 'attributes' as attrs
+select *, (o.type = 'GENERATION' and (has_usage or coalesce(o.input::varchar, 'null') not in ('null', '""')
+                                      or coalesce(o.output::varchar, 'null') not in ('null', '""')))
+          or (coalesce(o.type, '') <> 'TOOL' and has_usage) as is_model,
+       -- usage that came with the observation has the instrumentation's token counts among its OTel attributes (or
+       -- was passed by the Langfuse SDK itself, which records no attributes); an observation of an OTel
+       -- instrumentation with none has usage Langfuse inferred from the text with its own tokenizer: unknown
+       coalesce(has_usage and json_type(attrs) = 'OBJECT'
+                and len(list_filter(json_keys(attrs),
+                                    lambda k: regexp_matches(k, '^(gen_ai\.usage\.|llm\.token_count\.|ai\.usage\.)'))) = 0,
+                false) as usage_inferred
+from (select *, json_type(o.usageDetails) = 'OBJECT' and len(json_keys(o.usageDetails)) > 0 as has_usage,
+             case when json_type(o.metadata) = 'VARCHAR' and json_valid(o.metadata ->> '$') then (o.metadata ->> '$')::json
+                  when json_type(o.metadata) = 'OBJECT' then o.metadata end -> 'attributes' as attrs
 from (select file_no, position + 1 as record_no, raw,
              json_transform(raw, '{"id": "VARCHAR", "type": "VARCHAR", "name": "VARCHAR", "parentObservationId": "VARCHAR",
                                    "startTime": "VARCHAR", "endTime": "VARCHAR", "model": "VARCHAR", "level": "VARCHAR",
@@ -17,7 +28,26 @@ from (select file_no, position + 1 as record_no, raw,
                                    "input": "JSON", "output": "JSON", "toolDefinitions": "JSON",
                                    "metadata": "JSON"}') as o
       from (select file_no, unnest(observations) as raw, generate_subscripts(observations, 1) as position
-            from (select file_no, (j -> 'observations')::json[] as observations from _doc)));
+            from (select file_no, (j -> 'observations')::json[] as observations from _doc))));
+
+-- A model observation with another under it (a framework's wrapper: agno's OpenAIChat.invoke around the SDK's
+-- generation, the Vercel AI SDK's ai.generateText around its doGenerate, an agent span that sums its calls) re-reports
+-- the calls under it: the provider call is the innermost, and the wrapper is structure.
+create or replace temp table _lf_wrappers as
+with recursive up(file_no, record_no, ancestor, depth) as (
+    select file_no, record_no, o.parentObservationId, 0 from _lf where is_model and o.parentObservationId is not null
+    union all
+    select up.file_no, up.record_no, p.o.parentObservationId, up.depth + 1
+    from up join _lf p on p.file_no = up.file_no and p.o.id = up.ancestor
+    where p.o.parentObservationId is not null and up.depth < 64
+)
+select distinct l.file_no, l.record_no
+from up join _lf l on l.file_no = up.file_no and l.o.id = up.ancestor
+where l.is_model;
+
+alter table _lf add column wrapper boolean default false;
+update _lf set wrapper = true, is_model = false from _lf_wrappers w
+where _lf.file_no = w.file_no and _lf.record_no = w.record_no;
 
 -- The trace's own record: a timestamp it gives must be a time in the window (else the record is rejected
 -- and the run starts with its first observation).
@@ -33,7 +63,9 @@ from (select *, r.trace ->> 'timestamp' is not null
 union all
 select l.file_no, l.record_no, l.raw::varchar,
        case when reason is not null then 'reject' when is_model or o.type = 'TOOL' then 'load' else 'skip' end,
-       coalesce(reason, case when not (is_model or o.type = 'TOOL')
+       coalesce(reason, case when wrapper
+                             then 'wraps the model call(s) under it (its usage re-reports theirs), not a call'
+                             when not (is_model or o.type = 'TOOL')
                              then 'structure, not a step (' || coalesce(o.type, '?') || ')' end),
        r.run_id
 from (select *, case
@@ -68,7 +100,7 @@ join _lf_runs r using (file_no);
 create or replace temp table _lf_steps as
 select row_number() over (partition by l.file_no order by start, l.record_no) - 1 as idx, l.file_no, r.run_id,
        l.record_no, l.o, l.is_model, start, coalesce(staged_timestamp(l.o.endTime), start) as finish,
-       case when json_type(l.o.usageDetails) = 'OBJECT' and len(json_keys(l.o.usageDetails)) > 0 then l.o.usageDetails end as u,
+       case when l.has_usage and not l.usage_inferred then l.o.usageDetails end as u, l.attrs,
        coalesce(p.o.name, 'trace') as thread,
        case when json_type(l.o.output) = 'VARCHAR' then l.o.output ->> '$' else l.o.output::varchar end as text,
        -- a tool's name as the instrumentation gave it; the observation's name may be a label ("execute_tool say_hello")
@@ -115,7 +147,14 @@ with keys as (
            _lf_sum(u, lambda k: starts_with(k, 'output')) as output_all,
            case when _lf_sum(u, lambda k: k in ('output', 'output_tokens')) is not null then output_all end as output,
            coalesce(staged_number(u ->> 'output_reasoning'),
-                    staged_number(u ->> '$."completion_details.reasoning"')) as reasoning
+                    staged_number(u ->> '$."completion_details.reasoning"')) as reasoning,
+           -- a Gemini model that thinks by default (2.5, 3) whose record gives no thinking count and no provider
+           -- total (Microsoft.Extensions.AI: gen_ai.usage.input_tokens and output_tokens only): whether its output
+           -- holds the thinking is not said, so the output billed is known only to be at least what is recorded
+           regexp_matches(lower(regexp_replace(coalesce(o.model, ''), '^.*/', '')), '^gemini-(2\.5|3)')
+               and coalesce(len(list_filter(json_keys(attrs), lambda k: k in ('gen_ai.usage.details.thoughts_tokens',
+                        'llm.token_count.total', 'llm.token_count.completion_details.reasoning',
+                        'gen_ai.usage.reasoning.output_tokens'))), 0) = 0 as thinking_unsaid
     from _lf_steps where u is not null and is_model
 ),
 usage as (
@@ -142,7 +181,8 @@ select s.file_no, s.run_id, s.idx::integer as idx, case when s.is_model then 'mo
        coalesce(u.write_1h, case when u.no_writes then 0 end) as cache_write_1h,
        -- Gemini bills thinking at the output rate and counts it in its total, not in its candidates (output);
        -- another provider's excess has no known bucket, so its output is unknown
-       case when u.excess is null then u.output when u.gemini then coalesce(u.output, 0) + u.excess end as output_tokens,
+       case when u.excess is not null then case when u.gemini then coalesce(u.output, 0) + u.excess end
+            when u.thinking_unsaid and u.reasoning is null then null else u.output end as output_tokens,
        case when u.excess is not null and u.gemini and u.output is not null and u.reasoning is null then u.excess
             else u.reasoning end as reasoning_tokens,
        case when s.is_model then left(s.text, 4000) end as output_text,

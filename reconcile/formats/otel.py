@@ -38,6 +38,20 @@ from typing import ClassVar
 
 from reconcile.formats.base import TranscriptFormat
 from reconcile.ingest.billing import NO_CACHE_WRITES_WHY
+from reconcile.sql_text import string_literal
+
+
+# Instrumentations that leave a usage count out when it is zero, by the instrumentation scope they write (the
+# scope's name in scopeSpans): on their model spans a count left out is 0, not unknown (docs/formats.md).
+ZERO_OMITTING_SCOPES = {
+    # pydantic-ai's own instrumentation (2.x, instrumentation versions 5 and 6): RequestUsage's zero counts are not
+    # written (gen_ai.usage.input_tokens, output_tokens, cache_read.input_tokens, cache_creation.input_tokens)
+    "pydantic-ai": "pydantic-ai's instrumentation writes gen_ai.usage.* only for non-zero counts",
+    # OpenInference's LangChain instrumentation: llm.token_count.prompt_details.cache_read / cache_write only when
+    # LangChain's usage metadata carries a non-zero count
+    "openinference.instrumentation.langchain": "OpenInference's LangChain instrumentation writes "
+                                               "llm.token_count.prompt_details.* only for non-zero counts",
+}
 
 
 class OpenTelemetry(TranscriptFormat):
@@ -69,7 +83,8 @@ class OpenTelemetry(TranscriptFormat):
         from reconcile.ingest.validate import lenient_reason_sql, lenient_suspect_sql
 
         # what makes JSON that DuckDB parses not strict JSON (a trailing comma, NaN), or NULL: one rule for all
-        return {"lenience": f"case when {lenient_suspect_sql('t')} then {lenient_reason_sql('t')} end"}
+        return {"lenience": f"case when {lenient_suspect_sql('t')} then {lenient_reason_sql('t')} end",
+                "zero_omitting_scopes": "[" + ", ".join(string_literal(scope) for scope in ZERO_OMITTING_SCOPES) + "]"}
 
     def stage(self, con) -> None:
         super().stage(con)

@@ -6,6 +6,18 @@ create or replace temp macro otel_attr(a, k) as
 -- Strict JSON: what DuckDB parses only leniently (a trailing comma, NaN) is no JSON to any other reader.
 create or replace temp macro strict_json(t) as json_valid(t) and {{ lenience }} is null;
 
+-- A trace or span id as hex, whatever the JSON encoding: OTLP/JSON writes hex, protobuf's own JSON mapping (its
+-- MessageToJson) base64; the same span in either is one span. An id of the base64 length for its bytes (24
+-- characters for a trace's 16, 12 for a span's 8) that is not hex is decoded; anything else is kept as written.
+create or replace temp macro otel_id(id, bytes) as
+    case when id is not null and length(id) = 4 * ceil(bytes / 3) and not regexp_full_match(id, '[0-9a-fA-F]*')
+              and regexp_full_match(id, '[A-Za-z0-9+/]+={0,2}')
+         then coalesce(lower(try(hex(from_base64(id)))), id) else id end;
+
+-- A producer that leaves a usage count out when it is zero (declared in the format's module, by its scope name):
+-- on its model spans, a count it leaves out is 0 where the span answered (no error) or records any count.
+create or replace temp macro omits_zero_usage(scope) as list_contains({{ zero_omitting_scopes }}, scope);
+
 create or replace temp table _ot_requests as
 select file_no, 1 as line_no, content::json as j, true as valid from _text where strict_json(content)
 union all
@@ -36,14 +48,14 @@ with resources as (
     where r.spans and not r.malformed
 ),
 spans as (
-    select r.file_no, r.line_no, r.service, sp.span, sp.pos
+    select r.file_no, r.line_no, r.service, sp.span, sp.pos, ss.ss -> '$.scope' ->> 'name' as scope
     from resources r,
          lateral (select unnest(json_list(r.scopes)) as ss) ss,
          lateral (select json_list(ss.ss -> 'spans') as spans) l,
          lateral (select unnest(l.spans) as span, generate_subscripts(l.spans, 1) as pos) sp
 ),
 parts as (
-    select file_no, line_no, pos, span, service,
+    select file_no, line_no, pos, span, service, scope,
            json_extract(span, ['$.traceId', '$.spanId', '$.parentSpanId', '$.name', '$.startTimeUnixNano',
                                '$.endTimeUnixNano', '$.status.code', '$.status.message', '$.attributes']) as p
     from spans
@@ -59,15 +71,15 @@ attributes as (
     group by all
 ),
 typed as (
-    select file_no, line_no, pos, span, p[1] ->> '$' as trace_id, p[2] ->> '$' as span_id,
-           nullif(p[3] ->> '$', '') as parent_id, p[4] ->> '$' as name,
+    select file_no, line_no, pos, span, otel_id(p[1] ->> '$', 16) as trace_id, otel_id(p[2] ->> '$', 8) as span_id,
+           otel_id(nullif(p[3] ->> '$', ''), 8) as parent_id, p[4] ->> '$' as name,
            try_cast(p[5] ->> '$' as hugeint) as start_ns,
            try_cast(p[6] ->> '$' as hugeint) as end_ns,
            coalesce(json_type(p[6]), 'NULL') <> 'NULL' as end_given,
            coalesce(p[7] ->> '$', '0') in ('2', 'STATUS_CODE_ERROR') as errored,
            p[8] ->> '$' as status_message,
            coalesce(x.a, map_from_entries([]::struct(k varchar, v json)[])) as a,
-           service
+           service, scope
     from parts left join attributes x using (file_no, line_no, pos)
 )
 select row_number() over (partition by file_no order by line_no, pos) as record_no, *,
@@ -138,14 +150,14 @@ create or replace temp table _ot_steps as
 select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, s.record_no) - 1 as idx, s.*,
        s.start_ts as started_at,
        floor((s.end_ns - s.start_ns) / 1000000) as ms,
-       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
-                              otel_attr(a, 'llm.token_count.prompt'))) as input_all,
-       -- a cache count the span leaves out is unknown
-       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
-                              otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
-                              otel_attr(a, 'llm.token_count.prompt_details.cache_read'))) as cached,
-       staged_number(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
-                              otel_attr(a, 'llm.token_count.completion'))) as output,
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.input_tokens'), otel_attr(a, 'gen_ai.usage.prompt_tokens'),
+                                       otel_attr(a, 'llm.token_count.prompt'))), s.zero_default) as input_all,
+       -- a cache count the span leaves out is unknown (0 from a producer that leaves zeros out)
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_read.input_tokens'),
+                                       otel_attr(a, 'gen_ai.usage.cache_read_input_tokens'),
+                                       otel_attr(a, 'llm.token_count.prompt_details.cache_read'))), s.zero_default) as cached,
+       coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.output_tokens'), otel_attr(a, 'gen_ai.usage.completion_tokens'),
+                                       otel_attr(a, 'llm.token_count.completion'))), s.zero_default) as output,
        staged_number(coalesce(otel_attr(a, 'gen_ai.usage.reasoning.output_tokens'),
                               otel_attr(a, 'llm.token_count.completion_details.reasoning'))) as reasoning,
        coalesce(otel_attr(a, 'gen_ai.response.model'), otel_attr(a, 'gen_ai.request.model'),
@@ -154,8 +166,11 @@ select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, 
        coalesce(staged_number(coalesce(otel_attr(a, 'gen_ai.usage.cache_creation.input_tokens'),
                                        otel_attr(a, 'gen_ai.usage.cache_creation_input_tokens'),
                                        otel_attr(a, 'llm.token_count.prompt_details.cache_write'))),
+                s.zero_default,
                 case when coalesce(input_all, cached, output) is not null and bills_no_cache_writes(model) then 0 end)
            as written,
+       -- the framework's own price of the call (pydantic-ai: operation.cost, in dollars): the harness's figure
+       staged_micros(otel_attr(a, 'operation.cost')) as harness_cost_micros,
        coalesce(otel_attr(a, 'gen_ai.provider.name'), otel_attr(a, 'gen_ai.system'), otel_attr(a, 'llm.provider')) as provider,
        coalesce(a['gen_ai.response.finish_reasons'] ->> '$.arrayValue.values[0].stringValue',
                 otel_attr(a, 'gen_ai.response.finish_reasons')) as finish_reason,
@@ -167,7 +182,11 @@ select row_number() over (partition by s.file_no, s.run_id order by s.start_ns, 
        -- the output messages are opt-in: without them the step's text is unknown
        coalesce(otel_attr(a, 'gen_ai.output.messages'), otel_attr(a, 'gen_ai.completion'), otel_attr(a, 'output.value'))
            as output_value
-from _ot_loaded s
+from (select *, case when role = 'model' and omits_zero_usage(scope)
+                          and (not errored or list_has_any(map_keys(a), ['gen_ai.usage.input_tokens',
+                               'gen_ai.usage.output_tokens', 'llm.token_count.prompt', 'llm.token_count.completion']))
+                     then 0 end as zero_default
+      from _ot_loaded) s
 where s.role in ('model', 'tool');
 
 -- Spans do not say which model call asked for a tool: the latest one before it did.
@@ -193,10 +212,14 @@ select s.file_no, s.run_id, s.idx::integer as idx, s.role as kind, s.started_at,
             then case when s.input_all >= s.cached + s.written then s.input_all - s.cached - s.written
                       else s.input_all end end as input_uncached,
        case when s.role = 'model' then s.cached end as cache_read,
-       case when s.role = 'model' then s.written end as cache_write_5m,
-       -- the conventions have no 1-hour write count: known (0) only where the provider bills no writes
-       case when s.role = 'model' and bills_no_cache_writes(s.model)
+       -- the conventions count cache writes whole, not by lifetime (5 minutes or an hour, billed apart): known
+       -- only where there are none (or the provider bills none); else their split is unknown and the call's cost
+       -- a range over the lifetimes (the whole input, the context, stays known)
+       case when s.role = 'model' and (s.written = 0 or bills_no_cache_writes(s.model)) then s.written end
+           as cache_write_5m,
+       case when s.role = 'model' and (s.written = 0 or bills_no_cache_writes(s.model))
                  and coalesce(s.input_all, s.cached, s.output) is not null then 0 end as cache_write_1h,
+       case when s.role = 'model' then s.harness_cost_micros end as harness_cost_micros,
        case when s.role = 'model' then s.output end as output_tokens,
        case when s.role = 'model' then s.reasoning end as reasoning_tokens,
        case when s.role = 'model' then s.finish_reason end as finish_reason,
@@ -248,9 +271,20 @@ with per_run as (
     from _ot_loaded group by file_no, run_id
 ),
 roots as (select o.file_no, o.trace_id || '/' || o.span_id as run_id, o.* exclude (file_no) from _ot o where o.role = 'agent'),
-models as (select file_no, run_id, mode(model) as model from _stage_steps where model is not null group by all)
+models as (select file_no, run_id, mode(model) as model, mode(provider) as provider from _stage_steps
+           where kind = 'model' group by all)
 select p.file_no, p.run_id, p.line_no as source_line,
-       coalesce(otel_attr(root.a, 'gen_ai.agent.name'), p.service, 'otel') as agent, m.model,
+       coalesce(otel_attr(root.a, 'gen_ai.agent.name'), p.service, 'otel') as agent, m.model, m.provider,
+       -- the framework's own counters of the run's calls (pydantic-ai: gen_ai.aggregated_usage.* on the agent span,
+       -- the run's own calls, never its sub-agents'): its ledger; a count left out as zero by such a producer is 0
+       case when otel_attr(root.a, 'gen_ai.aggregated_usage.input_tokens') is not null
+                 or otel_attr(root.a, 'gen_ai.aggregated_usage.output_tokens') is not null
+            then coalesce(staged_number(otel_attr(root.a, 'gen_ai.aggregated_usage.input_tokens')), 0) end
+           as ledger_input_tokens,
+       case when otel_attr(root.a, 'gen_ai.aggregated_usage.input_tokens') is not null
+                 or otel_attr(root.a, 'gen_ai.aggregated_usage.output_tokens') is not null
+            then coalesce(staged_number(otel_attr(root.a, 'gen_ai.aggregated_usage.output_tokens')), 0) end
+           as ledger_output_tokens,
        coalesce(root.start_ts, p.start_ts) as started_at,
        case when not p.unfinished then coalesce(root.end_ts, p.end_ts) end as ended_at,
        case when coalesce(root.errored, p.any_error) then 'failed' when p.unfinished then 'running'

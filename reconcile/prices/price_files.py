@@ -23,6 +23,8 @@ from reconcile.errors import BadInput
 OVERRIDE_COLUMNS = ("provider", "model", "from", "to", "input", "output", "cache_read", "cache_write_5m",
                     "cache_write_1h")
 CORRECTIONS = "reconcile-corrections"
+MINIMUMS = "reconcile-cache-minimums"  # the shortest prompt each provider caches (cache_minimums.toml)
+MINIMUM_KEYS = ("provider", "model", "from", "to", "tokens")
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,6 +36,46 @@ def corrections() -> tuple[str, list[list]]:
     entries = tomllib.loads(text)["price"]
     return version, [_override_row(f"price_corrections.toml [[price]] #{number}", entry, CORRECTIONS)
                      for number, entry in enumerate(entries, 1)]
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_minimums() -> tuple[str, list[list]]:
+    """(version, rows) of the shipped minimum cacheable prompt lengths, in ``cache_minimums``' column order (without
+    the version); the version is a hash of the file, so a changed file is loaded again."""
+    text = resources.files("reconcile.prices").joinpath("cache_minimums.toml").read_text(encoding="utf-8")
+    version = hashlib.sha256(text.encode()).hexdigest()[:12]
+    entries = tomllib.loads(text)["minimum"]
+    return version, [_minimum_row(f"cache_minimums.toml [[minimum]] #{number}", entry, MINIMUMS)
+                     for number, entry in enumerate(entries, 1)]
+
+
+def read_minimum_rows(path: Path) -> list[list]:
+    """A price file's minimum cacheable prompt lengths, in ``cache_minimums``' column order (without the version):
+    its ``[[cache_minimum]]`` tables (TOML), and the ``min_cache_tokens`` of its price rows (TOML or CSV), which hold
+    for the row's provider and model. The file has been read by ``read_override_rows`` first (its errors said)."""
+    records = _read_toml(path, minimums=True) if path.suffix.lower() == ".toml" else []
+    rows = [_minimum_row(where, record, str(path)) for where, record in records]
+    price_records = _read_toml(path) if path.suffix.lower() == ".toml" else _read_csv(path)
+    return rows + [_minimum_row(where, {**record, "tokens": record["min_cache_tokens"]}, str(path))
+                   for where, record in price_records if record.get("min_cache_tokens") not in (None, "")]
+
+
+def _minimum_row(where: str, record: dict, source: str) -> list:
+    for key in ("provider", "model"):
+        if record.get(key) is None:
+            raise BadInput(f"{where}: {key!r} is missing (provider * matches any; model '' every model of it)")
+    raw = record.get("tokens")
+    try:
+        tokens = int(str(raw))
+    except ValueError:
+        raise BadInput(f"{where}: the minimum cacheable prompt length {raw!r} is not a whole number of tokens; "
+                       "give one such as 1024") from None
+    if not 0 <= tokens <= 100_000_000:
+        raise BadInput(f"{where}: the minimum cacheable prompt length {tokens} is out of range (0 to 100,000,000 tokens)")
+    start, end = _date(where, record, "from"), _date(where, record, "to")
+    if start is not None and end is not None and end <= start:
+        raise BadInput(f"{where}: to = {end} is not after from = {start}; a period ends after it starts")
+    return [str(record["provider"]).strip(), str(record["model"]).strip(), start, end, tokens, source]
 
 
 def read_override_rows(path: Path) -> list[list]:
@@ -60,15 +102,19 @@ def _read_csv(path: Path) -> list[tuple[str, dict]]:
         return [(f"{path}:{number}", row) for number, row in enumerate(reader, 2)]
 
 
-def _read_toml(path: Path) -> list[tuple[str, dict]]:
+def _read_toml(path: Path, minimums: bool = False) -> list[tuple[str, dict]]:
+    """A TOML price file's ``[[price]]`` tables (with ``minimums``, its ``[[cache_minimum]]`` tables instead)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{path}: not valid TOML: {exc}") from exc
-    entries = data.get("price")
-    if not isinstance(entries, list):
-        raise BadInput(f"{path}: expected [[price]] tables with keys {', '.join(OVERRIDE_COLUMNS)}")
-    return [(f"{path} [[price]] #{number}", entry) for number, entry in enumerate(entries, 1)]
+    table = "cache_minimum" if minimums else "price"
+    entries = data.get(table, [])
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries) or (
+            not minimums and not entries and not data.get("cache_minimum")):
+        raise BadInput(f"{path}: expected [[price]] tables with keys {', '.join(OVERRIDE_COLUMNS)} (and optionally "
+                       f"[[cache_minimum]] tables with keys {', '.join(MINIMUM_KEYS)})")
+    return [(f"{path} [[{table}]] #{number}", entry) for number, entry in enumerate(entries, 1)]
 
 
 def _override_row(where: str, record: dict, source: str) -> list:

@@ -28,7 +28,8 @@ from typing import Any
 import duckdb
 
 from reconcile.errors import BadInput
-from reconcile.prices.price_files import CORRECTIONS, corrections, read_override_rows
+from reconcile.prices.price_files import (CORRECTIONS, MINIMUMS, corrections, read_minimum_rows, read_override_rows,
+                                          shipped_minimums)
 from reconcile.store import records
 from reconcile.sql_text import string_literal, value_literal
 
@@ -53,12 +54,17 @@ def ensure_snapshot(con: duckdb.DuckDBPyConnection) -> None:
     """Load the installed genai-prices snapshot and reconcile's corrections into ``prices`` unless
     those versions are there."""
     version, (fix_version, fixes) = snapshot_version(), corrections()
+    minimums_version, minimums = shipped_minimums()
     loaded = con.execute("select count(*) filter (where source = ? and source_version = ?), "
-                         "count(*) filter (where source = ? and source_version = ?) from prices",
-                         [SNAPSHOT, version, CORRECTIONS, fix_version]).fetchall()[0]
-    if loaded[0] and loaded[1] == len(fixes):
+                         "count(*) filter (where source = ? and source_version = ?), "
+                         "(select count(*) from cache_minimums where source = ? and source_version = ?) from prices",
+                         [SNAPSHOT, version, CORRECTIONS, fix_version, MINIMUMS, minimums_version]).fetchall()[0]
+    if loaded[0] and loaded[1] == len(fixes) and loaded[2] == len(minimums):
         return
     con.execute("begin")
+    con.execute("delete from cache_minimums where source = ?", [MINIMUMS])
+    con.executemany("insert into cache_minimums values (?, ?, ?, ?, ?, ?, ?)",
+                    [[*row, minimums_version] for row in minimums])
     con.execute("delete from prices where source in (?, ?)", list(SHIPPED))
     columns = _snapshot_columns(version)
     # text into the table's own types (dates, decimal(18,9), bigint): the insert's casts are exact
@@ -135,11 +141,15 @@ def _flatten(model_price: Any) -> list:
 def load_overrides(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """Replace the overrides from ``path`` (CSV or TOML) in ``prices``; return how many rows."""
     rows = read_override_rows(path)
+    minimums = read_minimum_rows(path)
     version = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     con.execute("begin")
     con.execute("delete from prices where source = ?", [str(path)])
+    con.execute("delete from cache_minimums where source = ?", [str(path)])
     if rows:
         con.executemany(f"insert into prices values ({', '.join(['?'] * 17)})", [[*row, version] for row in rows])
+    if minimums:
+        con.executemany("insert into cache_minimums values (?, ?, ?, ?, ?, ?, ?)", [[*row, version] for row in minimums])
     con.execute("delete from model_prices")
     con.execute("commit")
     return len(rows)
@@ -175,6 +185,8 @@ def remove_overrides(con: duckdb.DuckDBPyConnection, source: str | None = None, 
         raise BadInput(f"no price override matches {source or model!r}; loaded: {', '.join(loaded) or 'none'}. "
                        "See reconcile prices list.")
     con.execute("begin")
+    if model is None and provider is None:  # a file removed: its minimum cacheable prompt lengths go with it
+        con.execute("delete from cache_minimums where source = ?", [source])
     con.execute(f"delete from prices where {where}", params)
     con.execute("delete from model_prices")
     con.execute("commit")
@@ -201,7 +213,7 @@ def resolve(con: duckdb.DuckDBPyConnection) -> int:
 
 
 _PRICE_COLUMNS = ", ".join([f"{b}_mtok" for b in BUCKETS] + ["tier_start"] + [f"tier_{b}_mtok" for b in BUCKETS])
-NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null, null"
+NO_PRICE = "null, null, " + ", ".join(["null"] * 11) + ", null, null, null, null, null"
 
 
 def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, day: dt.date,
@@ -212,8 +224,9 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
                 f"(effective_to is null or DATE '{day}' < effective_to)"
     override = con.execute(
         f"""select provider, model from {table}
-            where source not in (?, ?) and (provider = '*' or provider = ?) and starts_with(?, model) and {in_period}
-            order by length(model) desc, effective_from desc nulls last limit 1""",
+            where source not in (?, ?) and (provider = '*' or provider = ?) and (model = '*' or starts_with(?, model))
+              and {in_period}
+            order by model <> '*' desc, length(model) desc, effective_from desc nulls last limit 1""",
         [*SHIPPED, provider, model]).fetchall()
     lookup = None
     if override:
@@ -231,7 +244,41 @@ def match_sql(con: duckdb.DuckDBPyConnection, provider: str | None, model: str, 
                       f"where {where} and {in_period} order by {order} limit 1").fetchall()
     if not row:
         return NO_PRICE
-    return ", ".join(value_literal(v, "decimal(18, 9)") for v in [*row[0], lookup])
+    minimum = cache_minimum(con, [row[0][0], provider], row[0][1], day)
+    searches = web_search_price(row[0][0], row[0][1], day) if row[0][-2] in SHIPPED else None
+    return ", ".join(value_literal(v, "decimal(18, 9)") for v in [*row[0], lookup, minimum, searches])
+
+
+def web_search_price(provider: str, model: str, day: dt.date) -> Decimal | None:
+    """What genai-prices says the model's hosted web search costs on ``day``, dollars per thousand searches (None: it
+    does not say). A search is billed per use beside the tokens (Anthropic's web search tool, OpenAI's)."""
+    from genai_prices import data_snapshot
+
+    for found in data_snapshot.get_snapshot().providers:
+        if found.id != provider:
+            continue
+        for entry in found.models:
+            if entry.id != model:
+                continue
+            for start, end, price in _periods(entry.prices):
+                if (start is None or start <= day) and (end is None or day < end):
+                    value = getattr(price, "web_searches_kcount", None)
+                    value = getattr(value, "base", value)
+                    return None if value is None else _nine(Decimal(str(value)))
+    return None
+
+
+def cache_minimum(con: duckdb.DuckDBPyConnection, providers: list[str | None], model: str, day: dt.date) -> int | None:
+    """The shortest prompt the price list's ``model`` (of one of ``providers``) caches on ``day``: a price file's
+    entry before the shipped ones, then the longest model prefix, then the latest period. None: not known."""
+    found = con.execute(
+        r"""select min_tokens from cache_minimums
+           where (provider = '*' or list_contains(?, provider))
+             and starts_with(regexp_replace(?, '^(global|regional)\.anthropic\.', ''), model)
+             and (effective_from is null or effective_from <= ?) and (effective_to is null or ? < effective_to)
+           order by source = ?, length(model) desc, effective_from desc nulls last limit 1""",
+        [[p for p in providers if p is not None], model, day, day, MINIMUMS]).fetchall()
+    return found[0][0] if found else None
 
 
 # Model ids as harnesses write them, reduced to what a price list knows (tried in order; the first

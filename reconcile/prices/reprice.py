@@ -35,7 +35,12 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
                 if prices_file is not None else pricing.match_sql(con, provider, model, as_of))
         con.execute("insert into _alt_prices select ?, ?, ?, " + tail, [provider, model, day])
     # a model priced under several names (providers sharing a model name) lists them all, in order
-    per_model = """select price_model as model, count(*) as steps, sum(cost_micros)::bigint as micros,
+    # each model's cost by the one rule: exact where every call's is, else its bounds (summed unrounded, rounded once)
+    per_model = """select price_model as model, count(*) as steps,
+                          case when count(cost_micros) = count(*) then round(sum(cost_low_unrounded)) end::bigint as micros,
+                          round(sum(cost_low_unrounded))::bigint as low,
+                          case when count(cost_high_unrounded) = count(*) then round(sum(cost_high_unrounded)) end::bigint
+                              as high,
                           string_agg(distinct priced_as, ', ' order by priced_as) as priced_as,
                           string_agg(distinct price_source, ', ' order by price_source) as price_source,
                           count(*) filter (where priced_as is null) as unpriced
@@ -44,7 +49,8 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
     con.execute("create temp table model_prices as select * from _alt_prices")  # read before main.model_prices
     try:
         rows = records(con, f"""
-            select f.model, f.steps, f.micros as cost_micros, a.micros as repriced_micros,
+            select f.model, f.steps, f.micros as cost_micros, f.low as cost_low_micros, f.high as cost_high_micros,
+                   a.micros as repriced_micros, a.low as repriced_low_micros, a.high as repriced_high_micros,
                    a.priced_as as repriced_as, a.price_source as repriced_source, a.unpriced as unpriced_after
             from _in_force f join ({per_model}) a on a.model is not distinct from f.model order by 1""")
     finally:
@@ -52,6 +58,12 @@ def reprice(con: duckdb.DuckDBPyConnection, as_of: dt.date | None = None, prices
     for row in rows:
         row["difference_micros"] = (row["repriced_micros"] - row["cost_micros"]
                                     if row["repriced_micros"] is not None and row["cost_micros"] is not None else None)
-    return {"as_of": as_of, "prices": str(prices_file) if prices_file else None, "models": rows,
-            "total": {key: sum(r[key] or 0 for r in rows) for key in ("cost_micros", "repriced_micros")}}
+    total = {}
+    for key in ("cost", "repriced"):  # the one rule: exact if every model's is, else bounds
+        exact = [r[f"{key}_micros"] for r in rows]
+        highs = [r[f"{key}_high_micros"] for r in rows]
+        total.update({f"{key}_micros": None if None in exact else sum(exact),
+                      f"{key}_low_micros": sum(r[f"{key}_low_micros"] or 0 for r in rows),
+                      f"{key}_high_micros": None if None in highs else sum(highs)})
+    return {"as_of": as_of, "prices": str(prices_file) if prices_file else None, "models": rows, "total": total}
 

@@ -26,13 +26,17 @@ def fix_first(failing: list, runs: dict[str, dict]) -> list[dict[str, Any]]:
         if result.outcome == "pass":
             continue
         ids = {f.run_id for f in result.findings if f.run_id}
-        costs = [runs.get(run_id, {}).get("cost_micros") for run_id in ids]
-        known = [c for c in costs if c is not None]
+        found_on = [runs.get(run_id, {}) for run_id in ids]
+        exact = [run.get("cost_micros") for run in found_on]
+        highs = [run.get("cost_high_micros") for run in found_on]
+        # the spend at stake by the one rule: exact where every run's cost is, else a range, else at least its floor
         items.append({"name": result.name, "outcome": result.outcome, "invariant": result.invariant,
                       "remedy": result.remedy, "findings": result.failures, "runs": len(ids),
                       "buckets": sum(1 for f in result.findings if not f.run_id),
-                      "spend_micros": sum(known) if known else None, "spend_partial": len(known) < len(ids)})
-    return sorted(items, key=lambda i: (i["outcome"] != "error", -(i["spend_micros"] or 0), -i["runs"], i["name"]))
+                      "spend_micros": None if None in exact else sum(exact),
+                      "spend_low_micros": sum(run.get("cost_low_micros") or 0 for run in found_on),
+                      "spend_high_micros": None if None in highs else sum(highs)})
+    return sorted(items, key=lambda i: (i["outcome"] != "error", -i["spend_low_micros"], -i["runs"], i["name"]))
 
 
 # How many checks the "fix first" list names (the findings below list every one).

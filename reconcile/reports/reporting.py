@@ -24,10 +24,11 @@ from reconcile.errors import BadInput, NoRuns
 from reconcile.analyses.glance import bill_vs_journals, glance, latest_night, night_buckets
 from reconcile.analyses.costs import GROUPS, SOURCE_TEXT, WINDOW, cost_reports, costliest_runs
 from reconcile.display import literal
-from reconcile.money import described, left_out, usd
+from reconcile.money import amount_text, described, left_out, share_text, usd
 from reconcile.outputs import check_file_target, write_output
 from reconcile.redact import redact
 from reconcile.reports.first import FIX_FIRST, cents, fix_first
+from reconcile.sheets import bounds_keys
 from reconcile.analyses.replay import from_budgets, replay
 from reconcile.resources import reports_dir
 from reconcile.store.status import STATUSES
@@ -48,9 +49,15 @@ def _environment() -> jinja2.Environment:
     env.filters["cents"] = cents  # the finance report's tables: to the cent, never a fraction of one
     env.filters["cents_signed"] = lambda micros, unknown="unknown": cents(micros, signed=True, unknown=unknown)
     env.filters["cost_cents"] = lambda row: described(row, amount=cents)  # "cost", to the cent
+    # any money figure of a row by the one rule (exact, "$a to $b", "at least $a", unknown), without the reasons
+    env.filters["money"] = lambda row, key="cost_micros", unknown="unknown": _money(row, key, usd, unknown)
+    env.filters["money_cents"] = lambda row, key="cost_micros", unknown="unknown": _money(row, key, cents, unknown)
+    env.filters["money_signed"] = lambda row, key: _money(row, key, lambda m: usd(m, signed=True), "unknown")
+    env.filters["money_cents_signed"] = lambda row, key: _money(row, key, lambda m: cents(m, signed=True), "unknown")
     env.filters["cost"] = described  # a figure with what it leaves out: "unknown", "$x + unpriced (…)"
     env.filters["cost4"] = lambda row: described(row, places=4)
     env.filters["change"] = _change
+    env.filters["share"] = share_text  # a share by the one rule: exact, or between its bounds
     env.globals["status_colours"] = STATUS_COLOURS
     # a figure nobody knows reads "unknown" in every cell ("—" is for what does not apply: no night before)
     env.filters["pct"] = lambda share, unknown="unknown": unknown if share is None else f"{share:.1%}"
@@ -62,6 +69,12 @@ def _environment() -> jinja2.Environment:
     env.filters["words"] = _words
     env.filters["anchor"] = lambda run_id: "run-" + "".join(c if c.isalnum() else "-" for c in str(run_id))
     return env
+
+
+def _money(row: dict[str, Any], key: str, amount, unknown: str) -> str:
+    """``row[key]`` as the one rule says it, its bounds read from beside it (``cost_low_micros`` …)."""
+    low_key, high_key = bounds_keys(key)
+    return amount_text(row.get(key), row.get(low_key), row.get(high_key), amount=amount, unknown=unknown)
 
 
 def _shown(value: Any) -> Any:
@@ -223,13 +236,16 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
     warned_only = set(run_ids) - erred  # their step tables fold: errors come first to the eye
     runs = {row["run_id"]: row for row in engine.records("""select v.run_id, v.agent, v.task_class, v.status, v.stop_reason,
                                                                    v.steps, v.tool_results, v.events, v.total_tokens,
-                                                                   v.cost_micros, v.wall_seconds,
+                                                                   v.cost_micros, v.cost_low_micros,
+                                                                   v.cost_high_micros, v.wall_seconds,
                                                                    c.unpriced_tokens, c.calls_without_usage,
-                                                                   c.calls_with_unknown_buckets
+                                                                   c.calls_with_unknown_buckets,
+                                                                   c.calls_with_unknown_split
                                                             from run_view v join run_costs c using (run_id)
                                                             where v.run_id in (select unnest(?))""", [run_ids])}
     steps = {}
-    for row in engine.records("""select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros, ms, error
+    for row in engine.records("""select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros,
+                                       cost_low_micros, cost_high_micros, ms, error
                                 from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
         steps.setdefault(row["run_id"], []).append(row)
     # night with night, as the glance compares them; nothing after the report's night

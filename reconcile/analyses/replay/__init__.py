@@ -115,6 +115,9 @@ def _derive(group: dict[str, Any]) -> None:
         cost_per_completed_task(group["spend_micros"], group["completed_tasks"]) if not group["spend_unknown_runs"] else None)
     after = (group["spend_micros"] - group["spend_saved_micros"] - group["spend_lost_micros"]
              + group["wrap_up_micros"]) if known else None
+    # at least: the known spend less the most that could have been saved is no floor (the saving's unknown part may
+    # be large), so an inexact "after" has no bounds of its own
+    group["spend_after_low_micros"] = after
     group["spend_after_micros"] = after
     group["succeeded_after"] = group["succeeded"] - group["successes_lost"]
     group["completed_tasks_after"] = group["completed_tasks"] - group["completed_tasks_lost"]
@@ -128,13 +131,17 @@ def _derive(group: dict[str, Any]) -> None:
 _ADDED = ("runs", "succeeded", "tasks", "completed_tasks", "completed_tasks_lost", "stopped_earlier", "same_stop", "stopped_late", "runs_on", "successes_lost", "spend_saved_micros",
           "spend_lost_micros", "saving_unknown_runs", "wrap_up_micros", "wrap_up_unknown_runs", "steps_saved",
           "tool_steps_saved", "ms_saved", "seconds_unknown_runs", "not_judged_runs", "spend_micros",
-          "spend_unknown_runs", "loops_caught", "false_positives", "steps_earlier")
+          "spend_unknown_runs", "loops_caught", "false_positives", "steps_earlier", "spend_low_micros",
+          "spend_saved_low_micros", "spend_lost_low_micros", "wrap_up_low_micros")
+# money: a total is exact only where every group's is (else None; its *_low_micros is the floor)
+_EXACT_MONEY = ("spend_micros", "spend_saved_micros", "spend_lost_micros", "wrap_up_micros")
 
 
 def _total(groups: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {"key": "total"}
     for name in _ADDED:
-        total[name] = sum(g[name] or 0 for g in groups)
+        values = [g[name] for g in groups]
+        total[name] = None if name in _EXACT_MONEY and None in values else sum(v or 0 for v in values)
     for side in ("before", "after"):
         mix: dict[str, int] = {}
         for g in groups:

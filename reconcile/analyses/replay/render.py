@@ -86,7 +86,8 @@ def _group_lines(group: dict[str, Any]) -> list[str]:
                     "unknown before the stop): the candidate might have stopped them earlier")
     unknown = group["saving_unknown_runs"]
     if unknown:
-        said.append(f"{unknown} stopped run(s) have steps with no price: their saving is left out")
+        said.append(f"{unknown} stopped run(s) have calls with no known cost: the spend saved or lost is at least "
+                    "the part priced, never that part alone")
     if group["wrap_up_micros"]:
         said.append(f"a wrap-up turn after each stop costs about {usd(group['wrap_up_micros'], places=4)} "
                     "(each priced as the call it replaces), counted in the cost per completed task")

@@ -24,17 +24,27 @@ select group_key as key,
        count(*) filter (where outcome = 'late_stop') as stopped_late,
        count(*) filter (where outcome = 'runs_on') as runs_on,
        count(*) filter (where {_CUT} and status = 'succeeded') as successes_lost,
-       coalesce(sum(spend_saved_micros) filter (where {_CUT} and {_FAILED}), 0)::bigint as spend_saved_micros,
-       coalesce(sum(spend_saved_micros) filter (where {_CUT} and status = 'succeeded'), 0)::bigint as spend_lost_micros,
+       -- money by the one rule (docs/costs.md): exact where every run's part is known, else at least the known part
+       case when count(*) filter (where {_CUT} and {_FAILED} and spend_saved_micros is null) = 0
+            then coalesce(sum(spend_saved_micros) filter (where {_CUT} and {_FAILED}), 0) end::bigint as spend_saved_micros,
+       coalesce(sum(spend_saved_micros) filter (where {_CUT} and {_FAILED}), 0)::bigint as spend_saved_low_micros,
+       case when count(*) filter (where {_CUT} and status = 'succeeded' and spend_saved_micros is null) = 0
+            then coalesce(sum(spend_saved_micros) filter (where {_CUT} and status = 'succeeded'), 0) end::bigint
+           as spend_lost_micros,
+       coalesce(sum(spend_saved_micros) filter (where {_CUT} and status = 'succeeded'), 0)::bigint as spend_lost_low_micros,
        count(*) filter (where {_CUT} and spend_saved_micros is null) as saving_unknown_runs,
-       coalesce(sum(wrap_up_micros) filter (where {_CUT} and wrap_up), 0)::bigint as wrap_up_micros,
+       case when count(*) filter (where {_CUT} and wrap_up and wrap_up_micros is null) = 0
+            then coalesce(sum(wrap_up_micros) filter (where {_CUT} and wrap_up), 0) end::bigint as wrap_up_micros,
+       coalesce(sum(wrap_up_micros) filter (where {_CUT} and wrap_up), 0)::bigint as wrap_up_low_micros,
        count(*) filter (where {_CUT} and wrap_up and wrap_up_micros is null) as wrap_up_unknown_runs,
        coalesce(sum(steps_saved) filter (where {_CUT}), 0)::bigint as steps_saved,
        coalesce(sum(tool_steps_saved) filter (where {_CUT}), 0)::bigint as tool_steps_saved,
        coalesce(sum(ms_saved) filter (where {_CUT} or outcome = 'late_stop'), 0)::bigint as ms_saved,
        count(*) filter (where {_CUT} and ms_saved is null) as seconds_unknown_runs,
        count(*) filter (where not_judged is not null) as not_judged_runs,
-       coalesce(sum(spend_micros), 0)::bigint as spend_micros,
+       case when count(*) filter (where spend_micros is null) = 0 then coalesce(sum(spend_micros), 0) end::bigint
+           as spend_micros,
+       coalesce(sum(spend_micros), 0)::bigint as spend_low_micros,
        count(*) filter (where spend_micros is null) as spend_unknown_runs,
        count(*) filter (where ceiling = 'loop' and outcome in ('cut', 'same_stop') and {_FAILED}) as loops_caught,
        count(*) filter (where ceiling = 'loop' and {_CUT} and status = 'succeeded') as false_positives,

@@ -9,7 +9,9 @@ with step_totals as (
         coalesce(sum(input_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_input_tokens,
         coalesce(sum(output_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_output_tokens,
         sum(harness_cost_micros) filter (where is_wrap_up)::bigint as wrap_up_harness_cost_micros,
-        sum(cost_micros) filter (where is_wrap_up)::bigint as wrap_up_cost_micros,
+        -- money is exact or NULL here: a sum over calls some of which are unknown is no cost (run_costs has the bounds)
+        case when count(*) filter (where is_wrap_up and cost_micros is null) = 0
+             then round(sum(cost_low_unrounded) filter (where is_wrap_up)) end::bigint as wrap_up_cost_micros,
         count(*) filter (where kind = 'tool' and tool_status is distinct from 'started') as tool_results,  -- in flight: no result yet
         count(*) filter (where kind = 'event') as events,
         count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
@@ -36,10 +38,16 @@ with step_totals as (
         min(idx) filter (where is_final) as final_answer_step,
         list(distinct model order by model) filter (where model is not null) as models,
         sum(harness_cost_micros)::bigint as harness_step_cost_micros,
-        sum(cost_micros)::bigint as cost_micros,
-        sum(uncached_cost_micros)::bigint as uncached_cost_micros,
+        case when count(*) filter (where kind = 'model' and cost_micros is null) = 0
+             then round(sum(cost_low_unrounded)) end::bigint as cost_micros,
+        round(sum(cost_low_unrounded))::bigint as cost_low_micros,
+        case when count(*) filter (where kind = 'model' and cost_high_unrounded is null) = 0
+             then round(sum(cost_high_unrounded)) end::bigint as cost_high_micros,
+        case when count(*) filter (where kind = 'model' and uncached_cost_micros is null) = 0
+             then sum(uncached_cost_micros) end::bigint as uncached_cost_micros,
         sum(catalogue_tokens)::bigint as catalogue_tax_tokens,
-        sum(catalogue_tax_micros)::bigint as catalogue_tax_micros,
+        case when count(*) filter (where catalogue_tokens is not null and catalogue_tax_micros is null) = 0
+             then sum(catalogue_tax_micros) end::bigint as catalogue_tax_micros,
         count(*) filter (where unpriced) as unpriced_steps
     from step_view
     group by run_id
@@ -81,7 +89,11 @@ select
          then t.all_input_tokens + t.output_tokens
     end as total_tokens,
     coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
-    t.cost_micros,                            -- priced from model_prices; see unpriced_steps
+    -- priced from model_prices: exact (cost_micros), else a range (cost_low_micros .. cost_high_micros), else at least
+    -- cost_low_micros (cost_high_micros NULL); a run without model calls costs 0. See unpriced_steps
+    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_micros end as cost_micros,
+    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_low_micros end as cost_low_micros,
+    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_high_micros end as cost_high_micros,
     t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
     t.catalogue_tax_tokens,                   -- tool-schema tokens sent, summed over model calls
     t.catalogue_tax_micros,                   -- and what they cost, billed as each call billed them

@@ -18,6 +18,7 @@ joined as (
            coalesce(s.provider, r.provider) as price_provider, coalesce(s.model, r.model) as price_model,
            w.idx is not null as after_wrap_up,
            mp.matched_model, mp.lookup_model, mp.source as price_source, mp.source_version as price_version,
+           mp.min_cache_tokens, mp.web_search_kcount,
            mp.uncached_mtok, mp.output_mtok, mp.tier_uncached_mtok, mp.tier_output_mtok,
            -- each bucket's price for this request: the tier's once its input passes the tier start
            case when all_input > mp.tier_start then mp.tier_uncached_mtok else mp.uncached_mtok end as uncached_price,
@@ -52,10 +53,16 @@ joined as (
 unsplit as (  -- the input a record gives whole, beyond the buckets it gives (NULL: none unsplit)
     select *, case when split_unknown then all_input - coalesce(input_uncached, 0) - coalesce(cache_read, 0)
                    - coalesce(cache_write_5m, 0) - coalesce(cache_write_1h, 0) end as unsplit,
-              -- a price that bills cache reads and writes as uncached input: no prompt cache to speak of, so an
-              -- unknown split is all uncached (the price list has no cache for the model: genai-prices falls back)
-              matched_model is not null and cache_read_price = uncached_price and cache_write_5m_price = uncached_price
-                  and cache_write_1h_price = uncached_price as no_prompt_cache
+              -- no cache could have served this prompt, so an unknown split of its input is all uncached: a price
+              -- that bills cache reads and writes as uncached input (no prompt cache to speak of: genai-prices falls
+              -- back), or a prompt shorter than the shortest the provider caches (cache_minimums) that records no
+              -- cache read or write of its own. Only where the uncached share is itself unknown (an unknown split
+              -- of cache writes into lifetimes is not an uncached input)
+              matched_model is not null and input_uncached is null
+                  and (cache_read_price = uncached_price and cache_write_5m_price = uncached_price
+                       and cache_write_1h_price = uncached_price
+                       or all_input < min_cache_tokens and coalesce(cache_read, 0) = 0
+                          and coalesce(cache_write_5m, 0) = 0 and coalesce(cache_write_1h, 0) = 0) as no_prompt_cache
     from joined
 ),
 filled as (  -- the buckets as known: an unsplit input of a model with no prompt cache is all uncached
@@ -91,11 +98,38 @@ bounded as (
                     case when f_write_1h is null then cache_write_1h_price end) as unsplit_high_price
     from filled
 ),
-catalogue_read as (  -- the catalogue billed as cache reads first (and each priced call's exact cost)
-    select *, least(catalogue, coalesce(f_read, 0)) as catalogue_cache_read,
-           case when priceable then round(known_input_micros + output_tokens * output_price)::bigint end
-               as cost_micros_exact
+searched as (
+    -- hosted web searches, billed per use beside the tokens: known where none ran, or where the price list prices
+    -- them (dollars per thousand = micro-dollars per search x 1,000); a search of an unknown price leaves the
+    -- call's cost "at least" (NULL fee)
+    select *, case when coalesce(web_searches, 0) = 0 then 0
+                   when web_search_kcount is not null then web_searches * web_search_kcount * 1000 end as search_fee
     from bounded
+),
+costed as (
+    -- each call's cost in micro-dollars, unrounded (a run or a group adds these and rounds once): exact where every
+    -- count and the price are known, or where every count is known and zero (nothing was billed, priced or not);
+    -- else between a floor -- the known counts at their prices, an unsplit input all at its cheapest bucket, what
+    -- is unknown at nothing -- and, where only the split of a known whole is unknown, a ceiling (all at the dearest)
+    select *,
+           case when priceable then known_input_micros + output_tokens * output_price + search_fee
+                when kind = 'model' and f_uncached = 0 and f_read = 0 and f_write_5m = 0 and f_write_1h = 0
+                     and output_tokens = 0 and coalesce(web_searches, 0) = 0 then 0 end as exact_cost,
+           case when kind = 'model' and f_unsplit is not null and matched_model is not null
+                     and output_tokens is not null and unsplit_high_price is not null
+                then known_input_micros + f_unsplit * unsplit_high_price + output_tokens * output_price + search_fee
+           end as range_high
+    from searched
+),
+catalogue_read as (  -- the catalogue billed as cache reads first (and each call's bounds)
+    select *, least(catalogue, coalesce(f_read, 0)) as catalogue_cache_read,
+           case when kind <> 'model' then null
+                when exact_cost is not null then exact_cost
+                when matched_model is null then 0
+                else known_input_micros + coalesce(f_unsplit * unsplit_low_price, 0)
+                     + coalesce(output_tokens * output_price, 0) + coalesce(search_fee, 0) end as cost_low_unrounded,
+           coalesce(exact_cost, range_high) as cost_high_unrounded
+    from costed
 ),
 catalogue_5m as (  -- then as 5-minute cache writes
     select *, least(catalogue - catalogue_cache_read, coalesce(f_write_5m, 0)) as catalogue_cache_write_5m
@@ -111,7 +145,7 @@ select
     s.idx,
     s.kind,
     s.tool_name,
-    case when s.priceable then s.cost_micros_exact end as cost_micros,
+    round(s.exact_cost)::bigint as cost_micros,  -- exact, rounded to the micro-dollar; NULL where not known exactly
     s.ms,
     s.error,
     s.started_at,
@@ -129,6 +163,7 @@ select
     s.f_write_1h as cache_write_1h,
     s.output_tokens,
     s.reasoning_tokens,
+    s.web_searches,  -- hosted web searches the call ran, billed per use (NULL: the format does not record them)
     -- all input: known when every input bucket is, or when the record gives it whole (the context) with its
     -- split into buckets unknown
     case when s.kind = 'model' and s.f_uncached is not null and s.f_read is not null
@@ -173,8 +208,11 @@ select
     s.task_class,
     s.run_status,
     s.price_provider,
-    -- what it would cost with no cache: all input at the input price
-    case when s.priceable then
+    -- what it would cost with no cache: all input at the input price (known wherever the whole input, the output
+    -- and the price are, whatever the input's split into cached and uncached)
+    case when s.kind = 'model' and s.matched_model is not null and s.output_tokens is not null
+              and (s.split_unknown or s.f_uncached is not null and s.f_read is not null and s.f_write_5m is not null
+                   and s.f_write_1h is not null) then
         round(case when s.past_tier
                    then s.all_input * s.tier_uncached_mtok + coalesce(s.output_tokens, 0) * s.tier_output_mtok
                    else s.all_input * s.uncached_mtok + coalesce(s.output_tokens, 0) * s.output_mtok end)::bigint
@@ -190,16 +228,14 @@ select
     -- a call whose input is known whole but not its split into cached and uncached: its cost lies between the
     -- input all at the cheapest bucket it may be in and all at the dearest (all cached … all uncached), exactly
     -- known otherwise; kept out of cost_micros, which holds only what is known exactly
-    case when s.priceable then s.cost_micros_exact
-         when s.kind = 'model' and s.f_unsplit is not null and s.matched_model is not null
-              and s.output_tokens is not null and s.unsplit_low_price is not null then
-        round(s.known_input_micros + s.f_unsplit * s.unsplit_low_price + s.output_tokens * s.output_price)::bigint
-    end as cost_low_micros,
-    case when s.priceable then s.cost_micros_exact
-         when s.kind = 'model' and s.f_unsplit is not null and s.matched_model is not null
-              and s.output_tokens is not null and s.unsplit_high_price is not null then
-        round(s.known_input_micros + s.f_unsplit * s.unsplit_high_price + s.output_tokens * s.output_price)::bigint
-    end as cost_high_micros,
+    -- its bounds: the cost itself where exact; else a floor (never NULL for a model call: the known counts at their
+    -- prices, an unsplit input at its cheapest bucket, nothing for what is unknown -- $0 with no price at all) and a
+    -- ceiling where only the split of a known whole is unknown (NULL: unbounded). Rounded here; the unrounded
+    -- figures are what sums add (a run, a group: rounded once, never a rounding per call)
+    round(s.cost_low_unrounded)::bigint as cost_low_micros,
+    round(s.cost_high_unrounded)::bigint as cost_high_micros,
+    s.cost_low_unrounded,
+    s.cost_high_unrounded,
     s.matched_model as priced_as,
     s.lookup_model as priced_from,  -- the normalised id the price was found under, if not the model as written
     s.price_source,

@@ -13,6 +13,7 @@ with matched as (
 ),
 per_row as (
     select usage_row, count(*) as journal_calls, mode(model) as journal_model,
+           count(*) filter (where buckets_unknown) as journal_calls_unknown,
            sum(input_uncached)::bigint as journal_input_uncached,
            sum(cache_read)::bigint as journal_cache_read,
            sum(cache_write_5m)::bigint as journal_cache_write_5m,
@@ -25,7 +26,7 @@ per_row as (
 windows as (select distinct provider, bucket_start, bucket_end from provider_usage),
 unmatched as (  -- journal calls inside a window the provider reported on, that no provider row accounts for
     select w.provider, w.bucket_start, w.bucket_end, j.model, j.api_key_id, j.workspace_id, j.project_id,
-           count(*) as journal_calls,
+           count(*) as journal_calls, count(*) filter (where j.buckets_unknown) as journal_calls_unknown,
            sum(j.input_uncached)::bigint as journal_input_uncached,
            sum(j.cache_read)::bigint as journal_cache_read,
            sum(j.cache_write_5m)::bigint as journal_cache_write_5m,
@@ -43,7 +44,9 @@ unmatched as (  -- journal calls inside a window the provider reported on, that 
 side_by_side as (
     select u.provider, u.bucket_start, u.bucket_end, u.bucket_width, coalesce(u.model, r.journal_model) as model,
            u.model is not null as model_reported, u.api_key_id, u.workspace_id, u.project_id, u.usage_row,
-           coalesce(r.journal_calls, 0) as journal_calls, null::varchar[] as runs,
+           coalesce(r.journal_calls, 0) as journal_calls,
+           -- journal calls with a bucket left out (counted 0): what they explain is known only as a floor
+           coalesce(r.journal_calls_unknown, 0) as journal_calls_unknown, null::varchar[] as runs,
            r.run_tokens,  -- each journal call's run and tokens: lets the ledger be allocated call by call
            u.input_uncached as provider_input_uncached, coalesce(r.journal_input_uncached, 0) as journal_input_uncached,
            u.cache_read as provider_cache_read, coalesce(r.journal_cache_read, 0) as journal_cache_read,
@@ -53,7 +56,7 @@ side_by_side as (
     from provider_usage u left join per_row r using (usage_row)
     union all
     select provider, bucket_start, bucket_end, null, model, false, api_key_id, workspace_id, project_id, null,
-           journal_calls, runs, run_tokens,
+           journal_calls, journal_calls_unknown, runs, run_tokens,
            0, journal_input_uncached, 0, journal_cache_read, 0, journal_cache_write_5m, 0, journal_cache_write_1h,
            0, journal_output_tokens
     from unmatched
