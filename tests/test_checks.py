@@ -177,7 +177,8 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
     failed = {case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None}
     warned = {case.get("name") for case in suite.iter("testcase") if case.find("skipped") is not None}
     assert failed | warned == {p["check"] for p in planted}
-    assert warned == {"retries_mutate_context", "tool_errors_flagged", "no_failed_side_effects", "rate_limits_fall_back"}
+    assert warned == {"retries_mutate_context", "tool_errors_flagged", "no_failed_side_effects", "rate_limits_fall_back",
+                      "models_priced"}
 
 
 def test_terminal_output_tables_and_summary(cli, night_db):

@@ -189,3 +189,54 @@ def test_pydantic_ai_runs_are_exact_or_hold_its_own_operation_cost(world, cli):
         assert abs(_dollars(harness[run_id]["cost_usd"]) - own) <= MICRO * t["calls"], run_id
         g = ours[run_id]
         assert _holds(g["cost_usd"], g["cost_low_usd"], g["cost_high_usd"], own, own, MICRO), (run_id, g, own)
+
+
+LANGGRAPH = ROOT / "tests" / "fixtures" / "frameworks" / "langgraph"
+
+
+def _langgraph_truth() -> dict[str, Decimal]:
+    """Each trace's cost from LangChain's own usage objects (usage_metadata, as the framework reported it), priced
+    at list price by genai-prices' calculator, call by call, unrounded; a failed call reported no usage and was not
+    billed. LangChain's input_tokens hold the cache reads and writes (input_token_details)."""
+    from datetime import datetime
+    from genai_prices import Usage, calc_price
+
+    truth = {}
+    for trace_id, run in json.loads((LANGGRAPH / "truth.json").read_text())["runs"].items():
+        total = Decimal(0)
+        for call in run["model_calls"]:
+            usage = call.get("usage_metadata")
+            if call["status"] != "ok" or not usage:
+                continue
+            details = usage.get("input_token_details") or {}
+            price = calc_price(Usage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"],
+                                     cache_read_tokens=details.get("cache_read") or 0,
+                                     cache_write_tokens=details.get("cache_creation") or 0),
+                               model_ref=call["request_model"], provider_id=call["provider"],
+                               genai_request_timestamp=datetime.fromisoformat(run["start_time"].replace("Z", "+00:00")))
+            total += Decimal(str(price.total_price))
+        truth[trace_id] = total.quantize(MICRO)
+    return truth
+
+
+def test_langgraph_traces_hold_the_cost_langchain_reported(cli, tmp_path):
+    """Issue 56 on LangGraph traced by OpenInference: each trace's runs, added by the one rule under our prices, are
+    the trace's cost or a marked range holding it (cache writes counted whole: a range over their lifetimes)."""
+    from reconcile import store
+    from reconcile.ingest.driver import ingest
+
+    db = tmp_path / "lg.duckdb"
+    with store.connect(db) as con:
+        ingest(con, [LANGGRAPH / "spans.jsonl.gz"])
+    runs = cli("cost", "--by", "run", "--cost-source", "ours", "--json", "--db", db).json()["groups"]
+    wrong = []
+    for trace_id, cost in _langgraph_truth().items():
+        parts = [r for r in runs if r["key"].split("/")[0] == trace_id]
+        exact = [_dollars(r["cost_usd"]) for r in parts]
+        highs = [_dollars(r["cost_high_usd"]) for r in parts]
+        figure = (None if None in exact else sum(exact, Decimal(0)),
+                  sum((_dollars(r["cost_low_usd"]) for r in parts), Decimal(0)),
+                  None if None in highs else sum(highs, Decimal(0)))
+        if not parts or not _holds(*figure, cost, cost, MICRO * len(parts)):
+            wrong.append(f"{trace_id}: {figure} vs {cost}")
+    assert not wrong, "\n".join(wrong)

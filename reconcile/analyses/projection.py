@@ -133,7 +133,8 @@ def fit(engine: Engine, turns: list[int] | None = None) -> list[dict[str, Any]]:
                quantile_cont(p.turns, 0.99) filter (where r.status = 'succeeded') as p99_turns,
                any_value(pr.input_price) as input_price, any_value(pr.output_price) as output_price,
                any_value(pr.read_multiplier) as read_multiplier, any_value(pr.write_multiplier) as write_multiplier,
-               avg(v.cost_micros) as mean_cost_micros
+               -- a mean over the runs whose cost is exact would be a part's mean: only where every run's is
+               case when count(v.cost_micros) = count(*) then avg(v.cost_micros) end as mean_cost_micros
         from runs r join per_run p using (run_id) join run_view v using (run_id) left join prices pr on pr.agent = r.agent
         group by 1 order by 1""")
     fitted = []

@@ -18,9 +18,13 @@ rejected record).
   ``llm.token_count.prompt_details.cache_read`` / ``cache_write``). Uncached input is what is
   left — unless the cache counts exceed the input, in which case the instrumentation reported
   them apart and the input is taken as uncached. A cache count the span leaves out is unknown
-  (NULL; its share stays in the uncached input and the call's cost is unknown), and so are
-  1-hour cache writes, which the conventions do not count — except for models whose provider
-  bills no cache writes (OpenAI, Gemini: ``zero_buckets``), whose writes are 0.
+  (NULL; its share stays in the uncached input and the call's cost is unknown) — except from an
+  instrumentation that leaves zero counts out (``ZERO_OMITTING_SCOPES``: pydantic-ai's,
+  OpenInference's LangChain one), where it is 0. Cache writes are counted whole, not by lifetime:
+  where some were made their 5-minute / 1-hour split is unknown (the cost a range over the
+  lifetimes) — except for models whose provider bills no cache writes (OpenAI, Gemini:
+  ``zero_buckets``), whose writes are 0. ``operation.cost`` is the harness's price of the call,
+  ``gen_ai.aggregated_usage.*`` on an agent span its ledger; ids written base64 are read as hex.
 - Catalogue: the tools a model span was offered, from ``gen_ai.tool.definitions`` (opt-in), else
   OpenInference ``llm.tools.N.tool.json_schema``; whether a tool changes the world is not recorded.
 - Tool calls: ``gen_ai.tool.call.id`` (else the span id), ``gen_ai.tool.name``, arguments from

@@ -24,7 +24,8 @@ with s as (
     from step_view group by run_id
 ),
 ours as (
-    select r.run_id, r.ledger_cost_micros, s.*,
+    select r.run_id, r.ledger_cost_micros, s.model_steps, s.usage_steps, s.unpriced_steps, s.unknown_bucket_steps,
+           s.unsplit_steps, s.exact_steps, s.bounded_steps, s.unpriced_tokens, s.harness_steps, s.harness_step_micros,
            case when coalesce(s.model_steps, 0) = 0 then 0 else round(s.low_unrounded)::bigint end as low_micros,
            case when coalesce(s.model_steps, 0) = 0 then 0
                 when s.bounded_steps = s.model_steps then round(s.high_unrounded)::bigint end as high_micros,
