@@ -353,20 +353,30 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
                                 f"lines is one ({why}). Leave --format out to detect the format.")
         if count.loaded + count.rejected + count.skipped != count.lines:
             raise InternalError(f"{path}: accounting does not add up ({count}); nothing was loaded")
-        results.append(FileResult(path, fmt.name, "replaced" if previous and previous[0] else "loaded", count.lines,
-                                  count.loaded, count.rejected, count.skipped, count.notes, count.skipped_by))
+        status, why = "replaced" if previous and previous[0] else "loaded", None
+        if count.rejected and not count.loaded:  # nothing of it could be read: failed, never "loaded" (its rejects kept)
+            first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
+            unit = "record" if getattr(fmt, "input", None) == "document" else "line"
+            status = "failed"
+            why = (f"nothing of it could be read as {fmt.name}: every {unit} it holds was rejected"
+                   + (f" ({unit} {first[0][0]}: {first[0][1]})" if first else "") + "; see its rejected lines")
+        results.append(FileResult(path, fmt.name, status, count.lines, count.loaded, count.rejected, count.skipped,
+                                  [*count.notes, *([why] if why else [])], count.skipped_by))
     sources = [source for source, _ in todo]
     # the lists are unnested side by side: one row a file
     con.execute("insert into ingested_files by name select unnest($path) as path, unnest($sha256) as sha256, "
                 "$format as format, unnest($size)::bigint as size_bytes, unnest($lines)::bigint as lines, "
                 "unnest($loaded)::bigint as loaded, unnest($rejected)::bigint as rejected, "
                 "unnest($skipped)::bigint as skipped, $now as ingested_at, unnest($mtime)::bigint as mtime_ns, "
-                "'loaded' as status",
-                {"path": [s.name for s in sources], "sha256": [s.sha256 for s in sources], "format": fmt.name,
+                "unnest($status) as status, unnest($reason) as reason",
+                {"status": ["failed" if r.status == "failed" else "loaded" for r in results],
+                 "reason": [r.notes[-1] if r.status == "failed" else None for r in results],
+                 "path": [s.name for s in sources], "sha256": [s.sha256 for s in sources], "format": fmt.name,
                  "size": [s.size for s in sources], "lines": [r.lines for r in results],
                  "loaded": [r.loaded for r in results], "rejected": [r.rejected for r in results],
                  "skipped": [r.skipped for r in results], "now": datetime.now(timezone.utc),
-                 "mtime": [s.mtime_ns for s in sources]})
+                 # a failed file's stamp is not kept: the next ingest reads it again (and says again that it failed)
+                 "mtime": [None if r.status == "failed" else s.mtime_ns for s, r in zip(sources, results)]})
     return results
 
 

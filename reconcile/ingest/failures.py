@@ -24,12 +24,8 @@ import duckdb
 from reconcile import durability
 from reconcile.errors import BadInput, InternalError, StoreError
 from reconcile.ingest.bookkeeping import forget_file
-from reconcile.ingest.files import Source
+from reconcile.ingest.files import FileFailed, Source
 from reconcile.ingest.result import FileResult
-
-
-class FileFailed(Exception):
-    """One file could not be loaded; ``str()`` is the reason recorded for it."""
 
 
 FILE_FAILURES = (FileFailed, InternalError, BadInput, OSError, UnicodeError, RecursionError)

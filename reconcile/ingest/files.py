@@ -14,11 +14,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import io
 import os
 import re
 import shutil
+import struct
 import tempfile
 import time
 import zipfile
@@ -29,6 +32,10 @@ from reconcile.ingest.result import IngestReport, PassedOver
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+
+
+class FileFailed(Exception):
+    """One file could not be loaded; ``str()`` is the reason recorded for it."""
 
 
 @dataclass
@@ -197,27 +204,72 @@ def _is_eval_archive(path: Path) -> bool:
         return False
 
 
-def _eval_document(path: Path, target: str) -> None:
-    """Write ``{"header": …, "samples": [...]}`` from an ``.eval`` archive, member by member (bytes, not parsed).
+ZSTD = 93  # the ZIP method number of Zstandard: inspect-ai 0.3.285 writes every .eval member with it
 
-    A member the standard library cannot inflate (a newer compression) leaves the document
-    invalid, which the document reader reports as the file's reject.
-    """
-    with zipfile.ZipFile(path) as archive, open(target, "wb") as out:
+
+class _Bounded(io.RawIOBase):
+    """The next ``size`` bytes of a file, as a stream: one zip member's compressed bytes, read in chunks."""
+
+    def __init__(self, handle, size: int):
+        self.handle, self.left = handle, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.handle.read(min(len(buffer), self.left))
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+def _member(archive: zipfile.ZipFile, path: Path, name: str, stack) -> io.RawIOBase:
+    """A member of an ``.eval`` archive as a stream of its bytes: the standard library inflates deflated ones; a
+    Zstandard one (Python 3.11's ``zipfile`` cannot) is read from its local header on with ``zstandard``, in
+    chunks. Any other method cannot be read: the file fails, naming it."""
+    info = archive.getinfo(name)
+    if info.compress_type != ZSTD:
+        try:
+            return stack.enter_context(archive.open(info))
+        except NotImplementedError as exc:
+            raise FileFailed(f"member {name} of the Inspect AI archive is compressed with ZIP method "
+                             f"{info.compress_type}, which reconcile cannot read ({exc}); nothing from the file "
+                             "was loaded. Re-write the log as JSON (inspect log convert --to json) and ingest that.")
+    import zstandard
+
+    raw = stack.enter_context(open(path, "rb"))
+    raw.seek(info.header_offset)
+    header = raw.read(30)
+    if header[:4] != b"PK\x03\x04":
+        raise FileFailed(f"member {name} of the Inspect AI archive has no local header where the archive's directory "
+                         "says it starts: the file is damaged; nothing from it was loaded.")
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    raw.seek(info.header_offset + 30 + name_length + extra_length)
+    return stack.enter_context(zstandard.ZstdDecompressor().stream_reader(_Bounded(raw, info.compress_size)))
+
+
+def _eval_document(path: Path, target: str) -> None:
+    """Write ``{"header": …, "samples": [...]}`` from an ``.eval`` archive, member by member (bytes, not parsed:
+    memory stays bounded whatever the archive's size). A member that cannot be read fails the file, naming why."""
+    with zipfile.ZipFile(path) as archive, open(target, "wb") as out, contextlib.ExitStack() as stack:
         samples = sorted((name for name in archive.namelist()
                           if name.startswith("samples/") and name.endswith(".json")), key=_sample_order)
         try:
             out.write(b'{"header": ')
-            with archive.open("header.json") as header:
-                shutil.copyfileobj(header, out, CHUNK)
+            shutil.copyfileobj(_member(archive, path, "header.json", stack), out, CHUNK)
             out.write(b', "samples": [')
             for number, name in enumerate(samples):
                 out.write(b"," if number else b"")
-                with archive.open(name) as sample:
-                    shutil.copyfileobj(sample, out, CHUNK)
+                with contextlib.ExitStack() as each:
+                    shutil.copyfileobj(_member(archive, path, name, each), out, CHUNK)
             out.write(b"]}")
-        except (NotImplementedError, zipfile.BadZipFile, OSError):
-            out.write(b"\n(unreadable member)")
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise FileFailed(f"the Inspect AI archive cannot be read ({exc}); nothing from it was loaded.") from exc
+        except Exception as exc:
+            if type(exc).__name__ == "ZstdError":
+                raise FileFailed(f"a Zstandard-compressed member of the Inspect AI archive cannot be read ({exc}); "
+                                 "nothing from it was loaded.") from exc
+            raise
 
 
 def _sample_order(name: str) -> tuple:
@@ -257,6 +309,13 @@ class Aliases:
 
     def __enter__(self) -> list[Source]:
         self.folder = tempfile.mkdtemp(prefix="reconcile-")
+        try:
+            return self._made()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _made(self) -> list[Source]:
         for number, source in enumerate(self.sources, 1):
             own = os.path.abspath(source.path)
             if not source.gzip and _literal(own) and not (self.decompress and own.endswith(".eval")):
@@ -277,7 +336,7 @@ class Aliases:
         return self.sources
 
     def __exit__(self, *exc) -> None:
-        if self.folder:
+        if self.folder and os.path.isdir(self.folder):
             for name in os.listdir(self.folder):
                 os.unlink(os.path.join(self.folder, name))
             os.rmdir(self.folder)
