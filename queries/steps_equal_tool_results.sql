@@ -1,43 +1,15 @@
 -- name: steps_equal_tool_results
--- invariant: a run has as many tool results as tool calls its model steps asked for (a final answer asks for none), and the harness ledger counts as many steps as the journal has model steps (with or without its wrap-up turn)
+-- invariant: a final answer asks for no tool the harness still has to run, and the harness ledger counts as many steps as the journal has model steps (with or without its wrap-up turn); a call without its result, or a result twice, is tool_calls_paired's one finding
 -- severity: error
--- remedy: fewer results than calls means an outcome was never journalled (a crash between call and write); more means a call ran twice; a ledger off by some steps counts steps differently from its journal
+-- remedy: a final answer that asks for a tool means the loop stopped before running it, or journalled the answer early; a ledger off by some steps counts steps differently from its journal
 -- needs: call_ids
 -- judges: each run
-with asked as (  -- a call in flight (the running run waits on it) is not owed a result yet: calls_in_flight
-    select q.run_id, count(*) as calls from tool_calls q
-    where not exists (select 1 from open_calls o where o.in_flight and o.run_id = q.run_id and o.call_id = q.call_id
-                      and o.step_idx = q.step_idx)
-    group by q.run_id
-),
-results as (  -- a call recorded as started but never completed has no result
-    select * from steps where kind = 'tool' and tool_status is distinct from 'started'
-),
-answered as (
-    select run_id, count(*) as results from results group by run_id
-),
-first_unanswered as (
-    select run_id, min(step_idx) as step from open_calls where not in_flight group by run_id
-),
-first_extra as (
-    select run_id, min(idx) as step
-    from (select run_id, idx, call_id, row_number() over (partition by run_id, call_id order by idx) as nth
-          from results)
-    where nth > 1 or call_id is null
-    group by run_id
-)
-select r.run_id, least(u.step, e.step) as step,
-       format('{} tool call(s) asked for, {} tool result(s) journalled', coalesce(a.calls, 0), coalesce(t.results, 0)) as detail
-from run_view r
-left join asked a using (run_id)
-left join answered t using (run_id)
-left join first_unanswered u using (run_id)
-left join first_extra e using (run_id)
-where coalesce(a.calls, 0) <> coalesce(t.results, 0)
-union all
-select q.run_id, q.step_idx, format('step {} is a final answer but asked for tool {}', q.step_idx, q.tool_name)
+select q.run_id, q.step_idx as step, format('step {} is a final answer but asked for tool {}', q.step_idx, q.tool_name) as detail
 from tool_calls q
 join steps s on s.run_id = q.run_id and s.idx = q.step_idx and s.is_final
+-- a hosted tool the provider ran inside the answering response (a web search) has its result with it: no call left
+where not exists (select 1 from steps t where t.run_id = q.run_id and t.kind = 'tool' and t.call_id = q.call_id
+                  and t.tool_status is distinct from 'started')
 union all
 select run_id, null, format('the harness ledger counts {} steps; the journal has {} model steps{}{}', ledger_steps, steps,
                             case when ledger_scope = 'tree' then format(' in its agent tree of {} runs', runs) else '' end,

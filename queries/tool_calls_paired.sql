@@ -5,7 +5,9 @@
 -- needs: call_ids
 -- judges: each run
 select q.run_id, q.step_idx as step,
-       format('call {} to {} asked for at step {} has no result: lost ({})', q.call_id, q.tool_name, q.step_idx,
+       -- one lost result is one finding, naming both sides of it: the call unpaired, the run a result short
+       format('call {} to {} asked for at step {} has no result: lost ({}), so the run has a tool result fewer than '
+              'the tool calls its model steps asked for', q.call_id, q.tool_name, q.step_idx,
               case when q.run_status = 'running' then 'the run went on past it'
                    when q.run_status = 'abandoned' then 'the run was abandoned without it' else 'the run ended without it' end)
            as detail

@@ -43,3 +43,9 @@ def label(text: object, width: int = 60) -> str:
     """A short, single-line, literal form of ``text`` for a chart label or legend (secrets already redacted)."""
     shown = literal(str(text).replace("\n", " ").replace("\t", " "))
     return shown if len(shown) <= width else shown[: width - 1] + "…"
+
+
+def with_article(noun_phrase: str) -> str:
+    """``a``/``an`` before a phrase as it is spoken: "an OpenAI Codex CLI rollout", "an Inspect AI log", "a reconcile
+    native journal" (by the first letter: every phrase reconcile says starts with a plain word or a name)."""
+    return ("an " if noun_phrase[:1].lower() in "aeiou" else "a ") + noun_phrase

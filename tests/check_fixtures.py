@@ -81,17 +81,24 @@ def stray_call(name: str, args: dict, call_id: str = "stray") -> ToolCall:
 # --- planted -------------------------------------------------------------------------------
 
 def planted_steps_equal_tool_results(j):
-    run = Run(j, "missing")
-    idx, calls = run.model([("read_file", {"path": "a"}), ("search", {"query": "b"})])
+    """A final answer that asks for a tool nobody ran, and a ledger that counts steps its journal does not have. (A
+    lost result is tool_calls_paired's one finding, not this check's: issue 57.)"""
+    run = Run(j, "answered_early")
+    _, calls = run.model([("read_file", {"path": "a"})])
     run.tool(calls[0])
-    run.model(final=True)
+    idx, _ = run.model([("search", {"query": "b"})], final=True)
     run.end()
+    lost = Run(j, "missing")  # a lost result: no finding of this check
+    _, calls = lost.model([("read_file", {"path": "a"}), ("search", {"query": "b"})])
+    lost.tool(calls[0])
+    lost.model(final=True)
+    lost.end()
     ledger = Run(j, "ledger")
     _, calls = ledger.model([("read_file", {"path": "a"})])
     ledger.tool(calls[0])
     ledger.model(final=True)
     ledger.end(steps=5)
-    return [("missing", idx), ("ledger", None)]
+    return [("answered_early", idx), ("ledger", None)]
 
 
 def planted_ledger_matches_transcript(j):

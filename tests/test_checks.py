@@ -154,8 +154,10 @@ def test_a_user_check_runs_beside_the_builtin_ones(tmp_path, cli, db_path):
     con.close()
     data = cli("check", "--checks-dir", folder, "--json", "--db", tmp_path / "fixture.duckdb").json()
     assert len(data["checks"]) == len(REQUIRED) + 1
+    # each finding says where to look: its run's file (and its step's line: none here, a finding on a whole run)
     assert data["findings"] == [{"check": "runs_have_agents", "severity": "warn", "outcome": "warn", "run_id": run, "step": None,
-                                 "detail": "agent is fixture"} for run in ("crashed_between_steps", "failed_loudly", "predicted")]
+                                 "detail": "agent is fixture", "file": str(tmp_path / "fixture.jsonl"), "line": None}
+                                for run in ("crashed_between_steps", "failed_loudly", "predicted")]
     clash = tmp_path / "clash"
     write_check(clash, "tool_calls_paired")
     assert "already exists" in cli("check", "--checks-dir", clash, "--db", db_path).err

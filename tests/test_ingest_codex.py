@@ -365,3 +365,55 @@ def test_the_run_id_is_the_recorded_session_and_one_session_in_two_files_loads_o
     assert any(f"run 019c8bfe-ec25-79e0-97d7-bda6a9c575ff was already loaded from {headless}" in str(n) for n in second.notes)
     assert con.execute("select sum(total_tokens) from run_view").fetchall()[0][0] == 299_496  # counted once
     con.close()
+
+
+# --- Calls the totals do not show, and hosted tools (issue 57) ------------------------------------------------
+
+WEB_SEARCHED = CODEX / "sessions/2026/02/23/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"
+
+
+def test_a_remote_compaction_is_a_billed_call_of_unknown_usage(codex):
+    """Line 1788: `compacted` with an empty message (the sanitiser's len=0) — Codex asked /responses/compact for the
+    summary, a billed call whose usage it never records: the totals before and after it are the same. A model step
+    with every bucket unknown, before its compaction event; the run's cost reads "at least"."""
+    con, _ = codex
+    raw = [json.loads(line) for line in COMPACTED.read_text().splitlines()]
+    assert raw[1787]["type"] == "compacted" and "len=0 " in raw[1787]["payload"]["message"]
+    totals = [(i, r["payload"]["info"]["total_token_usage"]) for i, r in enumerate(raw)
+              if r["payload"].get("type") == "token_count" and r["payload"].get("info")]
+    assert next(t for i, t in reversed(totals) if i < 1787) == next(t for i, t in totals if i > 1787)
+    run = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
+    rows = con.execute("""select kind, event, input_uncached, cache_read, cache_write_5m, cache_write_1h, output_tokens,
+                                 context_tokens, model from steps where run_id = ? and source_line = 1788 order by idx""",
+                       [run]).fetchall()
+    assert rows == [("model", None, None, None, None, None, None, None, "gpt-5.3-codex"),
+                    ("event", "compaction", None, None, None, None, None, None, None)]
+    calls = independent(COMPACTED)["calls"] + 1  # every new total, and the compaction
+    assert con.execute("select count(*) from steps where run_id = ? and kind = 'model'", [run]).fetchone()[0] == calls
+    cost = con.execute("""select ours_micros, ours_low_micros > 0, ours_high_micros, calls_without_usage
+                          from run_costs where run_id = ?""", [run]).fetchone()
+    assert cost == (None, True, None, 1)
+
+
+def test_hosted_web_searches_are_tool_calls_answered_inside_their_response(codex):
+    """web_search_call items (0.104 writes them without an id) are calls to web_search, each with a result step of its
+    own (status completed: ok; no result text), so a run's calls are all its function, custom tool and web search
+    calls, and none goes unanswered."""
+    con, _ = codex
+    for path, run, calls in ((WEB_SEARCHED, "019c8a4c-ed82-79a1-aa28-7738fc5ab61a", 105),  # the issue: "104 for 105"
+                             (COMPACTED, "019c8a59-e9dd-71f0-9ae3-4079fe9726a9", 372)):  # and "365 for 372"
+        raw = [json.loads(line)["payload"] for line in path.read_text().splitlines()]
+        asked = sum(1 for p in raw if p.get("type") in ("function_call", "custom_tool_call", "web_search_call"))
+        assert asked == calls
+        searches = sum(1 for p in raw if p.get("type") == "web_search_call")
+        assert con.execute("select count(*) from tool_calls where run_id = ?", [run]).fetchone()[0] == asked
+        got = con.execute("""select count(*), count(*) filter (where tool_status = 'ok' and result_bytes is null)
+                             from steps where run_id = ? and kind = 'tool' and tool_name = 'web_search'""", [run]).fetchone()
+        assert got == (searches, searches)
+        assert con.execute("select sum(web_searches) from steps where run_id = ?", [run]).fetchone()[0] == searches
+    from reconcile.checks import load_checks, run_checks, select_checks
+
+    report = run_checks(DuckDBEngine(con), select_checks(load_checks(), ["tool_calls_paired", "steps_equal_tool_results"]),
+                        record=False)
+    assert {f.run_id for f in report.findings} == {"019c8a53-a0dd-7130-bcd7-95445d84846a",
+                                                   "019c8a70-dda7-7f33-98ea-f30553347322"}  # the two lost calls only

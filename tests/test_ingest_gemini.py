@@ -87,7 +87,34 @@ def test_models_tools_and_status(gemini):
                           where run_id = '0ab84937-9fe7-4284-986a-33c832af0b6a' and kind = 'tool' order by idx limit 1""").fetchall()[0]
     assert tool == ("update_topic", "ok", "b5qo7ls5")
     statuses = dict(con.execute("select run_id, status from runs").fetchall())
-    assert set(statuses.values()) <= {"succeeded", "running", "failed"} and statuses["5b959dae-8655-4cd1-b10f-720b8c336ea2"] == "succeeded"
+    assert set(statuses.values()) <= {"succeeded", "running", "failed", "cancelled"} and statuses["5b959dae-8655-4cd1-b10f-720b8c336ea2"] == "succeeded"
+    # issue 57: the JSONL session ends on an info "Request cancelled." (the user stopped the request): cancelled, ended
+    # then -- not running from an earlier record, and never abandoned months later
+    ended = con.execute("select status, stop_reason, ended_at from runs where run_id = '0ab84937-9fe7-4284-986a-33c832af0b6a'").fetchone()
+    assert ended[:2] == ("cancelled", "Request cancelled.") and ended[2].isoformat().startswith("2026-04-23T12:58:35.591")
+
+
+def test_a_read_file_result_is_what_the_model_was_sent(gemini):
+    """Issue 57: read_file shows nothing on the terminal (resultDisplay is empty); the function response's output
+    is what went back to the model, so its size is the result's."""
+    con, _ = gemini
+
+    sizes = []
+    for path in sorted(GEMINI.glob("*.json*")):
+        for line in path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            for message in record.get("messages", [record]) if isinstance(record, dict) else []:
+                for call in (message.get("toolCalls") or []) if isinstance(message, dict) else []:
+                    if call.get("name") == "read_file" and call.get("resultDisplay") == "":
+                        output = call["result"][0]["functionResponse"]["response"]["output"]
+                        sizes.append(len(output))
+    assert sizes  # every one would read as 0 tokens from what the terminal showed
+    got = sorted(n for (n,) in con.execute("select result_tokens from steps where tool_name = 'read_file' "
+                                          "and result_tokens > 0").fetchall())
+    assert len(got) >= len(sizes) and got[-1] * 2 <= max(sizes) <= got[-1] * 6  # ~3 to 4 bytes a token
     unpriced = con.execute("select count(*) from step_view where kind = 'model' and unpriced").fetchall()[0][0]
     assert unpriced == 0
 

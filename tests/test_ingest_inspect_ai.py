@@ -123,7 +123,9 @@ def test_calls_tools_status_and_time(inspect):
     assert steps[1][1:] == ("web_browser_go", "ok", "call_35FTpd6shR9efioDgeEBZ33s")
     run = con.execute("""select status, status_inferred, stop_reason, task_class, model, provider, wall_seconds,
                                 working_seconds from run_view where run_id = ?""", [BROWSER_RUN]).fetchall()[0]
-    assert run == ("succeeded", False, None, "browser", "openai/gpt-4o-mini", "openai", 18.517, 18.36)  # total, working
+    # the run's model as its calls name it (output.model), so a run and its steps name one model; the provider is the
+    # model string's first part, as Inspect records it
+    assert run == ("succeeded", False, None, "browser", "gpt-4o-mini-2024-07-18", "openai", 18.517, 18.36)  # total, working
     priced = con.execute("select count(*) from step_view where kind = 'model' and unpriced and input_tokens > 0").fetchall()[0][0]
     assert priced == 0
 
@@ -144,6 +146,27 @@ def test_a_log_without_call_end_times_ends_at_its_last_event(inspect):
         last = max(datetime.fromisoformat(e["timestamp"]) for e in sample["events"])
         got = con.execute("select ended_at from runs where run_id = ?", [run_id(header, OLD, sample)]).fetchall()[0][0]
         assert got == last
+
+
+def test_a_model_graded_scorer_s_calls_are_billed_but_not_the_agent_s(inspect):
+    """security-guide: model_graded_fact grades each answer with a model call inside the scorer's span. It is paid for
+    (a model step, in the cost) but is no part of the agent's conversation: labelled, off the main thread, and the
+    final answer is the agent's, not the grader's verdict."""
+    con, _ = inspect
+    path = INSPECT / "tests__analysis__test_logs__2025-05-12T20-28-26-04-00_security-guide.json"
+    header, found = samples(path)
+    for sample in found:
+        spans = {e["id"]: e for e in sample["events"] if e["event"] == "span_begin"}
+        calls = [e for e in sample["events"] if e["event"] == "model"]
+        graded = [spans[e["span_id"]]["type"] == "scorer" for e in calls]
+        assert graded == [False, True]
+        got = con.execute("""select agent_label, is_final, output_text from steps where run_id = ? and kind = 'model'
+                             order by idx""", [sample["uuid"]]).fetchall()
+        assert [(label, final) for label, final, _ in got] == [(None, True), ("scorer", False)]
+        answer = calls[0]["output"]["choices"][0]["message"]["content"]
+        answer = sample["attachments"].get(answer.removeprefix("attachment://"), answer)
+        assert con.execute("select final_output from runs where run_id = ?", [sample["uuid"]]).fetchall() == [(answer,)]
+        assert got[0][2] == answer
 
 
 # --- unknown stays NULL: every optional usage key deleted in turn, from a real record ------------------------------
@@ -451,27 +474,6 @@ def test_an_eval_archive_whose_header_is_cut_short_is_a_clear_reject(tmp_path):
     con.close()
 
 
-def test_an_eval_member_the_standard_library_cannot_inflate_is_a_clear_reject(tmp_path):
-    """A member compressed with a method zipfile lacks (93 is zstd) leaves an invalid document: one named reject."""
-    archive = tmp_path / "zstd.eval"
-    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as out:
-        out.writestr("header.json", json.dumps({"version": 2, "eval": {"task": "t"}}))
-        out.writestr("samples/1_epoch_1.json", json.dumps({"id": 1, "epoch": 1, "events": []}))
-    data = bytearray(archive.read_bytes())
-    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):  # local headers, then the central directory
-        start = 0
-        while (start := data.find(signature, start)) >= 0:
-            if b"samples/" in data[start:start + 80]:
-                data[start + offset:start + offset + 2] = (93).to_bytes(2, "little")
-            start += 4
-    archive.write_bytes(bytes(data))
-    con = store.connect(tmp_path / "z.duckdb")
-    report = ingest(con, [archive])
-    assert report.files[0].format == "inspect_ai" and report.files[0].rejected == 1
-    assert con.execute("select reason from rejects").fetchall()[0][0].startswith("not valid JSON")
-    con.close()
-
-
 def test_an_eval_archive_is_recognised_whatever_time_its_members_carry(tmp_path):
     """The zip header before the first member's name holds its time and CRC; some of those bytes decode as one
     UTF-8 character, which once hid the name from the sniffer (at 20:07, 20:15, … of any day)."""
@@ -490,13 +492,20 @@ def test_an_eval_archive_is_recognised_whatever_time_its_members_carry(tmp_path)
 
 
 def test_the_eval_s_configured_limits_are_the_runs_budgets(tmp_path):
-    """No public log configures a limit (its example says so); eval.config's limits are read as budgets."""
+    """No public log configures a limit (its example says so); eval.config's limits are read as budgets, the sample's
+    own ceiling first; the limits the store has no column for are kept as declared, in the run's labels."""
     log = json.loads(BROWSER.read_text(encoding="utf-8"))
-    log["eval"]["config"] = {**log["eval"].get("config", {}), "token_limit": 50000, "time_limit": 600, "cost_limit": 1.25}
+    log["eval"]["config"] = {**log["eval"].get("config", {}), "token_limit": 50000, "time_limit": 600, "cost_limit": 1.25,
+                             "message_limit": 40, "turn_limit": 12, "working_limit": 300}
     path = tmp_path / "limited.json"
     path.write_text(json.dumps(log), encoding="utf-8")
+    own = copy.deepcopy(log)
+    own["samples"][0].update(uuid="own-limits", token_limit=20000, time_limit=60, message_limit=None)
+    (tmp_path / "own.json").write_text(json.dumps(own), encoding="utf-8")
     con = store.connect(tmp_path / "s.duckdb")
-    ingest(con, [path])
-    assert con.execute("select max_tokens, max_wall_seconds, max_cost_micros from runs").fetchall() == [
-        (50000, 600, 1_250_000)]
+    ingest(con, [path, tmp_path / "own.json"])
+    got = con.execute("select run_id, max_tokens, max_wall_seconds, max_cost_micros, labels::varchar from runs "
+                      "order by run_id = 'own-limits'").fetchall()
+    labels = '{"limits":{"message_limit":40,"turn_limit":12,"working_limit":300}}'
+    assert got == [(BROWSER_RUN, 50000, 600, 1_250_000, labels), ("own-limits", 20000, 60, 1_250_000, labels)]
     assert FORMAT.examples["limits"].startswith("(no real file")

@@ -191,10 +191,35 @@ def _base(window: Window) -> str:
             f"where {WINDOW}")
 
 
+# Runs with no step at all (a sample cancelled before its first call): in no step's group, yet runs of the window,
+# each costing exactly nothing -- counted under their own key, never left out of the report.
+_STEPLESS = """count(*) as runs, count(*) filter (where r.status = 'succeeded') as succeeded,
+    count(*) filter (where rv.root_run_id = r.run_id) as tasks,
+    count(*) filter (where rv.root_run_id = r.run_id and r.status = 'succeeded') as completed_tasks"""
+
+
+def _stepless(engine: Engine, key: str, window: Window) -> dict[str, dict[str, Any]]:
+    return {row["key"]: row for row in engine.records(
+        f"""select {key} as key, {_STEPLESS} from runs r join run_view rv using (run_id)
+            where not exists (select 1 from steps s where s.run_id = r.run_id) and {WINDOW} group by 1""",
+        window.params)}
+
+
+def _with_stepless(tokens: dict[str, dict], stepless: dict[str, dict]) -> dict[str, dict]:
+    for key, row in stepless.items():
+        if key in tokens:
+            for name in ("runs", "succeeded", "tasks", "completed_tasks"):
+                tokens[key][name] = (tokens[key][name] or 0) + row[name]
+        else:
+            tokens[key] = {**row, "model_calls": 0, **dict.fromkeys(BUCKETS, 0)}
+    return tokens
+
+
 def _groups(engine: Engine, by: str, window: Window, source: str) -> list[dict[str, Any]]:
     params = {**window.params, "source": source}
     tokens = {row["key"]: row for row in engine.records(
         f"select {GROUPS[by][0]} as key, {_TOKENS} {_base(window)} group by 1", window.params)}
+    tokens = _with_stepless(tokens, _stepless(engine, GROUPS[by][1], window))
     costs = {row["key"]: row for row in engine.records(
         f"with {_lines(by)} select key, {_COST} from lines group by 1", params)}
     return [_derive(key, tokens.get(key), costs.get(key), source) for key in sorted(set(tokens) | set(costs))]
@@ -203,8 +228,9 @@ def _groups(engine: Engine, by: str, window: Window, source: str) -> list[dict[s
 def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, Any]:
     """What a cost report holds whatever it is grouped by (``by`` only names the lines summed whole for the total)."""
     params = {**window.params, "source": source}
-    total = _derive("total", engine.records(f"select {_TOKENS} {_base(window)}", window.params)[0],
-                    engine.records(f"with {_lines(by)} select {_COST} from lines", params)[0], source)
+    counted = _with_stepless({"total": engine.records(f"select {_TOKENS} {_base(window)}", window.params)[0]},
+                             _stepless(engine, "'total'", window))["total"]
+    total = _derive("total", counted, engine.records(f"with {_lines(by)} select {_COST} from lines", params)[0], source)
     # A task is an agent tree (a run and every sub-agent under it: Claude Code's subagents, seed 001's tree): its
     # root counts once, under the root's agent, class, model and limits, and the tree's spend is the task's.
     per_task = engine.records(f"""

@@ -37,6 +37,8 @@ class Finding:
     run_id: str | None
     step: int | None
     detail: str
+    file: str | None = None  # the file the run was read from, and the line (or record) of its step: where to look
+    line: int | None = None
 
 
 @dataclass
@@ -203,7 +205,31 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     ordered = [results[check.name] for check in enabled]
     if record:
         _record(engine, checked_at, ordered)
+    locate(engine, [f for r in ordered for f in r.findings])
     return CheckReport(checked_at, ordered, disabled, runs, kept=sum(r.kept for r in ordered), findings_to=findings_to)
+
+
+LOCATED = 10_000  # findings given their file and line (a store's worth of findings beyond it would cost a long query)
+
+
+def locate(engine: Engine, findings: list[Finding]) -> None:
+    """Give each finding on a run the file its run was read from and the line (or record) of its step there: the
+    step index is the store's own count, the line is what a user opens. Where the store holds no line (a format that
+    keeps none, an engine that cannot look it up), they stay None."""
+    wanted = [f for f in findings if f.run_id is not None][:LOCATED]
+    if not wanted or not engine.capabilities.temp_tables_hide_views:  # DuckDB only: one query over the store
+        return
+    rows = engine.records("""select w.run_id, w.step as idx, r.source_file, coalesce(s.source_line, r.source_line) as line
+                             from (select unnest($runs) as run_id, unnest($steps) as step) w
+                             join runs r on r.run_id = w.run_id
+                             left join steps s on s.run_id = w.run_id and s.idx = w.step""",
+                          {"runs": [f.run_id for f in wanted], "steps": [f.step for f in wanted]})
+    where = {(row["run_id"], row["idx"]): (row["source_file"], row["line"]) for row in rows}
+    files = {row["run_id"]: row["source_file"] for row in rows}
+    for finding in wanted:
+        finding.file = files.get(finding.run_id)
+        if finding.step is not None:
+            finding.line = (where.get((finding.run_id, finding.step)) or (None, None))[1]
 
 
 def _scope_table(engine: Engine, scope: Scope) -> None:

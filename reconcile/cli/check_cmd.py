@@ -73,7 +73,9 @@ def check_command(
 
 
 FINDING_COLUMNS = [Column("check", "check"), Column("severity", "severity"), Column("outcome", "outcome"),
-                   Column("run_id", "run"), Column("step", "step", "count"), Column("detail", "detail")]
+                   Column("run_id", "run"), Column("step", "step", "count"), Column("detail", "detail"),
+                   # where to look: the run's file and its step's line (or record) there
+                   Column("file", "file", wide=True), Column("line", "line", "count", wide=True)]
 
 
 def print_not_judged(results, verbose: bool = False, indent: str = "") -> None:
@@ -93,7 +95,7 @@ def print_not_judged(results, verbose: bool = False, indent: str = "") -> None:
 def findings_sheet(report) -> Sheet:
     """One row per finding, with its check's severity and the outcome its thresholds gave."""
     rows = [{"check": r.name, "severity": r.severity, "outcome": r.outcome, "run_id": f.run_id, "step": f.step,
-             "detail": f.detail} for r in report.results for f in r.findings]
+             "detail": f.detail, "file": f.file, "line": f.line} for r in report.results for f in r.findings]
     return Sheet(FINDING_COLUMNS, rows, title="Findings")
 
 
@@ -113,8 +115,11 @@ def print_report(report, verbose: bool = False) -> None:
         if result.thresholds:  # configured: say which ones decided it
             level += f"; {result.thresholds}"
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
-        rows = [[f.run_id or "", "" if f.step is None else f.step, f.detail] for f in result.findings[:SHOWN_FINDINGS]]
-        console.print(fitted_table(["run", "step", "detail"], rows, title=title, right={"step"}, ids={"run"}))
+        # the step's line in its run's file (the run's first line for a finding on the whole run): what to open
+        rows = [[f.run_id or "", "" if f.step is None else f.step, "" if f.line is None else f.line, f.detail]
+                for f in result.findings[:SHOWN_FINDINGS]]
+        console.print(fitted_table(["run", "step", "line", "detail"], rows, title=title, right={"step", "line"},
+                                   ids={"run"}))
         more = result.failures - len(rows)
         if more > 0 and report.findings_to is not None:
             console.print(f"  … and {more:,} more of this check's findings, every one in {report.findings_to}")

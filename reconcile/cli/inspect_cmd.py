@@ -11,7 +11,7 @@ import typer
 from reconcile.analyses.inspect import find_run, run_cost_sources, run_findings, run_select, run_steps, step_detail
 from reconcile.analyses.summary import agents_sheet, render_summary, store_summary
 from reconcile.cli.root import app
-from reconcile.money import amount_text, left_out, usd
+from reconcile.money import amount_text, left_out, plural, usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
 from reconcile.cli.options import Output, Store, WideOption, grouped
@@ -58,8 +58,7 @@ def show_command(
     if run.get("status_inferred"):
         header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
                   for label, value in header]
-    uncharged = (run["steps"] or 0) - (run["charged_steps"] or 0)
-    header.append(("steps / tool results", f"{_value(run['steps'])}{f' ({uncharged} not charged: wrap-up, refused)' if uncharged else ''}"
+    header.append(("steps / tool results", f"{_value(run['steps'])}{_uncharged(run)}"
                    f" / {_value(run['tool_results'])}{_ledger(run, 'ledger_steps', 'ledger_tool_results')}"))
     header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])}"
                    f"{_ledger(run, 'ledger_input_tokens', 'ledger_output_tokens')}"))
@@ -87,6 +86,17 @@ def show_command(
     output(sheet)
     _print_findings(run["run_id"], found)
     return None
+
+
+def _uncharged(run: dict) -> str:
+    """The model calls a step ceiling does not count, named: the wrap-up turn after a budget ran out, and calls the
+    provider refused (a transport error, a rate limit: it billed nothing for them)."""
+    parts = []
+    if run.get("wrap_up_steps"):
+        parts.append(plural(run["wrap_up_steps"], "wrap-up turn"))
+    if run.get("refused_steps"):
+        parts.append(plural(run["refused_steps"], "call") + " the provider refused (transport error or rate limit)")
+    return f" ({' and '.join(parts)}, not charged)" if parts else ""
 
 
 def _print_findings(run_id: str, found: dict) -> None:

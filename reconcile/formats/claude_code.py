@@ -24,17 +24,37 @@ per side chain).
   returns the breakdown wherever a 1-hour write is possible (it came with the 1-hour TTL, at first
   only under its ``extended-cache-ttl`` beta header, without which every write was a 5-minute
   one); every real transcript here carries it (Claude Code 1.0.98 on), and ccusage counts writes
-  the same way. One part of the breakdown missing is the total less the other.
+  the same way. One part of the breakdown missing is the total less the other. A breakdown that
+  does not add up to the total (Claude Code 2.1 writes a zeroed one where the API sent none)
+  leaves both lifetimes unknown.
 - ``tool_result`` blocks in user lines are tool steps, paired to the ``tool_use`` by id;
   ``is_error`` gives status ``error`` (absent, as the Messages API defines it, means success).
-- ``system``/``compact_boundary`` lines are compaction events.
+- ``<synthetic>`` assistant messages are Claude Code's own: an API error (``isApiErrorMessage``)
+  is the model call that failed (its text the step's error; no answer, stop reason, model or
+  message id; zero usage: a refused request is not billed; context unknown); any other ("No
+  response requested." after ``--continue``) is no model call and is skipped.
+- ``system``/``compact_boundary`` lines are compaction events. From Claude Code 2.1.197 on the
+  compaction's own API call is written nowhere (2.1.39 wrote it as a ``subagents/agent-acompact-*``
+  child run): a model step of unknown usage stands for it, just before the event, so the run's
+  cost reads "at least".
+- History copied in by ``--fork-session`` (the earlier session's lines, verbatim, at the head of
+  the new file) is skipped, "history copied from an earlier session": those calls are the
+  session's that made them. Told from the file alone, so that the store does not depend on the
+  order files are loaded in: the lines before the file's own first message that are stamped
+  before the file's first timestamp (2.1.197: the fork's own queue-operation line comes first,
+  the copies after it, stamped earlier) or that carry another session's id.
 - Lines of other types (``progress`` copies of subagent messages, ``file-history-snapshot``,
-  other ``system`` lines, ``summary``, …) are skipped and counted.
+  other ``system`` lines, ``attachment``, ``summary``, …) are skipped and counted; the
+  ``max_turns_reached`` attachment is loaded (it ends the run).
 
-Status (a session has no budgets and writes no end record) is inferred: ``succeeded`` when the
-session's last main-thread message is an assistant text asking for no tool, ``cancelled`` when it
-is the user's "[Request interrupted by user…]", else ``running`` (the transcript stops mid-work).
-See ``docs/formats.md``.
+Status (a session has no budgets and writes no end record) is inferred from the main thread's last
+message that says how it stands (a local command's lines — ``/compact``, ``/mcp`` — and a
+compaction's summary ask the model nothing and leave it as it stood): ``succeeded`` when it is an
+assistant text asking for no tool, ``failed`` when it is an API error (the stop reason its text),
+``budget_exceeded`` when ``--max-turns`` stopped the session (stop reason ``max_turns``),
+``cancelled`` when it is the user's "[Request interrupted by user…]", else ``running`` (the
+transcript stops mid-work). A run starts at its first timestamp and ends at its main thread's last
+one (copied history apart). See ``docs/formats.md``.
 """
 
 from __future__ import annotations
@@ -54,6 +74,10 @@ FIELDS = [
     Field("agentId", "str"),
     Field("isSidechain", "bool"),
     Field("isMeta", "bool"),
+    Field("isCompactSummary", "bool"),
+    Field("isApiErrorMessage", "bool"),
+    Field("version", "str"),
+    Field("attachment.type", "str"),
     Field("uuid", "str"),
     Field("parentUuid", "str"),
     Field("requestId", "str"),
@@ -68,6 +92,7 @@ FIELDS = [
     Field("message.usage.cache_creation.ephemeral_1h_input_tokens", "count"),
     Field("message.usage.server_tool_use.web_search_requests", "count"),
     Field("compactMetadata.preTokens", "count"),
+    Field("compactMetadata.durationMs", "ms"),
 ]
 
 # Real sessions in tests/fixtures/realdata: a session (usage, is_error results, compaction) and its subagent file.

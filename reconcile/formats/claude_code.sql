@@ -32,17 +32,50 @@ select file_no,
        case when subagent then coalesce(session, grandparent_name) || '/' || coalesce('agent-' || agent_id, stem)
             when all_side then coalesce(session || '/', '') || stem  -- its sessionId is its parent's; no id of its own
             else coalesce(session, stem) end as run_id,
-       case when subagent then coalesce(session, grandparent_name) when all_side then session end as parent_run_id
+       case when subagent then coalesce(session, grandparent_name) when all_side then session end as parent_run_id,
+       session as own_session  -- the sessionId the file's own lines carry
 from named;
 
 -- Side-chain lines get a label: the agent id, else one per side chain (a chain starts at a line with no parent).
+-- A <synthetic> assistant message is one Claude Code wrote itself, not a model's answer: an API error (isApiErrorMessage,
+-- or, where a version does not say, its text "API Error: …") stands for the call that failed; any other ("No response
+-- requested." after a --continue) answers no call at all.
 create or replace temp table _cc as
 select file_no, line_no, j, type, ts,
        case when side then coalesce(j.agentId, 'sidechain-' || sum(case when side and j.parentUuid is null
-           then 1 else 0 end) over (partition by file_no order by line_no)) end as agent_label
+           then 1 else 0 end) over (partition by file_no order by line_no)) end as agent_label,
+       synthetic and failed as api_error, synthetic and not failed as no_call
 from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as ts,
-             coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side
+             coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side,
+             j.type = 'assistant' and coalesce(j.message.model = '<synthetic>', false) as synthetic,
+             coalesce(j.isApiErrorMessage, coalesce(j.message.content -> 0 ->> 'text', j.message.content ->> '$')
+                                           like 'API Error%', false) as failed
       from _parsed);
+
+-- History copied in: `--fork-session` (and older resumes) begin the new file with the earlier session's lines,
+-- verbatim (the same uuids, message and request ids, usage and timestamps). Those calls were made, and are
+-- counted, in the session that made them: here they are skipped. Told from the file alone (not by ids seen in
+-- other files, as ccusage does), so that any order of loads gives the store one load of everything gives: the
+-- lines before the file's own first message that are stamped before the file's first timestamp (2.1.197 writes
+-- the fork's own queue-operation lines first, the copies after them, stamped earlier) or that carry another
+-- session's id.
+create or replace temp table _cc_copied as
+with bounds as (
+    select c.file_no, arg_min(c.ts, c.line_no) filter (where c.ts is not null) as file_start,
+           any_value(f.own_session) as own
+    from _cc c join _cc_files f using (file_no) group by c.file_no
+),
+own_first as (
+    select c.file_no, min(c.line_no) as line_no
+    from _cc c join bounds b using (file_no)
+    where c.type in ('user', 'assistant') and c.ts >= b.file_start
+      and (c.j.sessionId is null or b.own is null or c.j.sessionId = b.own)
+    group by c.file_no
+)
+select c.file_no, c.line_no
+from _cc c join bounds b using (file_no) left join own_first o using (file_no)
+where (o.line_no is null or c.line_no < o.line_no)
+  and (c.ts < b.file_start or coalesce(c.j.sessionId <> b.own, false));
 
 -- Rejected lines: a tool_result whose is_error is neither true nor false says nothing reliable about the
 -- outcome; a tool_use without a string id or name cannot be paired or named, nor a tool_result without a
@@ -66,17 +99,26 @@ from (select c.file_no, c.line_no, case
 where reason is not null
 group by all;
 
+-- Loaded: the conversation, compactions, and the attachment that says --max-turns stopped the session.
 create or replace temp table _stage_records as
 select c.file_no, c.line_no as record_no, f.run_id,
-       case when bad.reason is not null then 'reject'
-            when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
-            then 'load' else 'skip' end as decision,
+       case when bad.reason is not null then 'reject' when k.line_no is not null or c.no_call then 'skip'
+            when c.loads then 'load' else 'skip' end as decision,
        case when bad.reason is not null then bad.reason
-            when c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary') then null
+            when k.line_no is not null and c.loads
+            then 'history copied from an earlier session (a fork): counted in the session that made the call'
+            when c.no_call then 'not a model call: a <synthetic> message Claude Code wrote itself'
+            when c.loads then null
             else 'not a conversation line (' || coalesce(c.type, '?') || coalesce('/' || c.j.subtype, '') || ')' end as note
-from _cc c join _cc_files f using (file_no) left join _cc_bad bad using (file_no, line_no);
+from (select *, type in ('user', 'assistant') or (type = 'system' and j.subtype = 'compact_boundary')
+                or (type = 'attachment' and j.attachment.type = 'max_turns_reached') as loads
+      from _cc) c
+join _cc_files f using (file_no) left join _cc_bad bad using (file_no, line_no)
+left join _cc_copied k using (file_no, line_no);
 
-delete from _cc where (file_no, line_no) in (select file_no, line_no from _cc_bad);
+delete from _cc where (file_no, line_no) in (select file_no, line_no from _cc_bad union all
+                                             select file_no, line_no from _cc_copied)
+                   or no_call;
 
 -- A subagent's own transcript is all side-chain lines: then they are its main thread.
 create or replace temp table _cc_files as
@@ -91,7 +133,7 @@ select c.file_no, coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.
        arg_max(c.j.message.usage, c.line_no) as usage, arg_max(c.j.message.model, c.line_no) as model,
        arg_max(c.j.message.stop_reason, c.line_no) as stop_reason, any_value(c.j.message.id) as response_id,
        any_value(c.j.requestId) as request_id, any_value(c.agent_label) as agent_label,
-       min(p.asked_ts) as asked_at
+       min(p.asked_ts) as asked_at, bool_or(c.api_error) as api_error
 from _cc c
 left join (select file_no, j.uuid as uuid, ts as asked_ts from _cc) p
     on p.file_no = c.file_no and p.uuid = c.j.parentUuid
@@ -122,6 +164,13 @@ with items as (
     union all select file_no, line_no, position, 'tool', null from _cc_results
     union all select file_no, line_no, 0, 'event', null from _cc
               where type = 'system' and j.subtype = 'compact_boundary'
+    -- the compaction's own API call, billed but written nowhere by Claude Code 2.1.197 on (2.1.39 wrote it as
+    -- subagents/agent-acompact-*.jsonl, a child run of its own): a model call of unknown usage, so that the
+    -- run's cost reads "at least"
+    union all select file_no, line_no, -1, 'compaction_call', null from _cc
+              where type = 'system' and j.subtype = 'compact_boundary'
+                and coalesce(list_transform(string_split(nullif(regexp_extract(j.version, '^[0-9]+(\.[0-9]+)*'), ''), '.'),
+                                            lambda x: x::integer) >= [2, 1, 197], false)
 )
 select row_number() over (partition by file_no order by line_no, position) - 1 as idx, i.*, f.run_id, f.all_side
 from items i join _cc_files f using (file_no);
@@ -143,12 +192,17 @@ from (select file_no, response, line_no, position, block ->> 'text' as text from
       from _cc where type = 'assistant' and json_type(j.message.content) = 'VARCHAR')
 group by file_no, response;
 
+-- An API error (a <synthetic> message) is the call that failed: its error is the message's text, no answer, no
+-- stop reason, no model or message id of the API's (Claude Code makes them up); its usage is the zeros written
+-- (a refused request is not billed), its context unknown.
 create or replace temp table _stage_steps as
 select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
        date_diff('millisecond', coalesce(m.asked_at, m.first_ts), m.last_ts) as ms, m.agent_label,
        m.agent_label is null or s.all_side as main_thread,
-       m.line_no::integer as source_line, null::varchar as error, m.model, 'anthropic' as provider, m.request_id,
-       m.response_id, m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
+       m.line_no::integer as source_line, case when m.api_error then left(t.text, 1000) end as error,
+       case when not m.api_error then m.model end as model, 'anthropic' as provider, m.request_id,
+       case when not m.api_error then m.response_id end as response_id,
+       m.usage.input_tokens as input_uncached, m.usage.cache_read_input_tokens as cache_read,
        -- the 5 m / 1 h breakdown when given (one part missing: the total less the other); without it every
        -- cache write is a 5-minute one: the API returns it wherever a 1-hour write is possible (zero_buckets).
        -- A breakdown that does not add up to the total (Claude Code 2.1 writes a zeroed one where the API gave
@@ -165,11 +219,12 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
                      and m.usage.cache_creation_input_tokens is not null then 0 end) end as cache_write_1h,
        -- hosted web searches the response ran (billed per search, beside the tokens)
        m.usage.server_tool_use.web_search_requests as web_searches,
-       m.usage.output_tokens as output_tokens, m.stop_reason as finish_reason,
-       t.text as output_text,
+       m.usage.output_tokens as output_tokens, case when not m.api_error then m.stop_reason end as finish_reason,
+       case when not m.api_error then t.text end as output_text,
+       case when not m.api_error then
        m.usage.input_tokens + m.usage.cache_read_input_tokens  -- unknown when any part is
            + coalesce(m.usage.cache_creation_input_tokens, m.usage.cache_creation.ephemeral_5m_input_tokens
-                      + m.usage.cache_creation.ephemeral_1h_input_tokens) as context_tokens,
+                      + m.usage.cache_creation.ephemeral_1h_input_tokens) end as context_tokens,
        null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
        null::varchar as event, null::bigint as tokens_before, null::varchar as detail
 from _cc_steps s
@@ -192,46 +247,74 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as star
        c.line_no::integer as source_line, 'compaction' as event,
        c.j.compactMetadata.preTokens as tokens_before, 'compact_boundary' as detail
 from _cc_steps s join _cc c using (file_no, line_no)
-where s.kind = 'event';
+where s.kind = 'event'
+union all by name
+-- the compaction call nothing records: it ended when the boundary was written, durationMs after it began
+select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind,
+       c.ts - round(coalesce(c.j.compactMetadata.durationMs, 0))::bigint * interval 1 millisecond as started_at,
+       round(c.j.compactMetadata.durationMs)::bigint as ms, c.agent_label, c.agent_label is null or s.all_side as main_thread,
+       c.line_no::integer as source_line, 'anthropic' as provider,
+       'the compaction''s API call: billed, its usage written nowhere in the transcript' as detail
+from _cc_steps s join _cc c using (file_no, line_no)
+where s.kind = 'compaction_call';
 
 alter table _stage_calls drop column asked_at;
 
--- Status, inferred: how the session's main thread ends.
+-- Status, inferred: how the session's main thread ends. Its last message that says so decides: a local command's
+-- lines (/compact, /mcp: the command and what it printed) and a compaction's summary ask the model nothing, and
+-- leave the session as it stood; a max_turns_reached attachment is --max-turns stopping it.
 create or replace temp table _stage_runs as
-with last_message as (
-    select c.file_no, arg_max(c.type, c.line_no) as type,
-           arg_max_null(case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR'
-                            then c.j.message.content ->> '$'
-                        when c.type = 'user' then c.j.message.content -> 0 ->> 'text' end, c.line_no) as user_text,
-           max(c.ts) as ts
+with main as (
+    select c.file_no, c.line_no, c.type, c.ts, coalesce(c.j.isCompactSummary, false) as summary,
+           case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR' then c.j.message.content ->> '$'
+                when c.type = 'user' then c.j.message.content -> 0 ->> 'text' end as user_text,
+           coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response
     from _cc c join _cc_files f using (file_no)
-    where c.type in ('user', 'assistant') and (c.agent_label is null or f.all_side)
-      and not coalesce(c.j.isMeta, false)
-    group by c.file_no
+    where (c.agent_label is null or f.all_side) and not coalesce(c.j.isMeta, false)
+      and (c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
+           or (c.type = 'attachment' and c.j.attachment.type = 'max_turns_reached'))
 ),
-asks as (select file_no, step_idx from _stage_calls group by all),
-last_model as (
-    -- arg_max_null: the last step's own values, NULL included (arg_max would skip to an earlier one)
-    select s.file_no, max(s.idx) as idx, arg_max_null(s.output_text, s.idx) as text,
-           arg_max_null(s.finish_reason, s.idx) as finish_reason
-    from _stage_steps s where s.kind = 'model' and s.main_thread group by s.file_no
+marked as (
+    select *, regexp_matches(coalesce(user_text, ''), '^\s*<local-command-(stdout|stderr)>') as local_output,
+           lead(regexp_matches(coalesce(user_text, ''), '^\s*<local-command-(stdout|stderr)>'))
+               over (partition by file_no order by line_no) as output_next,
+           regexp_matches(coalesce(user_text, ''), '^\s*<command-(name|message)>') as command
+    from main
 ),
+last_message as (
+    -- arg_max_null: the last line's own values, NULL included (arg_max would skip to an earlier one)
+    select file_no, arg_max_null(type, line_no) as type, arg_max_null(user_text, line_no) as user_text,
+           arg_max_null(response, line_no) as response
+    from marked
+    where type <> 'system' and not summary and not local_output and not (command and coalesce(output_next, false))
+    group by file_no
+),
+ended as (select file_no, max(ts) as ts from main group by file_no),
+asks as (select distinct file_no, response from _cc_blocks where type = 'assistant' and block ->> 'type' = 'tool_use'),
 models as (
-    select file_no, arg_min(model, idx) filter (where model is not null and model <> '<synthetic>') as model
+    select file_no, arg_min(model, idx) filter (where model is not null) as model
     from _stage_steps where kind = 'model' group by file_no
 ),
 outcome as (
-    select l.file_no, l.ts, case
+    select l.file_no, e.ts, case
+               when l.type = 'attachment' then 'budget_exceeded'
                when l.type = 'user' and l.user_text like '[Request interrupted by user%' then 'cancelled'
-               when l.type = 'assistant' and lm.text is not null and a.step_idx is null then 'succeeded'
+               when l.type = 'assistant' and m.api_error then 'failed'
+               when l.type = 'assistant' and t.text is not null and a.response is null then 'succeeded'
                else 'running'
-           end as status, lm.finish_reason
-    from last_message l left join last_model lm using (file_no)
-    left join asks a on a.file_no = lm.file_no and a.step_idx = lm.idx
+           end as status,
+           case when l.type = 'attachment' then 'max_turns' when m.api_error then left(t.text, 200)
+                else m.stop_reason end as finish_reason
+    from last_message l join ended e using (file_no)
+    left join _cc_model m on m.file_no = l.file_no and m.response = l.response and l.type = 'assistant'
+    left join _cc_text t on t.file_no = m.file_no and t.response = m.response
+    left join asks a on a.file_no = m.file_no and a.response = m.response
 )
 select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as agent, m.model, 'anthropic' as provider,
        (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
        case o.status when 'succeeded' then o.finish_reason  -- the API's own stop_reason; often not written
-                     when 'cancelled' then 'interrupted by user' end as stop_reason
+                     when 'cancelled' then 'interrupted by user'
+                     when 'failed' then o.finish_reason  -- the API error, as Claude Code wrote it
+                     when 'budget_exceeded' then o.finish_reason end as stop_reason
 from _cc_files f left join outcome o using (file_no) left join models m using (file_no);

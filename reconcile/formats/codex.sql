@@ -1,44 +1,77 @@
 -- Staging for Codex CLI rollouts. Input: _parsed(file_no, line_no, j) for every line whose
 -- fields passed the typed checks, many files at once. Output: the _stage_* tables the landing reads.
 --
--- A model request's items (reasoning, assistant text, calls) sit between two inputs (a call's
--- output, a user or developer message); its token_count falls among them, before them (0.39) or
--- after them (0.104). So a *segment* — the lines between two inputs — is one model step, with
--- the usage of the new cumulative totals counted in it.
+-- A model request's items (reasoning, assistant text, calls, hosted web searches) sit between two
+-- inputs (a call's output, a user or developer message; a `compacted` line, whose replacement
+-- history is the next request's input). So a *segment* — the lines between two inputs — holds one
+-- model step. Its usage: the request's own token_usage_record where Codex writes one (0.171: one a
+-- response, with its response_id, right after the response's items — the items before it in the
+-- segment are that response's, the items after it the next one's); else the new cumulative totals
+-- of the token_counts in the segment (before the items in 0.39, after them in 0.104). A token_count
+-- with a token_usage_record since the count before it is that record's request counted again
+-- (0.171 writes it after the tool outputs, in the next segment): skipped.
 
 create or replace temp table _cx as
 select file_no, line_no, j, j.type as type, j.payload.type as ptype, (j.timestamp)::timestamptz as ts,
        (j.type = 'response_item' and (j.payload.type in ('function_call_output', 'custom_tool_call_output')
             or (j.payload.type = 'message' and j.payload.role in ('user', 'developer')))) as is_input,
-       (j.type = 'response_item' and (j.payload.type in ('function_call', 'custom_tool_call', 'reasoning')
+       (j.type = 'response_item' and (j.payload.type in ('function_call', 'custom_tool_call', 'reasoning', 'web_search_call')
             or (j.payload.type = 'message' and j.payload.role = 'assistant'))) as is_output
 from _parsed;
 
 create or replace temp table _cx as
-select *, sum(case when is_input then 1 else 0 end) over (partition by file_no order by line_no) as segment,
+select *, sum(case when is_input or type = 'compacted' then 1 else 0 end) over (partition by file_no order by line_no) as segment,
        last_value(case when type = 'turn_context' then j.payload.model end ignore nulls)
-           over (partition by file_no order by line_no) as model
+           over (partition by file_no order by line_no) as model,
+       -- when the request a line belongs to was sent: the latest input, compaction or finished response before it
+       max(case when is_input or type in ('compacted', 'token_usage_record') then ts end)
+           over (partition by file_no order by line_no rows between unbounded preceding and 1 preceding) as open_ts
+from _cx;
+
+create or replace temp table _cx as
+select *, coalesce(sum(case when type = 'token_usage_record' then 1 else 0 end)
+                       over (partition by file_no, segment order by line_no rows between unbounded preceding and 1 preceding),
+                   0) as rgroup  -- responses finished earlier in the segment: the items after a record are the next one's
 from _cx;
 
 -- The run each file is: its session, as the first session_meta names it (a forked file copies its
 -- parent's session_meta after its own). Without one, the session id that ends the rollout's file name
--- (rollout-<time>-<session id>.jsonl). An archived copy of a session is the same run.
+-- (rollout-<time>-<session id>.jsonl). An archived copy of a session is the same run. The session started
+-- when session_meta says it was created (its payload's timestamp), else at its first line.
 create or replace temp table _cx_files as
 select f.file_no,
        coalesce(m.id, nullif(regexp_extract(f.stem, '([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$', 1), ''),
                 f.stem) as run_id,
-       m.provider, m.started_at
+       m.provider, coalesce(m.created_at, m.started_at) as started_at, coalesce(m.forked, false) as forked
 from _files f
 left join (select file_no, arg_min(j.payload.id, line_no) as id, arg_min(j.payload.model_provider, line_no) as provider,
-                  min(ts) as started_at
+                  min(ts) as started_at,
+                  try_cast(arg_min(j.payload.timestamp ->> '$', line_no) as timestamptz) as created_at,
+                  -- a fork (codex exec fork): its history is the parent's, by reference (history_base) or copied
+                  bool_or(j.payload.forked_from_id is not null
+                          or coalesce(json_type(j.payload.history_base), 'NULL') <> 'NULL') as forked
            from _cx where type = 'session_meta' group by file_no) m using (file_no);
+
+-- Each response's usage as Codex recorded it against its response id (0.171's token_usage_record).
+create or replace temp table _cx_records as
+select file_no, line_no, ts, j.payload.response_id as response_id,
+       {'input': j.payload.usage.input_tokens, 'cached': j.payload.usage.cached_input_tokens,
+        'output': j.payload.usage.output_tokens, 'reasoning': j.payload.usage.reasoning_output_tokens} as used
+from _cx where type = 'token_usage_record';
 
 -- Cumulative totals; a count equal to the one before is a repeat (some versions write each twice).
 -- A request's usage is the difference of the totals; where a bucket's difference is unknown (a key
 -- left out here or in the count before) it is the request's own last_token_usage, else NULL.
 create or replace temp table _cx_counts as
-with totals as (
-    select file_no, line_no, ts, segment, j.payload.info.total_token_usage as t, j.payload.info.last_token_usage as l
+with counted as (
+    select file_no, line_no, ts, j.payload.info.total_token_usage as t, j.payload.info.last_token_usage as l,
+           -- made up, not billed: every bucket 0 (0.171 writes one, its total_tokens the context window, when a
+           -- request is refused for exceeding the window); no request has 0 input
+           (j.payload.info.total_token_usage.input_tokens = 0 and j.payload.info.total_token_usage.output_tokens = 0
+            and coalesce(j.payload.info.total_token_usage.cached_input_tokens, 0) = 0
+            and coalesce(j.payload.info.total_token_usage.reasoning_output_tokens, 0) = 0
+            and coalesce(j.payload.info.last_token_usage.input_tokens, 0) = 0
+            and coalesce(j.payload.info.last_token_usage.output_tokens, 0) = 0) as made_up
     from _cx where type = 'event_msg' and ptype = 'token_count'
       and coalesce(j.payload.info.total_token_usage.input_tokens, j.payload.info.total_token_usage.cached_input_tokens,
                    j.payload.info.total_token_usage.output_tokens, j.payload.info.total_token_usage.reasoning_output_tokens,
@@ -49,20 +82,24 @@ with totals as (
 compared as (
     select *, lag(t) over (partition by file_no order by line_no) as p,
            lag(line_no) over (partition by file_no order by line_no) as p_line
-    from totals
+    from counted where not made_up
 ),
 judged as (
-    select *,
+    select c.*,
            p is not null and t.input_tokens is not distinct from p.input_tokens
                and t.cached_input_tokens is not distinct from p.cached_input_tokens
                and t.output_tokens is not distinct from p.output_tokens
                and t.reasoning_output_tokens is not distinct from p.reasoning_output_tokens as repeat,
-           -- a total that went down (a restarted count) gives its last request
+           -- a total that went down (a restarted count) gives its last request; so does a fork's first count, whose
+           -- totals start from its parent's (the parent's usage is the parent's run's)
            coalesce(t.input_tokens < p.input_tokens or t.cached_input_tokens < p.cached_input_tokens
-                    or t.output_tokens < p.output_tokens, false) as restarted
-    from compared
+                    or t.output_tokens < p.output_tokens, false) or (p is null and f.forked) as restarted,
+           -- its request's usage was recorded against the response (a token_usage_record since the count before)
+           exists (select 1 from _cx_records r where r.file_no = c.file_no and r.line_no < c.line_no
+                   and r.line_no > coalesce(c.p_line, 0)) as covered
+    from compared c join _cx_files f using (file_no)
 )
-select file_no, line_no, ts, segment, p_line, repeat,
+select file_no, line_no, ts, p_line, repeat, covered, false as made_up,
        case when restarted then {'input': l.input_tokens, 'cached': l.cached_input_tokens, 'output': l.output_tokens,
                                  'reasoning': l.reasoning_output_tokens}
             else {'input': coalesce(t.input_tokens - case when p is null then 0 else p.input_tokens end, l.input_tokens),
@@ -71,61 +108,89 @@ select file_no, line_no, ts, segment, p_line, repeat,
                   'output': coalesce(t.output_tokens - case when p is null then 0 else p.output_tokens end, l.output_tokens),
                   'reasoning': coalesce(t.reasoning_output_tokens - case when p is null then 0 else p.reasoning_output_tokens end,
                                         l.reasoning_output_tokens)} end as used
-from judged;
+from judged
+union all by name
+select file_no, line_no, ts, null as p_line, false as repeat, false as covered, true as made_up, null as used
+from counted where made_up;
 
--- One model step per segment that holds a new count or a model item.
+-- What each model step is paid by: its response's token_usage_record, else the new totals of a count no record covers.
+create or replace temp table _cx_usage as
+select file_no, line_no, ts, used, response_id from _cx_records
+union all by name
+select file_no, line_no, ts, used, null as response_id from _cx_counts where not repeat and not covered and not made_up;
+
+-- One model step per response: the lines of a segment up to its token_usage_record (or all of them), holding
+-- model items or usage.
 create or replace temp table _cx_model as
-with opened as (  -- when each segment's request was sent: its opening input line, else the session's start
-    select file_no, segment, max(ts) filter (where is_input) as sent_at,
-           bool_or(type = 'response_item' and ptype = 'web_search_call') as searched,  -- a hosted web search ran
-           count(*) filter (where type = 'response_item' and ptype = 'web_search_call') as searches
-    from _cx group by all
-)
-select c.file_no, c.segment,
-       coalesce(min(k.line_no) filter (where not k.repeat), min(c.line_no) filter (where c.is_output)) as line_no,
-       min(c.ts) filter (where c.is_output or c.line_no = k.line_no) as first_ts,
-       greatest(max(c.ts) filter (where c.is_output), max(k.ts) filter (where not k.repeat)) as last_ts,
-       any_value(o.sent_at) as sent_at,
-       -- a bucket one of the segment's counts leaves unknown is unknown for the step
-       case when bool_and(k.used.input is not null) filter (where not k.repeat) then sum(k.used.input) filter (where not k.repeat) end
-           as input_tokens,
-       case when bool_and(k.used.cached is not null) filter (where not k.repeat) then sum(k.used.cached) filter (where not k.repeat) end
-           as cached,
-       case when bool_and(k.used.output is not null) filter (where not k.repeat) then sum(k.used.output) filter (where not k.repeat) end
-           as output_tokens,
-       case when bool_and(k.used.reasoning is not null) filter (where not k.repeat)
-            then sum(k.used.reasoning) filter (where not k.repeat) end as reasoning_tokens,
-       count(k.line_no) filter (where not k.repeat) as counts,
-       any_value(o.searched) as searched, any_value(o.searches) as searches,
+select c.file_no, c.segment, c.rgroup,
+       coalesce(min(u.line_no), min(c.line_no) filter (where c.is_output)) as line_no,
+       min(c.ts) as first_ts,
+       greatest(max(c.ts) filter (where c.is_output), max(u.ts)) as last_ts,
+       min(c.open_ts) as sent_at,
+       -- a bucket one of the step's usage records leaves unknown is unknown for the step
+       case when bool_and(u.used.input is not null) filter (where u.line_no is not null)
+            then sum(u.used.input) end as input_tokens,
+       case when bool_and(u.used.cached is not null) filter (where u.line_no is not null)
+            then sum(u.used.cached) end as cached,
+       case when bool_and(u.used.output is not null) filter (where u.line_no is not null)
+            then sum(u.used.output) end as output_tokens,
+       case when bool_and(u.used.reasoning is not null) filter (where u.line_no is not null)
+            then sum(u.used.reasoning) end as reasoning_tokens,
+       count(u.line_no) as counts,
+       string_agg(u.response_id, ' ' order by u.line_no) as response_id,
+       -- hosted web searches the request ran: each a web_search_call item
+       count(*) filter (where c.type = 'response_item' and c.ptype = 'web_search_call') as searches,
        arg_max(c.model, c.line_no) as model
 from _cx c
-left join _cx_counts k on k.file_no = c.file_no and k.line_no = c.line_no
-left join opened o on o.file_no = c.file_no and o.segment = c.segment
-where c.is_output or (k.line_no is not null and not k.repeat)
-group by c.file_no, c.segment;
+left join _cx_usage u on u.file_no = c.file_no and u.line_no = c.line_no
+where c.is_output or u.line_no is not null
+group by c.file_no, c.segment, c.rgroup;
 
--- How a call ended, where Codex says: the exit code of a command (exec_command_end), whether a patch
--- applied (patch_apply_end), an MCP tool's result (mcp_tool_call_end: Err, or Ok with isError) —
--- events paired with the call by call_id, the last one with a status counting.
+-- A remote compaction (/responses/compact, Codex's own model's summary of the history): a `compacted` line with
+-- an empty message. A billed call whose usage Codex never records (the totals do not move across it): a model
+-- step of unknown usage. (A local compaction's summary is an ordinary response, with its usage, and the message.)
+create or replace temp table _cx_remote as
+select file_no, line_no, ts, model from _cx
+where type = 'compacted'
+  and (json_type(j.payload.message) is null or json_type(j.payload.message) = 'NULL'
+       or (json_type(j.payload.message) = 'VARCHAR'
+           and (trim(j.payload.message ->> '$') = ''
+                -- a sanitised copy of an empty message (tests/fixtures/realdata/codex-cli/SOURCE.txt)
+                or regexp_full_match(trim(j.payload.message ->> '$'), '\[REDACTED_\w+ len=0\b[^\]]*\]'))));
+
+-- How a call ended, where Codex says: the exit code of a command (0.171's item_completed CommandExecution, older
+-- versions' exec_command_end), whether a patch applied (patch_apply_end), an MCP tool's result
+-- (mcp_tool_call_end: Err, or Ok with isError) — events paired with the call by call_id wherever they fall (0.171
+-- writes an interrupted command's item after the turn_aborted), the last one with a status counting.
 create or replace temp table _cx_ends as
-select file_no, line_no, j.payload.call_id as call_id,
-       case ptype
-           when 'exec_command_end' then case when j.payload.exit_code = 0 then 'ok' when j.payload.exit_code is not null then 'error' end
-           when 'patch_apply_end' then case j.payload.success when true then 'ok' when false then 'error' end
-           when 'mcp_tool_call_end' then
+select file_no, line_no, coalesce(j.payload.call_id, j.payload.item.id ->> '$') as call_id,
+       case when ptype = 'item_completed' then
+                case when j.payload.item.exit_code = 0 then 'ok' when j.payload.item.exit_code is not null then 'error'
+                     when j.payload.item.status ->> '$' = 'completed' then 'ok'
+                     when j.payload.item.status ->> '$' in ('failed', 'declined') then 'error' end
+            when ptype = 'exec_command_end' then
+                case when j.payload.exit_code = 0 then 'ok' when j.payload.exit_code is not null then 'error' end
+            when ptype = 'patch_apply_end' then case j.payload.success when true then 'ok' when false then 'error' end
+            when ptype = 'mcp_tool_call_end' then
                case when json_type(j.payload.result, '$.Err') is not null then 'error'
                     when json_type(j.payload.result, '$.Ok') = 'OBJECT' then
                          case when coalesce(j.payload.result -> '$.Ok' ->> 'isError', j.payload.result -> '$.Ok' ->> 'is_error') = 'true'
                               then 'error' else 'ok' end end
        end as status
 from _cx
-where type = 'event_msg' and ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end') and j.payload.call_id is not null
-qualify row_number() over (partition by file_no, j.payload.call_id order by status is null, line_no desc) = 1;
+where type = 'event_msg'
+  and (ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end')
+       or (ptype = 'item_completed' and j.payload.item.type ->> '$' = 'CommandExecution'))
+  and coalesce(j.payload.call_id, j.payload.item.id ->> '$') is not null
+qualify row_number() over (partition by file_no, coalesce(j.payload.call_id, j.payload.item.id ->> '$')
+                           order by status is null, line_no desc) = 1;
 
--- A call's output; a shell call's output in 0.39-era rollouts is JSON text whose metadata holds the exit code.
+-- A call's output; a shell call's output in 0.39-era rollouts is JSON text whose metadata holds the exit code; a
+-- unified exec command's (exec_command, write_stdin) opens with a header that says how the process exited —
+-- the only record of a command the sandbox refused (0.171 writes no CommandExecution item for it).
 create or replace temp table _cx_outputs as
 with outputs as (
-    select file_no, line_no, ts, j.payload.call_id as call_id,
+    select file_no, line_no, ts, j.payload.call_id as call_id, segment, rgroup,
            case json_type(j.payload.output)
                when 'VARCHAR' then j.payload.output ->> '$'
                when 'NULL' then null
@@ -134,10 +199,22 @@ with outputs as (
 )
 select o.* exclude (exit_code), coalesce(e.status, case when o.exit_code = 0 then 'ok' when o.exit_code is not null then 'error' end)
            as tool_status
-from (select *, case when starts_with(ltrim(text), '{') then try_cast(try(json(text)) ->> '$.metadata.exit_code' as bigint) end
-                    as exit_code
+from (select *, coalesce(
+                    case when starts_with(ltrim(text), '{') then try_cast(try(json(text)) ->> '$.metadata.exit_code' as bigint) end,
+                    try_cast(nullif(regexp_extract(text, '^(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\nProcess exited with code (-?[0-9]+)\n', 1),
+                                    '') as bigint)) as exit_code
       from outputs) o
 left join _cx_ends e using (file_no, call_id);
+
+-- A hosted web search (web_search_call): a tool call the provider ran inside the response. Its result went to the
+-- model there and is not in the rollout (no text, no size); its status is the item's. 0.104 writes no id: the
+-- call is named by its line.
+create or replace temp table _cx_searches as
+select file_no, line_no, ts, segment, rgroup,
+       coalesce(j.payload.id, 'web_search_call-' || line_no) as call_id,
+       case j.payload.status ->> '$' when 'completed' then 'ok' when 'failed' then 'error' end as tool_status,
+       j.payload.action as args
+from _cx where type = 'response_item' and ptype = 'web_search_call';
 
 -- A resumed session: the opening instructions (a developer message of the file's first block, before the model
 -- first spoke) sent again after the model has spoken. One event per such block.
@@ -157,38 +234,46 @@ from lines l join opening o using (file_no, content)
 where l.type = 'response_item' and l.ptype = 'message' and l.role = 'developer' and l.last_output is not null
 group by file_no, l.last_output;
 
+-- The steps in order: each at its line; a hosted search's tool step right after the model step that ran it; a
+-- remote compaction's model step before its compaction event.
 create or replace temp table _cx_steps as
 with items as (
-    select file_no, line_no, 'model' as kind, segment from _cx_model
-    union all select file_no, line_no, 'tool', null from _cx_outputs
+    select file_no, line_no, line_no as pos, 0 as sub, 'model' as kind, segment, rgroup from _cx_model
+    union all select file_no, line_no, line_no, 0, 'tool', null, null from _cx_outputs
+    union all select w.file_no, w.line_no, m.line_no, 1, 'search', null, null
+              from _cx_searches w join _cx_model m using (file_no, segment, rgroup)
+    union all select file_no, line_no, line_no, 0, 'compact_call', null, null from _cx_remote
     -- the history replaced by a shorter one, recorded: a compaction, or turns rolled back
-    union all select file_no, line_no, 'event', null from _cx
+    union all select file_no, line_no, line_no, 1, 'event', null, null from _cx
               where type = 'compacted' or (type = 'event_msg' and ptype = 'thread_rolled_back')
     -- a new task after the first: the session moved on (a call still unanswered then was lost, not in flight)
-    union all select file_no, line_no, 'event', null from _cx c
+    union all select file_no, line_no, line_no, 0, 'event', null, null from _cx c
               where type = 'event_msg' and ptype = 'task_started'
                 and exists (select 1 from _cx_model m where m.file_no = c.file_no and m.line_no < c.line_no)
     -- the session taken up again (a resume): its instructions sent anew as developer messages after the model
     -- had spoken — the context is rebuilt from the rollout, on the record
-    union all select file_no, line_no, 'event', null from _cx_resumed
+    union all select file_no, line_no, line_no, 0, 'event', null, null from _cx_resumed
 )
-select row_number() over (partition by file_no order by line_no) - 1 as idx, i.*, f.run_id
+select row_number() over (partition by file_no order by pos, sub, line_no) - 1 as idx, i.*, f.run_id
 from items i join _cx_files f using (file_no);
 
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx,
-       row_number() over (partition by c.file_no, c.segment order by c.line_no) - 1 as call_position,
-       c.j.payload.call_id as call_id, c.j.payload.name as tool_name,
-       case when c.ptype = 'custom_tool_call' then to_json(c.j.payload.input ->> '$')
+       row_number() over (partition by c.file_no, c.segment, c.rgroup order by c.line_no) - 1 as call_position,
+       case when c.ptype = 'web_search_call' then w.call_id else c.j.payload.call_id end as call_id,
+       case when c.ptype = 'web_search_call' then 'web_search' else c.j.payload.name end as tool_name,
+       case when c.ptype = 'web_search_call' then w.args
+            when c.ptype = 'custom_tool_call' then to_json(c.j.payload.input ->> '$')
             when json_type(c.j.payload.arguments) = 'VARCHAR' then coalesce(try(json(c.j.payload.arguments ->> '$')),
                                                                            to_json(c.j.payload.arguments ->> '$'))
             else c.j.payload.arguments end as args,
-       c.ts as asked_at
-from _cx c join _cx_steps s on s.kind = 'model' and s.file_no = c.file_no and s.segment = c.segment
-where c.type = 'response_item' and c.ptype in ('function_call', 'custom_tool_call');
+       c.ts as asked_at, c.ptype = 'web_search_call' as hosted
+from _cx c join _cx_steps s on s.kind = 'model' and s.file_no = c.file_no and s.segment = c.segment and s.rgroup = c.rgroup
+left join _cx_searches w on w.file_no = c.file_no and w.line_no = c.line_no
+where c.type = 'response_item' and c.ptype in ('function_call', 'custom_tool_call', 'web_search_call');
 
 create or replace temp table _cx_text as
-select c.file_no, c.segment, nullif(string_agg(b.block ->> 'text', '' order by c.line_no, b.position), '') as text
+select c.file_no, c.segment, c.rgroup, nullif(string_agg(b.block ->> 'text', '' order by c.line_no, b.position), '') as text
 from (select *, json_list(j.payload.content) as blocks from _cx where is_output and ptype = 'message') c,
      (select unnest(c.blocks) as block, generate_subscripts(c.blocks, 1) as position) b
 where b.block ->> 'type' = 'output_text'
@@ -197,7 +282,7 @@ group by all;
 create or replace temp table _stage_steps as
 select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts as started_at,
        date_diff('millisecond', coalesce(m.sent_at, m.first_ts), m.last_ts) as ms, true as main_thread,
-       m.line_no::integer as source_line, m.model, f.provider,
+       m.line_no::integer as source_line, m.model, f.provider, m.response_id,
        -- OpenAI's buckets overlap (cached within input, reasoning within output); ours are disjoint
        (m.input_tokens - m.cached)::bigint as input_uncached, m.cached::bigint as cache_read,
        case when m.counts > 0 then 0 end::bigint as cache_write_5m, case when m.counts > 0 then 0 end::bigint as cache_write_1h,
@@ -207,12 +292,18 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, m.first_ts a
        t.text as output_text,
        -- the context sent: one request's input; a hosted web search's input also counts the search's own
        -- passes, and a step of several counts sums several requests: neither is a context size
-       case when m.counts = 1 and not coalesce(m.searched, false) then m.input_tokens end::bigint as context_tokens,
+       case when m.counts = 1 and m.searches = 0 then m.input_tokens end::bigint as context_tokens,
        null::varchar as call_id, null::varchar as tool_status, null::varchar as result_text,
        null::varchar as event, null::varchar as detail
-from _cx_steps s join _cx_model m using (file_no, segment) join _cx_files f using (file_no)
-left join _cx_text t using (file_no, segment)
+from _cx_steps s join _cx_model m using (file_no, segment, rgroup) join _cx_files f using (file_no)
+left join _cx_text t using (file_no, segment, rgroup)
 where s.kind = 'model'
+union all by name
+-- a remote compaction: billed, its usage never recorded (every bucket unknown), its text not in the rollout
+select s.file_no, s.run_id, s.idx::integer as idx, 'model' as kind, r.ts as started_at, null::bigint as ms,
+       true as main_thread, r.line_no::integer as source_line, r.model, f.provider, 0::integer as web_searches
+from _cx_steps s join _cx_remote r using (file_no, line_no) join _cx_files f using (file_no)
+where s.kind = 'compact_call'
 union all by name
 select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, o.ts as started_at,
        date_diff('millisecond', c.asked_at, o.ts) as ms, true as main_thread, o.line_no::integer as source_line,
@@ -220,6 +311,12 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, o.ts as start
 from _cx_steps s join _cx_outputs o using (file_no, line_no)
 left join _stage_calls c on c.file_no = o.file_no and c.call_id = o.call_id
 where s.kind = 'tool'
+union all by name
+-- a hosted web search: asked and answered inside its response (no duration of its own, no result text)
+select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, w.ts as started_at, null::bigint as ms,
+       true as main_thread, w.line_no::integer as source_line, w.call_id, w.tool_status, null::varchar as result_text
+from _cx_steps s join _cx_searches w using (file_no, line_no)
+where s.kind = 'search'
 union all by name
 select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as started_at, 0 as ms,
        true as main_thread, c.line_no::integer as source_line,
@@ -231,7 +328,27 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as star
 from _cx_steps s join _cx c using (file_no, line_no)
 where s.kind = 'event';
 
+-- The final answer: the last model step with text that asks for no tool the harness runs, after which no step asks
+-- for one (a hosted web search is asked and answered inside its response: it leaves nothing for the harness to do).
+create or replace temp table _cx_final as
+with asks as (select run_id, step_idx from _stage_calls where not hosted group by all),
+model as (
+    select s.run_id, s.idx, coalesce(s.output_text, '') <> '' as has_text, a.step_idx is not null as asks
+    from _stage_steps s left join asks a on a.run_id = s.run_id and a.step_idx = s.idx
+    where s.kind = 'model'
+),
+last_ask as (select run_id, max(idx) filter (where asks) as idx from model group by run_id)
+select m.run_id, max(m.idx) as idx
+from model m join last_ask l using (run_id)
+where m.has_text and not m.asks and m.idx > coalesce(l.idx, -1)
+group by m.run_id;
+
+create or replace temp table _stage_steps as
+select s.*, case when s.kind = 'model' then fin.idx is not null end as is_final
+from _stage_steps s left join _cx_final fin on fin.run_id = s.run_id and fin.idx = s.idx;
+
 alter table _stage_calls drop column asked_at;
+alter table _stage_calls drop column hosted;
 
 -- An end event is read when it gives a call's status (the last for the call, whose output is in the file).
 create or replace temp table _cx_read_ends as
@@ -240,28 +357,39 @@ where e.status is not null and exists (select 1 from _cx_outputs o where o.file_
 
 create or replace temp table _stage_records as
 with read as (
-    select c.*, k.line_no as count_line, k.repeat,
-           c.type in ('session_meta', 'turn_context', 'compacted') or c.is_input or c.is_output or k.line_no is not null
-               or c.ptype in ('task_started', 'task_complete', 'turn_aborted', 'thread_rolled_back')
-               or e.line_no is not null as used
+    select c.*, k.line_no as count_line, k.repeat, k.covered, k.made_up,
+           coalesce(c.type in ('session_meta', 'turn_context', 'compacted', 'token_usage_record') or c.is_input
+                    or c.is_output or k.line_no is not null
+                    or c.ptype in ('task_started', 'task_complete', 'turn_aborted', 'thread_rolled_back')
+                    or e.line_no is not null, false) as used
     from _cx c left join _cx_counts k using (file_no, line_no) left join _cx_read_ends e using (file_no, line_no)
 )
 select c.file_no, c.line_no as record_no, f.run_id,
-       case when c.repeat or (c.ptype = 'token_count' and c.count_line is null) or not c.used then 'skip' else 'load' end
-           as decision,
+       case when c.repeat or c.covered or c.made_up or (c.ptype = 'token_count' and c.count_line is null) or not c.used
+            then 'skip' else 'load' end as decision,
        case when c.repeat then 'repeat of the token_count before it (same cumulative totals)'
+            when c.made_up then 'token_count with every bucket 0 (written when a request exceeded the context window: '
+                                || 'no usage)'
+            when c.covered then 'token_count of a request whose token_usage_record was read'
             when c.ptype = 'token_count' and c.count_line is null then 'token_count without usage (a rate-limit snapshot)'
             when c.used then null
             when c.ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end')
                 then c.ptype || ' of a call with no output in this file, or superseded by a later end event of it'
+            when c.ptype = 'item_completed' and c.j.payload.item.type ->> '$' = 'CommandExecution'
+                then 'item_completed CommandExecution of a call with no output in this file, or superseded by a later one'
+            when c.ptype = 'item_completed'
+                then 'not a step (event_msg/item_completed ' || coalesce(c.j.payload.item.type ->> '$', '?')
+                     || ': a copy of a history item)'
             else 'not a step (' || c.type || coalesce('/' || c.ptype, '') || ')' end as note
 from read c join _cx_files f using (file_no);
 
--- Status, inferred: how the last task ended; a session without task events by its last model item.
+-- Status, inferred: how the last task ended; a session without task events by its last model item. A task_complete
+-- carrying an error (0.171: a request refused, e.g. for exceeding the context window) is a failed run.
 create or replace temp table _stage_runs as
 with tasks as (
-    select file_no, arg_max(ptype, line_no) as last_task, arg_max(ts, line_no) as task_ts
-    from _cx where type = 'event_msg' and ptype in ('task_started', 'task_complete', 'turn_aborted') group by file_no
+    select file_no, ptype as last_task, ts as task_ts, j.payload.error as error
+    from _cx where type = 'event_msg' and ptype in ('task_started', 'task_complete', 'turn_aborted')
+    qualify row_number() over (partition by file_no order by line_no desc) = 1
 ),
 last_item as (
     select file_no, arg_max(case when ptype = 'message' then 'text' else ptype end, line_no) as item, max(ts) as ts
@@ -270,15 +398,22 @@ last_item as (
 models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
            from _stage_steps where kind = 'model' group by file_no),
 outcome as (
-    select f.file_no, case when t.last_task = 'task_complete' then 'succeeded'
+    select f.file_no, case when t.last_task = 'task_complete' and coalesce(json_type(t.error), 'NULL') <> 'NULL' then 'failed'
+                           when t.last_task = 'task_complete' then 'succeeded'
                            when t.last_task = 'turn_aborted' then 'cancelled'
                            when t.last_task is null and l.item = 'text' then 'succeeded'
                            else 'running' end as status,
-           case when t.last_task is not null then t.task_ts else l.ts end as ts, t.last_task
+           case when t.last_task is not null then t.task_ts else l.ts end as ts, t.last_task,
+           case when coalesce(json_type(t.error), 'NULL') <> 'NULL' then
+               coalesce(case json_type(t.error, '$.codex_error_info')
+                            when 'VARCHAR' then t.error ->> '$.codex_error_info'
+                            when 'OBJECT' then json_keys(t.error -> '$.codex_error_info')[1] end,
+                        nullif(t.error ->> '$.message', ''), 'error') end as error
     from _cx_files f left join tasks t using (file_no) left join last_item l using (file_no)
 )
 select f.file_no, f.run_id, 1 as source_line, 'codex' as agent, m.model, f.provider,
        coalesce(f.started_at, (select min(ts) from _cx c where c.file_no = f.file_no)) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, o.status,
-       case when o.last_task in ('task_complete', 'turn_aborted') then o.last_task end as stop_reason
+       case when o.error is not null then o.error
+            when o.last_task in ('task_complete', 'turn_aborted') then o.last_task end as stop_reason
 from _cx_files f join outcome o using (file_no) left join models m using (file_no);

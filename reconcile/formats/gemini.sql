@@ -95,8 +95,10 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'tool' as kind, c.record_no::
            as tool_status,
        case when c.call ->> 'status' in ('error', 'cancelled') then left(coalesce(c.call ->> 'resultDisplay', c.call ->> 'status'), 200) end
            as error,
-       coalesce(case json_type(c.call -> 'resultDisplay') when 'VARCHAR' then c.call ->> 'resultDisplay' end,
-                c.call -> 'result' -> 0 -> 'functionResponse' -> 'response' ->> 'output',
+       -- what the model was sent back: the function response's output (read_file's whole file), else what the
+       -- terminal showed (resultDisplay, empty for read_file), else the raw result
+       coalesce(c.call -> 'result' -> 0 -> 'functionResponse' -> 'response' ->> 'output',
+                case json_type(c.call -> 'resultDisplay') when 'VARCHAR' then nullif(c.call ->> 'resultDisplay', '') end,
                 (c.call -> 'result')::varchar, '') as result_text
 from _gm_steps s join _gm_calls c using (file_no, record_no, position)
 where s.kind = 'tool'
@@ -114,18 +116,24 @@ where s.kind = 'event';
 -- (a gemini message with text and no tool call), failed when on an error message, else running.
 create or replace temp table _stage_runs as
 with last_message as (
-    select file_no, arg_max(mtype, record_no) as mtype,
+    -- an info "Request cancelled." is the user stopping the request (Esc or Ctrl-C): the session's last word if
+    -- nothing follows it
+    select file_no, arg_max(case when mtype = 'info' then 'cancelled' else mtype end, record_no) as mtype,
            arg_max(json_array_length(coalesce(m -> 'toolCalls', '[]'::json)), record_no) as calls,
            arg_max(m ->> 'content', record_no) as content, max(staged_timestamp(m ->> 'timestamp')) as ts
-    from _gm_msgs where mtype in ('user', 'gemini', 'error') group by file_no
+    from (select file_no, record_no, mtype, m from _gm_msgs where mtype in ('user', 'gemini', 'error')
+          union all
+          select file_no, record_no, mtype, m from _gm where mtype = 'info' and trim(m ->> 'content') = 'Request cancelled.')
+    group by file_no
 ),
 models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
            from _stage_steps where kind = 'model' group by file_no)
 select s.file_no, s.run_id, s.parent_run_id, 'gemini-cli' as agent, m.model, 'google' as provider,
        coalesce(s.started_at, (select min(staged_timestamp(g.m ->> 'timestamp')) from _gm g where g.file_no = s.file_no))
            as started_at,
-       case when l.mtype in ('gemini', 'error') then l.ts end as ended_at,
+       case when l.mtype in ('gemini', 'error', 'cancelled') then l.ts end as ended_at,
        case when l.mtype = 'gemini' and l.calls = 0 and nullif(trim(coalesce(l.content, '')), '') is not null then 'succeeded'
-            when l.mtype = 'error' then 'failed' else 'running' end as status,
-       case when l.mtype = 'error' then left(l.content, 200) end as stop_reason
+            when l.mtype = 'error' then 'failed' when l.mtype = 'cancelled' then 'cancelled' else 'running' end as status,
+       case when l.mtype = 'error' then left(l.content, 200) when l.mtype = 'cancelled' then 'Request cancelled.' end
+           as stop_reason
 from _gm_session s left join last_message l using (file_no) left join models m using (file_no);

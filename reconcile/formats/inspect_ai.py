@@ -6,31 +6,64 @@ sample's ``uuid`` (inspect >= 0.3.70, "globally unique identifier for sample run
 own log), so the same run seen in two files is loaded once and the second file's samples are noted
 "already loaded"; older logs: ``<eval id>/<sample id>/epoch <n>``, the eval id being ``eval_id``,
 else ``run_id/task_id`` (what Inspect derives a missing eval_id from: two tasks of one run differ
-by task id); the file's name only when the log records none of them. A ``.eval`` archive is read
-with the standard library (its members are deflated JSON): the header and every
-``samples/*.json`` become one document, the shape of a ``.json`` log. Records: one per sample.
+by task id); the file's name only when the log records none of them. A ``.eval`` archive's header and
+every ``samples/*.json`` become one document, the shape of a ``.json`` log (``reconcile.ingest.files``
+reads its members, deflated or, since inspect 0.3.285, Zstandard). Records: one per sample. A log with
+no samples (``log_samples=False``: only the eval's usage totals, ``stats.model_usage``) is one record,
+skipped with why: its totals belong to no sample, call or time, and a run without calls would read as
+one that cost $0.
 
-Model steps are the sample's ``model`` events (scorer calls included: they are paid for), with
-``output.usage``; tool steps its ``tool`` events, paired with the model's ``tool_calls`` by id,
-``error`` giving status ``error``. The meaning of ``input_tokens`` changed in inspect 0.3.184
-(28 Feb 2026): since then it excludes cache reads and writes; before, it was the provider's own —
-including cache reads for OpenAI and others, excluding them for Anthropic. The version is read
-from the log (``eval.packages.inspect_ai``) and each call mapped to our disjoint buckets
-accordingly. A count the usage leaves out is unknown (NULL), and so is what depends on it: where
-``input_tokens`` included the reads and the reads are not recorded (0.3.58 here; 0.3.95 has them), the
-uncached part is unknown while the whole input (the context) is known. Two buckets are 0 by the
-provider's or the harness's own rule (``zero_buckets``). A call Inspect answered from its own
-response cache (``cache: "read"``) made no provider call: its tokens and cost are 0.
+Model steps are the sample's ``model`` events, scorer calls included: a model-graded scorer's call
+(an event inside a span whose ``span_begin`` has type ``scorer``, followed through ``parent_id``; in
+logs before spans, inside a scorer ``step``) is paid for, so it is a model step, but no part of the
+agent's conversation: ``agent_label`` ``scorer``, off the main thread (its own thread for the context
+checks, never the final answer). A call that raised (``error``; Inspect's empty output, no usage, no
+completion) is a model step with that error and no finish reason, its model named as the log's
+answered calls to the same model string name it. The step's model is ``output.model`` (the dated
+snapshot the provider answered as); its provider the model string's first part, as Inspect records
+it (``mockllm`` for Inspect's offline mock: the price is found by the model). The run's model is the
+eval's, named as its answered calls name it, so a run and its steps name one model.
+
+Usage is ``output.usage``. The meaning of ``input_tokens`` changed in inspect 0.3.184 (28 Feb 2026):
+since then it excludes cache reads and writes; before, it was the provider's own — including cache
+reads for OpenAI and others, excluding them for Anthropic. The version is read from the log
+(``eval.packages.inspect_ai``) and each call mapped to our disjoint buckets accordingly. A count the
+usage leaves out is unknown (NULL), and so is what depends on it: where ``input_tokens`` included the
+reads and the reads are not recorded (0.3.58 here; 0.3.95 has them), the uncached part is unknown
+while the whole input (the context) is known. Since 0.3.184 Inspect's OpenAI Responses mapping
+leaves ``input_tokens_cache_read`` out when none was read: where the provider's total shows no
+cached part (``total_tokens − output_tokens = input_tokens + writes``) the reads are 0. Reasoning is
+``reasoning_tokens`` where recorded, unknown where not (Anthropic's mapping omits it), never 0. Two
+buckets are 0 by the provider's or the harness's own rule (``zero_buckets``). A call Inspect answered
+from its own response cache (``cache: "read"``) made no provider call: its tokens and cost are 0.
 ``total_cost``, where Inspect recorded it, is the harness's cost of the call.
 
-The catalogue is the union of the ``tools`` each model event offered (names and schemas; whether a
-tool changes the world is not recorded). The ledger is the sample's ``model_usage``: Inspect's own
-per-model count of the same calls (its token_limit is enforced against ``total_tokens``).
+Tool steps are the ``tool`` events, paired with the model's ``tool_calls`` by id: ``error`` (a handled
+error the model sees) gives status ``error`` and its message; ``failed: true`` without an error (the
+tool raised: the exception ended the sample) is an error too, "the tool crashed (<exception>)";
+``pending: true`` without ``completed`` (a time limit or Ctrl-C interrupted it) is ``started``: no
+result, so the pairing checks see the unanswered call. The call that crosses a limit is made and
+counted, and its tool calls are never run: each is a ``not_run`` step. react()'s and basic_agent()'s
+``submit``: the agent's last call asking for it, answered without error, is the final answer (its
+``answer``, attachments resolved), not a tool call — its ToolEvent only echoes the answer; without
+one, the final answer is the agent's last call with text that asks for no tool. Text Inspect moved to
+the sample's ``attachments`` (``attachment://<md5>``) is read as the text it stands for.
 
-Status: ``failed`` when the sample has an ``error``; when a ``limit`` stopped it, by its type
-(message, turn, token, cost, context → budget_exceeded; time, working → timed_out; operator →
-cancelled; custom → failed), the raw stop reason naming the limit; else ``succeeded`` (a sample
-in the log ran to its end). Configured limits (``eval.config``: token, time, cost) are budgets.
+The catalogue is the union of the ``tools`` each model event offered (names and
+schemas; whether a tool changes the world is not recorded). The ledger is the sample's
+``model_usage``: Inspect's own per-model count of the same calls (its token_limit is enforced against
+``total_tokens``); an empty one with no call is a ledger of 0.
+
+Status: ``cancelled`` when the sample's error is a ``CancelledError`` (Ctrl-C, a sibling cancelled when
+the eval failed, the operator's cancel), with a short reason, "cancelled (CancelledError)"; else
+``failed`` when the sample has an ``error``; when a ``limit`` stopped it, by its type (message, turn,
+token, cost, context → budget_exceeded; time, working → timed_out; operator → cancelled; custom →
+failed), the stop reason naming the limit and its value (``token limit (30000)``, ``time limit
+(2s)``, ``cost limit ($0.02)``); else ``succeeded`` (a sample in the log ran to its end). Limits: the
+sample's own ``token_limit`` / ``time_limit`` / ``message_limit``, else ``eval.config``'s; token, time
+and cost limits are the budgets ``max_tokens``, ``max_wall_seconds``, ``max_cost_micros``; the
+message, turn and working-time limits, which the store has no column for, are kept as declared in the
+run's ``labels`` (``{"limits": {"message_limit": 8}}``).
 
 Lost: earlier attempts of a sample retried on error (Inspect keeps neither their events nor their
 usage), scores and their explanations, sandbox and state events.

@@ -24,6 +24,7 @@ from reconcile.sql_text import insert_rows
 from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
 from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
 from reconcile.ingest.discovery import discover, vanished
+from reconcile.display import with_article
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
 from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stored_name
 from reconcile.ingest.lines import load_lines_many
@@ -349,7 +350,7 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
             first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
             why = (f"line {first[0][0]}: {first[0][1]}" if first
                    else f"every line was skipped: {count.notes[0]}" if count.notes else "every line was skipped")
-            raise UnknownFormat(f"{path}: --format {fmt.name} expects a {fmt.description}; none of its {count.lines} "
+            raise UnknownFormat(f"{path}: --format {fmt.name} expects {with_article(fmt.description)}; none of its {count.lines} "
                                 f"lines is one ({why}). Leave --format out to detect the format.")
         if count.loaded + count.rejected + count.skipped != count.lines:
             raise InternalError(f"{path}: accounting does not add up ({count}); nothing was loaded")

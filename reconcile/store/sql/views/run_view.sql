@@ -34,6 +34,10 @@ with step_totals as (
         bool_or(unknown_buckets is not null and cache_write_1h is null) as cache_write_1h_unknown,
         bool_or(unknown_buckets is not null and output_tokens is null) as output_tokens_unknown,
         coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
+        -- calls with usage that do not say their reasoning: the run's reasoning total is unknown, not 0
+        count(*) filter (where kind = 'model' and reasoning_tokens is null
+                         and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h, output_tokens) is not null)
+            as reasoning_unknown_steps,
         coalesce(bool_or(is_final), false) as has_final_answer,
         min(idx) filter (where is_final) as final_answer_step,
         list(distinct model order by model) filter (where model is not null) as models,
@@ -77,15 +81,24 @@ select
     coalesce(t.events, 0) as events,
     -- Token totals are NULL, not 0, when no step of the run recorded usage (e.g. SWE-agent), and a bucket's
     -- total is NULL when some call's usage leaves that bucket out (unknown_bucket_steps counts those calls).
-    case when t.usage_steps > 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
-    case when t.usage_steps > 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
-    case when t.usage_steps > 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
-    case when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
-    case when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
-    case when t.usage_steps > 0 then t.reasoning_tokens end as reasoning_tokens,
+    -- a run that made no model call used no tokens: 0, exactly (a sample cancelled before its first call)
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and t.reasoning_unknown_steps = 0 then t.reasoning_tokens end as reasoning_tokens,
     -- all input buckets together (a call's input given whole counts, its split into buckets unknown)
-    case when t.usage_steps > 0 and t.input_unknown_steps = 0 then t.all_input_tokens end as input_tokens,
-    case when t.usage_steps > 0 and t.input_unknown_steps = 0 and not t.output_tokens_unknown
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and t.input_unknown_steps = 0 then t.all_input_tokens end as input_tokens,
+    case when coalesce(t.model_steps, 0) = 0 then 0
+         when t.usage_steps > 0 and t.input_unknown_steps = 0 and not t.output_tokens_unknown
          then t.all_input_tokens + t.output_tokens
     end as total_tokens,
     coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
