@@ -128,6 +128,85 @@ langfuse-framework-traces
     C# trace) the output is a lower bound (high None).  ``recorded_usd`` = sum of
     ``costDetails.total`` of the provider-call observations (Langfuse's own figure — computed
     on its inferred usage where usage was inferred).
+
+Run facts
+---------
+Each truth also carries, read from the raw files only (rules: docs/formats.md per format and
+docs/status.md; reconcile's SQL and analyses were not read; where a file shows something the docs do
+not say, the file is followed and the run's ``notes`` say so):
+
+``tool_calls`` / ``tool_results`` / ``tool_errors``
+    the tool calls the model asked for; the tool results recorded; how many of those results are
+    errors (``None`` where the format records no tool outcome).  An answer tool (react's ``submit``,
+    SWE-agent's final ``submit``, OpenHands' ``finish``, mini's ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``
+    command) is the final answer, not a tool call, and its echo is no result.
+``status``
+    one of docs/status.md's canonical statuses.  A run with no end record is ``abandoned`` when its
+    last recorded time is more than 24 h before now (none of these formats records a wall-clock
+    budget), else ``running``.
+``final_answer``
+    the text the docs define as the run's answer, or ``None``.
+``started_at`` / ``ended_at`` / ``wall_seconds``
+    UTC ISO 8601 strings and seconds, as the format records them; ``None`` where unknown.
+``model`` / ``provider``
+    the model as the provider answered (see below) and the provider (lower-case vendor).
+Extra key: ``tool_runs`` (Langfuse: tool runs the trace records, beside the calls asked for).
+
+What is counted, per format:
+
+inspect-ai
+    Calls: the ``tool_calls`` of the agent's model events (not pending, not inside a scorer span /
+    scorer step).  Results: ``tool`` events, except a ``pending`` one without ``completed`` (no
+    result) and the ``submit`` echo.  Errors: a tool event with ``error`` or ``failed: true``.
+    Status: sample ``error`` -> failed (``CancelledError`` -> cancelled); ``limit`` by type
+    (message/turn/token/cost/context -> budget_exceeded, time/working -> timed_out, operator ->
+    cancelled, custom -> failed); else succeeded (the eval's own status is not the sample's).
+    Answer: the last successful react ``submit``'s ``answer``, else the agent's last model call with
+    text that asks for no tool (attachments resolved); never a scorer's.  Time: ``started_at`` ..
+    ``completed_at``; else start = first model call, wall = ``total_time``, end = start + wall; else
+    the span of the calls (timestamp .. ``completed``, or timestamp + ``output.time``).  Model: the
+    ``output.model`` of the answered calls to the eval's model; provider: the eval model's prefix.
+mini-swe-agent
+    Calls: each command of a model reply (``extra.actions``, else ``tool_calls``, else the one
+    ```` ```bash ```` / ```` ```mswea_bash_command ```` block; a reply with no single command, or a
+    ``user`` message with ``interrupt_type`` FormatError, is a format error: no call), the submit
+    command excepted.  Results: the ``tool`` / ``function_call_output`` message of a call (1.1 / 2.x),
+    or the ``user`` message after a text-mode command; an ``action was not executed`` placeholder is
+    no result.  Errors: return code != 0 (``extra.returncode``, else ``<returncode>``) or an
+    ``exception_info`` (a command timeout).  Status: ``exit_status`` Submitted -> succeeded,
+    LimitsExceeded -> budget_exceeded, Timeout and TimeExceeded -> timed_out, any other (an exception's
+    name) -> failed.  Answer: ``info.submission`` (empty -> None).  Time: the span of the responses'
+    ``created`` and the messages' ``extra.timestamp``.  Model: the responses' ``model``; provider:
+    OpenRouter's upstream ``provider`` where routed through it, else the config model's prefix.
+swe-agent
+    Calls: each trajectory entry's ``action`` (history-only files: each assistant ``action``), the
+    final ``submit`` excepted.  Results: their observations.  Errors: ``None`` (SWE-agent records no
+    tool outcome).  Status: ``info.exit_status`` by docs/status.md's rules; none: last action
+    ``submit`` -> succeeded.  Answer: ``info.submission`` (history-only: the submit's observation).
+    Time: not recorded.  Model: ``replay_config``'s model name, else the 0.x run directory's shortcut.
+openhands
+    Calls: agent actions carrying ``tool_call_metadata`` (``finish`` excepted).  Results: the
+    observations answering them (``cause`` / tool call id).  Errors: ``error`` observations (a
+    command's exit code -1 is not one).  Status: the last ``agent_state_changed`` (finished,
+    awaiting_user_input -> succeeded; error -> failed or budget_exceeded for an iteration/budget
+    ceiling; rejected -> failed; stopped -> cancelled); no final state: ``finish`` -> succeeded.
+    Answer: ``finish``'s thought, else its message; without finish the last agent message after the
+    last tool call.  Time: first .. last event (no offset: UTC).  Model: the responses' ``model``.
+langfuse-framework-traces
+    Calls: the tool calls in the GENERATIONs' outputs (OpenAI/LangChain ``tool_calls``, Anthropic
+    ``tool_use``, gen_ai ``tool_call`` parts, Gemini ``function_call``, Responses ``function_call``,
+    Vercel ``toolCallId``, Koog's JSON content), de-duplicated by call id; where no output records them
+    (BeeAI), the tool runs.  Results: tool runs -- TOOL observations, or observations with tool
+    attributes (``openinference.span.kind`` TOOL, ``gen_ai.tool.name``, ``gen_ai.operation.name``
+    execute_tool, ``ai.toolCall.name``), one per ``gen_ai.tool.call.id``; also a SPAN whose output is
+    a LangChain ToolMessage (LangGraph's tool runs); BeeAI: the agent.react spans' (tool.name,
+    tool.parameters) with an output (its TOOL-kind spans are start/finish/success events of one run,
+    and some tools have none).  A run without an end time is no result.  Errors: level ERROR (or
+    OTel status ERROR, a ToolMessage status error).  Status: any level ERROR -> failed; an observation
+    without end time -> running/abandoned; else succeeded.  Answer: the text of the last provider
+    call's output (wrappers and markers skipped), None where it asks for a tool or has no text.
+    Time: first start .. last end of the observations (= the trace's latency).  Model: the provider
+    calls' model (``gen_ai.response.model`` first); provider: their gen_ai/llm provider attribute.
 """
 
 from __future__ import annotations
@@ -136,7 +215,7 @@ import json
 import re
 import zipfile
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Callable
@@ -580,7 +659,7 @@ def read_inspect(folder: Path) -> dict[str, dict]:
             if any(e.get("error") for e in _inspect_events(s.get("events"))):
                 notes.append("a model event carries an error")
             out[run_id] = _truth(calls, recorded=recorded, notes=notes)
-    return out
+    return _merge_facts(out, _facts_inspect(folder))
 
 
 def _inspect_usage_call(u: dict, model: str, provider: str | None, ts, new_semantics: bool) -> Call:
@@ -665,7 +744,7 @@ def read_mini_swe_agent(folder: Path) -> dict[str, dict]:
             notes=notes,
             extra={"failed_attempts": failed, "recorded_calls_usd": per_call_cost if have_cost else None},
         )
-    return out
+    return _merge_facts(out, _facts_mini(folder))
 
 
 # --------------------------------------------------------------------------------------
@@ -754,7 +833,7 @@ def read_swe_agent(folder: Path) -> dict[str, dict]:
         if model is None:
             notes.append("model not recorded")
         out[run_id] = _truth([c], recorded=cost, notes=notes)
-    return out
+    return _merge_facts(out, _facts_swe(folder))
 
 
 # --------------------------------------------------------------------------------------
@@ -801,7 +880,7 @@ def read_openhands(folder: Path) -> dict[str, dict]:
         if recorded is None:
             notes.append("no llm_metrics: no recorded cost")
         out[run_id] = _truth(calls, recorded=recorded, notes=notes)
-    return out
+    return _merge_facts(out, _facts_openhands(folder))
 
 
 # --------------------------------------------------------------------------------------
@@ -907,7 +986,8 @@ def _lf_call(o: dict, attrs: dict, scope: str | None, notes: list[str]) -> Call:
     return c
 
 
-def read_langfuse(folder: Path) -> dict[str, dict]:
+def _lf_docs(folder: Path) -> dict[str, tuple[int, Path, dict]]:
+    """trace id -> (observations, path, document): a trace exported twice is one run, its fullest copy."""
     docs: dict[str, tuple[int, Path, dict]] = {}
     for path in sorted(folder.glob("*.json")):
         try:
@@ -920,50 +1000,61 @@ def read_langfuse(folder: Path) -> dict[str, dict]:
         n = len(d["observations"])
         if tid not in docs or n > docs[tid][0]:
             docs[tid] = (n, path, d)
+    return docs
+
+
+def _lf_provider_obs(obs: list[dict], meta: dict, notes: list[str]) -> list[dict]:
+    """The observations that are provider calls, in start order (wrappers, markers, repeats left out)."""
+    by_id = {o["id"]: o for o in obs}
+
+    def is_candidate(o: dict) -> bool:
+        attrs, _ = meta[o["id"]]
+        if o.get("type") == "GENERATION":
+            if not o.get("usageDetails") and o.get("input") in (None, "", "null") and o.get("output") in (
+                None, "", "null"
+            ):
+                return False  # event marker (e.g. BeeAI success/finish)
+            return True
+        return any(_TOKEN_ATTR.match(k) for k in attrs)
+
+    cands = [o for o in obs if is_candidate(o)]
+    cand_ids = {o["id"] for o in cands}
+    has_cand_desc: set[str] = set()
+    for o in cands:
+        p = o.get("parentObservationId")
+        seen_p: set = set()
+        while p and p in by_id and p not in seen_p:
+            seen_p.add(p)
+            if p in cand_ids:
+                has_cand_desc.add(p)
+            p = by_id[p].get("parentObservationId")
+    for o in obs:
+        if o.get("type") != "GENERATION" and o.get("usageDetails") and o["id"] not in cand_ids:
+            notes.append(f"{o.get('type')} {o.get('name')!r} usage {dict(o['usageDetails'])} not provider usage (wrapper, Langfuse-inferred): not a call")
+    provider_obs = []
+    seen_resp: set = set()
+    for o in sorted(cands, key=lambda o: o.get("startTime") or ""):
+        if o["id"] in has_cand_desc:
+            notes.append(f"wrapper {o.get('name')!r} re-reports the call(s) under it: skipped")
+            continue
+        rid = _response_id(o, meta[o["id"]][0])
+        if rid and rid in seen_resp:
+            notes.append(f"{o.get('name')!r} repeats response {rid}: skipped")
+            continue
+        if rid:
+            seen_resp.add(rid)
+        provider_obs.append(o)
+    return provider_obs
+
+
+def read_langfuse(folder: Path) -> dict[str, dict]:
+    docs = _lf_docs(folder)
     out: dict[str, dict] = {}
     for tid, (_, path, d) in docs.items():
         obs = d["observations"]
-        by_id = {o["id"]: o for o in obs}
         notes: list[str] = []
         meta = {o["id"]: _meta(o) for o in obs}
-
-        def is_candidate(o: dict) -> bool:
-            attrs, _ = meta[o["id"]]
-            if o.get("type") == "GENERATION":
-                if not o.get("usageDetails") and o.get("input") in (None, "", "null") and o.get("output") in (
-                    None, "", "null"
-                ):
-                    return False  # event marker (e.g. BeeAI success/finish)
-                return True
-            return any(_TOKEN_ATTR.match(k) for k in attrs)
-
-        cands = [o for o in obs if is_candidate(o)]
-        cand_ids = {o["id"] for o in cands}
-        has_cand_desc: set[str] = set()
-        for o in cands:
-            p = o.get("parentObservationId")
-            seen_p: set = set()
-            while p and p in by_id and p not in seen_p:
-                seen_p.add(p)
-                if p in cand_ids:
-                    has_cand_desc.add(p)
-                p = by_id[p].get("parentObservationId")
-        for o in obs:
-            if o.get("type") != "GENERATION" and o.get("usageDetails") and o["id"] not in cand_ids:
-                notes.append(f"{o.get('type')} {o.get('name')!r} usage {dict(o['usageDetails'])} not provider usage (wrapper, Langfuse-inferred): not a call")
-        provider_obs = []
-        seen_resp: set = set()
-        for o in sorted(cands, key=lambda o: o.get("startTime") or ""):
-            if o["id"] in has_cand_desc:
-                notes.append(f"wrapper {o.get('name')!r} re-reports the call(s) under it: skipped")
-                continue
-            rid = _response_id(o, meta[o["id"]][0])
-            if rid and rid in seen_resp:
-                notes.append(f"{o.get('name')!r} repeats response {rid}: skipped")
-                continue
-            if rid:
-                seen_resp.add(rid)
-            provider_obs.append(o)
+        provider_obs = _lf_provider_obs(obs, meta, notes)
         # Claude Agent SDK (LangSmith OTel) writes one observation per content block of a
         # response; a new API response starts only after tool results (or at the start).
         groups: list[list[dict]] = []
@@ -1007,6 +1098,958 @@ def read_langfuse(folder: Path) -> dict[str, dict]:
         if any(not c.usage_known for c in calls) and recorded is not None:
             notes.append("recorded_usd is Langfuse's cost of its inferred usage")
         out[tid] = _truth(calls, recorded=recorded, notes=[f"file {path.name}"] + notes)
+    return _merge_facts(out, _facts_langfuse(folder))
+
+
+# --------------------------------------------------------------------------------------
+# run facts: tool calls / results / errors, status, final answer, times, model, provider
+# (read from the raw files only; rules from docs/formats.md and docs/status.md, see the
+# module docstring, "Run facts")
+# --------------------------------------------------------------------------------------
+
+ABANDONED_AFTER = timedelta(hours=24)  # [ingest] abandoned_after_hours default (docs/status.md)
+
+# docs/status.md "Mapping from raw stop reasons": tried in order, each must match the WHOLE reason.
+_N = r"\s*\d[\d,_]*(?:\.\d+)?\s*"
+_CNT = r"(?:(?:tokens|steps|turns|calls|iterations)\s*)?"
+_STOP_RULES: list[tuple[str, str | None]] = [
+    (r"succeeded|failed|cancelled|budget_exceeded|timed_out|stalled|running", None),  # itself
+    (r"model_finished|end_turn|stop|complete|completed|finish|finished|done|final_answer|success", "succeeded"),
+    (r"submitted", "succeeded"),
+    (r"submitted \(exit_context\)", "budget_exceeded"),
+    (r"submitted \(exit_cost\)", "budget_exceeded"),
+    (r"submitted \(exit_total_execution_time\)", "timed_out"),
+    (r"submitted \(exit_command_timeout\)", "timed_out"),
+    (r"submitted \((exit_format|exit_api|exit_error)\)", "failed"),
+    (r"submitted \(.*\)", "succeeded"),
+    (r"limitsexceeded", "budget_exceeded"),
+    (rf"max_steps|max_turns|max_iterations|(?:step|turn|iteration) limit \({_N}{_CNT}\)", "budget_exceeded"),
+    (rf"max_prompt_tokens|max_input_tokens|(?:prompt|input) token limit \({_N}{_CNT}\)", "budget_exceeded"),
+    (rf"max_completion_tokens|max_output_tokens|(?:completion|output) token limit \({_N}{_CNT}\)", "budget_exceeded"),
+    (rf"max_tokens|token limit \({_N}{_CNT}\)|exit_context", "budget_exceeded"),
+    (r"max_cost|max_cost_micros|max_cost_usd|(?:cost|spend) limit \(\s*(?:[$€£]\s*)?\d[\d,_]*(?:\.\d+)?\s*"
+     r"(?:(?:usd|dollars)\s*)?\)|exit_cost", "budget_exceeded"),
+    (r"max_wall_seconds|max_seconds|(?:time|wall[- ]clock) limit \(\s*\d[\d,_]*(?:\.\d+)?\s*(?:(?:ms|s|sec|secs|"
+     r"seconds|m|min|mins|minutes|h|hr|hrs|hours)\s*)?\)|timeout|timed out|exit_total_execution_time", "timed_out"),
+    (r"exit_command_timeout", "timed_out"),
+    (r"identical_tool_results|repeated_tool_calls|max_repeats|loop_detected|stall|stalled_loop|no_progress|"
+     r"repeated the same tool calls \d+ times without progress", "stalled"),
+    (r"cancel|canceled|user_cancelled|interrupted|keyboard_interrupt|aborted", "cancelled"),
+    (r"incomplete|error|exception|crash|exit_format|exit_api|exit_error|tool_error|fatal", "failed"),
+]
+
+
+def _status_of_reason(reason: str) -> str | None:
+    r = reason.strip()
+    for pat, status in _STOP_RULES:
+        if re.fullmatch(pat, r, flags=re.IGNORECASE):
+            return status or r.lower()
+    return None
+
+
+def _unended(last_seen: datetime | None, notes: list[str], now: datetime | None = None) -> str:
+    """No end record: docs/status.md -- abandoned when silent longer than 24 h (no wall-clock budget is
+    recorded by these formats) before the ingest (taken as now), else running."""
+    if last_seen is None:
+        notes.append("no end record and no time at all: cannot say how long it has been silent -> running")
+        return "running"
+    now = now or datetime.now(timezone.utc)
+    if now - last_seen > ABANDONED_AFTER:
+        notes.append(f"no end record, silent since {_iso(last_seen)} (> 24 h): abandoned")
+        return "abandoned"
+    return "running"
+
+
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.astimezone(timezone.utc).isoformat()
+
+
+def _facts(
+    *,
+    tool_calls: int | None,
+    tool_results: int | None,
+    tool_errors: int | None,
+    status: str,
+    final_answer: str | None,
+    started: datetime | None,
+    ended: datetime | None,
+    model: str | None,
+    provider: str | None,
+    notes: list[str],
+    wall: float | None = None,
+    extra: dict | None = None,
+) -> dict:
+    if wall is None and started is not None and ended is not None:
+        wall = (ended - started).total_seconds()
+    f = {
+        "tool_calls": tool_calls,
+        "tool_results": tool_results,
+        "tool_errors": tool_errors,
+        "status": status,
+        "final_answer": final_answer if (final_answer is not None and final_answer.strip()) else None,
+        "started_at": _iso(started),
+        "ended_at": _iso(ended),
+        "wall_seconds": None if wall is None else round(float(wall), 6),
+        "model": model,
+        "provider": provider,
+        "_notes": notes,
+    }
+    if extra:
+        f.update(extra)
+    return f
+
+
+def _merge_facts(out: dict[str, dict], facts: dict[str, dict]) -> dict[str, dict]:
+    for run_id, f in facts.items():
+        t = out.get(run_id)
+        if t is None:  # a run the cost reader did not see: facts only
+            t = out[run_id] = {"notes": ""}
+        fnotes = f.pop("_notes", [])
+        t.update(f)
+        t["notes"] = "; ".join(dict.fromkeys(n for n in [t.get("notes") or "", *fnotes] if n))
+    return out
+
+
+def _most_common(xs: list[str]) -> str | None:
+    xs = [x for x in xs if x]
+    if not xs:
+        return None
+    counts: dict[str, int] = {}
+    for x in xs:
+        counts[x] = counts.get(x, 0) + 1
+    return max(counts, key=lambda k: (counts[k], -xs.index(k)))
+
+
+def _norm_provider(s: Any) -> str | None:
+    if not s:
+        return None
+    v = str(s).lower()
+    for key, name in (("openai", "openai"), ("anthropic", "anthropic"), ("deepseek", "deepseek"),
+                      ("azure", "azure"), ("mistral", "mistral"), ("bedrock", "aws")):
+        if key in v:
+            return name
+    if any(k in v for k in ("google", "gcp", "vertex", "gemini")):
+        return "google"
+    return v
+
+
+# ---- Inspect AI ----------------------------------------------------------------------
+
+
+def _inspect_flat(events: list) -> list[dict]:
+    flat: list[dict] = []
+    for e in events or []:
+        if not isinstance(e, dict):
+            continue
+        flat.append(e)
+        if isinstance(e.get("events"), list):  # old 'subtask' nesting
+            flat.extend(_inspect_flat(e["events"]))
+    return flat
+
+
+def _inspect_scorer_mask(flat: list[dict]) -> list[bool]:
+    """True for events inside a scorer: a span of type scorer(s), followed up parent_id; before spans, a
+    scorer `step` (begin .. end)."""
+    spans: dict[str, tuple[Any, Any]] = {}
+    for e in flat:
+        if e.get("event") == "span_begin" and e.get("id"):
+            spans[e["id"]] = (e.get("type"), e.get("parent_id"))
+
+    def in_scorer_span(sid: Any) -> bool:
+        seen: set = set()
+        while sid and sid not in seen:
+            seen.add(sid)
+            typ, parent = spans.get(sid, (None, None))
+            if typ in ("scorer", "scorers"):
+                return True
+            sid = parent
+        return False
+
+    mask, open_scorer_steps = [], 0
+    for e in flat:
+        if e.get("event") == "step" and e.get("type") == "scorer":
+            if e.get("action") == "begin":
+                open_scorer_steps += 1
+            elif e.get("action") == "end":
+                open_scorer_steps = max(0, open_scorer_steps - 1)
+        mask.append(open_scorer_steps > 0 or in_scorer_span(e.get("span_id")))
+    return mask
+
+
+def _inspect_resolve(text: Any, attachments: dict) -> Any:
+    if isinstance(text, str) and text.startswith("attachment://"):
+        return attachments.get(text[len("attachment://"):], text)
+    return text
+
+
+def _inspect_text(content: Any, attachments: dict) -> str | None:
+    if isinstance(content, str):
+        parts = [_inspect_resolve(content, attachments)]
+    elif isinstance(content, list):
+        parts = [_inspect_resolve(c.get("text"), attachments) for c in content
+                 if isinstance(c, dict) and c.get("type") == "text"]
+    else:
+        parts = []
+    text = "\n".join(p for p in parts if isinstance(p, str) and p)
+    return text if text.strip() else None
+
+
+def _inspect_message(e: dict) -> dict:
+    choices = ((e.get("output") or {}).get("choices")) or []
+    return (choices[0].get("message") or {}) if choices and isinstance(choices[0], dict) else {}
+
+
+_INSPECT_LIMIT_STATUS = {
+    "message": "budget_exceeded", "turn": "budget_exceeded", "token": "budget_exceeded", "cost": "budget_exceeded",
+    "context": "budget_exceeded", "time": "timed_out", "working": "timed_out", "operator": "cancelled",
+    "custom": "failed",
+}
+
+
+def _facts_inspect(folder: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for path, log, samples in _inspect_logs(folder):
+        ev = log["eval"]
+        eval_model = ev.get("model") or ""
+        vendor, eval_name = _split_vendor(eval_model)
+        for s in samples:
+            if s.get("uuid"):
+                run_id = s["uuid"]
+            elif ev.get("eval_id"):
+                run_id = f"{ev['eval_id']}/{s.get('id')}/epoch {s.get('epoch', 1)}"
+            else:
+                run_id = f"{ev.get('run_id')}/{ev.get('task_id')}/{s.get('id')}/epoch {s.get('epoch', 1)}"
+            notes: list[str] = []
+            att = s.get("attachments") or {}
+            flat = _inspect_flat(s.get("events"))
+            scorer = _inspect_scorer_mask(flat)
+            agent_models = [e for e, sc in zip(flat, scorer)
+                            if e.get("event") == "model" and not sc and not e.get("pending")]
+            if any(e.get("event") == "model" and sc for e, sc in zip(flat, scorer)):
+                notes.append("scorer model calls are no part of the agent: not its tool calls, never its answer")
+            # tool calls the agent's model calls asked for; react()/basic_agent()'s submit is the answer
+            asked: list[dict] = []
+            for e in agent_models:
+                for tc in _inspect_message(e).get("tool_calls") or []:
+                    if isinstance(tc, dict):
+                        asked.append(tc)
+            tool_events = [e for e in flat if e.get("event") == "tool"]
+            by_id = {te.get("id"): te for te in tool_events}
+            submit = None
+            for tc in asked:
+                te = by_id.get(tc.get("id"))
+                if tc.get("function") == "submit" and te is not None and not te.get("error") and not te.get("failed"):
+                    submit = tc
+            answer_ids = {submit.get("id")} if submit else set()
+            if submit:
+                notes.append("react/basic_agent submit call is the final answer, not a tool call (its ToolEvent echoes it)")
+            calls = [tc for tc in asked if tc.get("id") not in answer_ids]
+            results = errors = 0
+            for te in tool_events:
+                if te.get("id") in answer_ids:
+                    continue
+                if te.get("pending") and not te.get("completed"):
+                    notes.append(f"tool {te.get('function')} pending (interrupted): no result")
+                    continue
+                results += 1
+                if te.get("error") or te.get("failed"):
+                    errors += 1
+            unrun = len({tc.get("id") for tc in calls} - {te.get("id") for te in tool_events})
+            if unrun:
+                notes.append(f"{unrun} tool call(s) asked for were never run (no ToolEvent)")
+            # status
+            err, lim = s.get("error"), s.get("limit")
+            if err:
+                msg = err.get("message") if isinstance(err, dict) else str(err)
+                tb = (err.get("traceback") or "") if isinstance(err, dict) else ""
+                status = "cancelled" if "CancelledError" in f"{msg} {tb}" else "failed"
+            elif lim:
+                typ = lim.get("type") if isinstance(lim, dict) else str(lim)
+                status = _INSPECT_LIMIT_STATUS.get(typ, "failed")
+            else:
+                status = "succeeded"
+            if log.get("status") not in (None, "success") and status == "succeeded":
+                notes.append(f"eval status {log.get('status')!r} is about the eval, not this sample (succeeded)")
+            # final answer
+            final = None
+            if submit:
+                args = submit.get("arguments") or {}
+                final = _inspect_resolve(args.get("answer"), att) if isinstance(args, dict) else None
+            else:  # the agent's last model call with text that asks for no tool (docs/formats.md)
+                for k, e in enumerate(reversed(agent_models)):
+                    m = _inspect_message(e)
+                    text = None if m.get("tool_calls") else _inspect_text(m.get("content"), att)
+                    if text is not None:
+                        final = text
+                        if k:
+                            notes.append(f"final answer from the agent's call {len(agent_models) - k} of "
+                                         f"{len(agent_models)}: the later ones ask for tools")
+                        break
+            # times
+            started = _ts(s.get("started_at"))
+            ended = _ts(s.get("completed_at"))
+            wall = None
+            model_events = [e for e in flat if e.get("event") == "model" and not e.get("pending")]
+            first_call = min((_ts(e.get("timestamp")) for e in model_events if e.get("timestamp")), default=None)
+            if started is not None and ended is not None:
+                pass
+            elif s.get("total_time") is not None:
+                wall = float(s["total_time"])
+                started = first_call
+                ended = None if started is None else started + timedelta(seconds=wall)
+                first_event = min((_ts(e.get("timestamp")) for e in flat if e.get("timestamp")), default=None)
+                notes.append("no started_at/completed_at: start = first call, wall = total_time (docs); "
+                             f"the sample's first event is {_iso(first_event)} (sandbox/init before the first "
+                             "call is outside total_time)")
+            else:
+                ends = []
+                for e in model_events:
+                    t0 = _ts(e.get("timestamp"))
+                    t1 = _ts(e.get("completed"))
+                    if t1 is None and t0 is not None and (e.get("output") or {}).get("time") is not None:
+                        t1 = t0 + timedelta(seconds=float((e.get("output") or {})["time"]))
+                    ends.append(t1 or t0)
+                started = first_call
+                ended = max((t for t in ends if t), default=None)
+                notes.append(f"inspect {(ev.get('packages') or {}).get('inspect_ai')} ({ev.get('created', '')[:10]}) "
+                             "records neither started_at/completed_at nor total_time: wall = span of the calls "
+                             "(timestamp .. timestamp + output.time; no `completed` on its model events). "
+                             "docs/formats.md says only 'logs before 2025' lack both; this 2025 log does too")
+            # model / provider
+            answered = [(e.get("output") or {}).get("model") for e in model_events
+                        if (e.get("model") or "") == eval_model and not e.get("error")]
+            model = _most_common([m for m in answered if m]) or eval_name or None
+            provider = vendor or _provider_of(model)
+            out[run_id] = _facts(
+                tool_calls=len(calls), tool_results=results, tool_errors=errors, status=status,
+                final_answer=final, started=started, ended=ended, wall=wall, model=model,
+                provider=provider, notes=notes,
+            )
+    return out
+
+
+# ---- mini-swe-agent ------------------------------------------------------------------
+
+_MINI_SUBMIT = re.compile(r"\s*echo\s+['\"]?(COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b")
+_MINI_BASH = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+_MINI_RC = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_MINI_STATUS = {"submitted": "succeeded", "limitsexceeded": "budget_exceeded", "timeout": "timed_out"}
+
+
+def _mini_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(c.get("text", "") for c in content if isinstance(c, dict))
+    return ""
+
+
+def _mini_result(text: str, rc: Any, exc: Any) -> tuple[bool, bool]:
+    """(is a result, is an error) of an observation."""
+    if isinstance(exc, str) and "not executed" in exc.lower():
+        return False, False
+    if rc is None:
+        m = _MINI_RC.search(text)
+        if m:
+            rc = int(m.group(1))
+        else:
+            try:
+                j = json.loads(text)
+                rc = j.get("returncode") if isinstance(j, dict) else None
+                exc = exc or (j.get("exception_info") if isinstance(j, dict) else None)
+            except ValueError:
+                pass
+            if isinstance(exc, str) and "not executed" in exc.lower():
+                return False, False
+    timed_out = "timed out" in text[:300].lower() and rc is None
+    return True, (rc is not None and int(rc) != 0) or bool(exc) or timed_out
+
+
+def _mini_commands(m: dict) -> list[tuple[str, Any]] | None:
+    """(command, call id) of a model reply; None for a format error (no single command)."""
+    ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    if isinstance(ex.get("actions"), list) and ex["actions"]:
+        return [(str(a.get("command") or ""), a.get("tool_call_id")) for a in ex["actions"] if isinstance(a, dict)]
+    if m.get("tool_calls"):
+        cmds = []
+        for tc in m["tool_calls"]:
+            fn = (tc.get("function") or {}) if isinstance(tc, dict) else {}
+            try:
+                cmd = (json.loads(fn.get("arguments") or "{}") or {}).get("command", "")
+            except (ValueError, AttributeError):
+                cmd = ""
+            cmds.append((str(cmd or ""), tc.get("id") if isinstance(tc, dict) else None))
+        return cmds
+    blocks = _MINI_BASH.findall(_mini_text(m.get("content")))
+    return [(blocks[0], None)] if len(blocks) == 1 else None
+
+
+def _facts_mini(folder: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for path in sorted(folder.rglob("*.traj.json")):
+        d = _load(path)
+        if not isinstance(d, dict) or "messages" not in d:
+            continue
+        run_id = path.name[: -len(".traj.json")]
+        info = d.get("info") or {}
+        msgs = [m for m in d["messages"] if isinstance(m, dict)]
+        notes: list[str] = []
+        calls = results = errors = 0
+        times: list[datetime] = []
+        models: list[str] = []
+        upstream: list[str] = []
+        call_ids: set = set()
+        submit_ids: set = set()
+        answered_ids: set = set()
+        for i, m in enumerate(msgs):
+            ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+            resp = ex.get("response") if isinstance(ex.get("response"), dict) else None
+            if m.get("object") == "response":  # 2.x Responses-API mode: the response is the message
+                resp = m
+            if resp:
+                if resp.get("model"):
+                    models.append(str(resp["model"]))
+                if resp.get("provider"):
+                    upstream.append(str(resp["provider"]))
+                created = resp.get("created", resp.get("created_at"))
+                if created is not None:
+                    times.append(_ts(created))
+            if ex.get("timestamp") is not None:
+                times.append(_ts(ex["timestamp"]))
+            is_reply = m.get("role") == "assistant" or m.get("object") == "response"
+            if not is_reply:
+                continue
+            if ex.get("interrupt_type"):
+                continue
+            cmds = _mini_commands(m)
+            if cmds is None:
+                notes.append(f"message {i}: no single command: a format error, no call")
+                continue
+            text_mode = all(cid is None for _, cid in cmds)
+            for cmd, cid in cmds:
+                if _MINI_SUBMIT.match(cmd):
+                    if cid is not None:
+                        submit_ids.add(cid)
+                    continue  # the submission, not a call (docs/formats.md)
+                calls += 1
+                if cid is not None:
+                    call_ids.add(cid)
+                elif text_mode:
+                    nxt = msgs[i + 1] if i + 1 < len(msgs) else None
+                    nex = (nxt.get("extra") or {}) if nxt is not None and isinstance(nxt.get("extra"), dict) else {}
+                    if nxt is not None and nxt.get("role") == "user" and not nex.get("interrupt_type"):
+                        is_res, is_err = _mini_result(_mini_text(nxt.get("content")), nex.get("returncode"),
+                                                      nex.get("exception_info") or None)
+                        results += is_res
+                        errors += is_res and is_err
+        for m in msgs:
+            cid = m.get("tool_call_id") or (m.get("call_id") if m.get("type") == "function_call_output" else None)
+            if cid is None:
+                continue
+            ex = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+            text = _mini_text(m.get("content")) if m.get("content") is not None else str(m.get("output") or "")
+            is_res, is_err = _mini_result(text, ex.get("returncode"), ex.get("exception_info") or None)
+            if cid in submit_ids:
+                notes.append("the submit command's " + ("'not executed' placeholder" if not is_res else "echo")
+                             + " is no result")
+                continue
+            if cid not in call_ids or cid in answered_ids:
+                continue
+            if not is_res:
+                notes.append("an 'action was not executed' placeholder: no result")
+                continue
+            answered_ids.add(cid)
+            results += 1
+            errors += is_err
+        if call_ids - answered_ids:
+            notes.append(f"{len(call_ids - answered_ids)} call(s) with no result recorded")
+        exit_msg = next((m for m in reversed(msgs) if m.get("role") == "exit"), None)
+        exit_extra = (exit_msg.get("extra") or {}) if exit_msg else {}
+        exit_status = info.get("exit_status") or exit_extra.get("exit_status")
+        submission = info.get("submission")
+        if submission is None:
+            submission = exit_extra.get("submission")
+        if exit_status:
+            es = str(exit_status).lower()
+            if es == "timeexceeded":
+                status = "timed_out"
+                notes.append("exit 'TimeExceeded' (2.x wall_time_limit_seconds): timed_out by status.md's meaning; "
+                             "docs/formats.md lists only Submitted/LimitsExceeded/Timeout and 'an exception's name'")
+            else:
+                status = _MINI_STATUS.get(es, "failed")
+            if es == "timeout":
+                exc = info.get("exception_str") or exit_extra.get("exception_str") or ""
+                if exc:
+                    notes.append(f"exit 'Timeout' -> timed_out (docs); the file says it was the model API's "
+                                 f"client timeout, not an agent limit: {exc[:90]!r}")
+        elif submission:
+            status = "succeeded"
+            notes.append("no exit_status: submitted -> succeeded (inferred)")
+        else:
+            status = _unended(max((t for t in times if t), default=None), notes)
+        if not submission:
+            notes.append("info.submission is empty: no final answer")
+        times = [t for t in times if t]
+        started, ended = (min(times), max(times)) if times else (None, None)
+        if times:
+            notes.append("times: the span of the responses' `created` and the messages' extra.timestamp "
+                         "(the run's own start and end are not recorded)")
+        else:
+            notes.append("no response and no timestamp: times unknown")
+        cfg_model = ((info.get("config") or {}).get("model") or {}).get("model_name") or None
+        model = _most_common(models)
+        if model is None and cfg_model:
+            cfg_vendor0, cfg_name = _split_vendor(cfg_model)
+            model = cfg_name if cfg_vendor0 in _VENDOR_PROVIDER and not upstream else cfg_model
+            notes.append(f"no call was answered: model is the configured model_name {cfg_model!r} without LiteLLM's "
+                         "routing prefix (as the provider names it in answered runs)")
+        cfg_vendor, _ = _split_vendor(cfg_model or "")
+        provider = _norm_provider(_most_common(upstream)) or _VENDOR_PROVIDER.get(cfg_vendor or "") \
+            or _provider_of(model)
+        if upstream:
+            notes.append(f"routed through OpenRouter; provider = its upstream {_most_common(upstream)!r}")
+        out[run_id] = _facts(
+            tool_calls=calls, tool_results=results, tool_errors=errors, status=status,
+            final_answer=submission or None, started=started, ended=ended, model=model, provider=provider,
+            notes=notes,
+        )
+    return out
+
+
+# ---- SWE-agent -----------------------------------------------------------------------
+
+
+def _swe_first_word(action: Any) -> str:
+    return (str(action or "").strip().split() or [""])[0]
+
+
+def _facts_swe(folder: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.traj")):
+        d = _load(path)
+        if not isinstance(d, dict) or not ("trajectory" in d or "history" in d):
+            continue
+        run_id = path.stem
+        info = d.get("info") or {}
+        notes: list[str] = ["SWE-agent records no tool outcome (an observation is whatever the command printed): "
+                            "tool_errors unknown"]
+        pairs: list[tuple[str, Any]] = []  # (action, observation or None)
+        traj = d.get("trajectory") or []
+        if traj:
+            for entry in traj:
+                pairs.append((entry.get("action"), entry.get("observation") if "observation" in entry else None))
+        else:
+            hist = d.get("history") or []
+            for i, m in enumerate(hist):
+                if m.get("role") == "assistant" and m.get("action") is not None:
+                    nxt = hist[i + 1] if i + 1 < len(hist) else None
+                    obs = nxt.get("content") if nxt and nxt.get("role") in ("tool", "user") else None
+                    pairs.append((m.get("action"), obs))
+            notes.append("history-only file: actions from assistant messages, observations from the message after")
+        final_submit = None
+        if pairs and _swe_first_word(pairs[-1][0]) == "submit":
+            final_submit = pairs[-1]
+            pairs = pairs[:-1]
+        calls = len(pairs)
+        results = sum(1 for _, o in pairs if o is not None)
+        exit_status = info.get("exit_status")
+        if exit_status:
+            status = _status_of_reason(str(exit_status))
+            if status is None:
+                notes.append(f"exit_status {exit_status!r} matches no documented rule: failed")
+                status = "failed"
+        elif final_submit is not None:
+            status = "succeeded"
+            notes.append("no exit_status: last action is submit -> succeeded (inferred)")
+        else:
+            status = _unended(None, notes)
+        final = info.get("submission")
+        if final is None and final_submit is not None and final_submit[1]:
+            final = final_submit[1]
+            notes.append("no info.submission: the submit action's observation (the patch) taken as the submission")
+        rc = d.get("replay_config")
+        if isinstance(rc, str):
+            try:
+                rc = json.loads(rc)
+            except ValueError:
+                rc = None
+        model = None
+        if isinstance(rc, dict):
+            model = ((rc.get("agent") or {}).get("model") or {}).get("name")
+            for part in run_id.split("__"):
+                if part in _SWE0_SHORTCUTS and model and _SWE0_SHORTCUTS[part] != model:
+                    notes.append(f"replay_config names {model!r}; the run directory says {part!r} (file followed)")
+        if model is None:
+            for part in run_id.split("__"):
+                if part in _SWE0_SHORTCUTS:
+                    model = _SWE0_SHORTCUTS[part]
+                    notes.append(f"model not in the file: {model} from the run directory's shortcut {part!r}")
+                    break
+        if model is None:
+            notes.append("model not recorded")
+        notes.append("no timestamps in SWE-agent trajectories: times unknown")
+        out[run_id] = _facts(
+            tool_calls=calls, tool_results=results, tool_errors=None, status=status, final_answer=final,
+            started=None, ended=None, model=model, provider=_provider_of(model), notes=notes,
+        )
+    return out
+
+
+# ---- OpenHands -----------------------------------------------------------------------
+
+_OH_TERMINAL = {"finished": "succeeded", "awaiting_user_input": "succeeded", "rejected": "failed",
+                "stopped": "cancelled", "error": "failed"}
+
+
+def _facts_openhands(folder: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            d = _load(path)
+        except Exception:
+            continue
+        if not isinstance(d, list) or not all(isinstance(e, dict) for e in d):
+            continue
+        if not any(("action" in e or "observation" in e) and "source" in e for e in d):
+            continue
+        run_id = path.stem
+        notes: list[str] = []
+        tool_action_ids: set = set()
+        tool_call_ids: set = set()
+        models: list[str] = []
+        finish = None
+        last_text = None  # (index, text) of the last agent message without a tool call
+        last_tool_idx = -1
+        for i, e in enumerate(d):
+            tcm = e.get("tool_call_metadata") or {}
+            mr = tcm.get("model_response") if isinstance(tcm, dict) else None
+            if isinstance(mr, dict) and mr.get("model"):
+                models.append(str(mr["model"]))
+            if e.get("source") != "agent" or "action" not in e:
+                continue
+            if e["action"] == "finish":
+                finish = e
+                continue
+            if e["action"] == "message" and not tcm:
+                last_text = (i, (e.get("args") or {}).get("content") or e.get("message"))
+                continue
+            if tcm:
+                tool_action_ids.add(e.get("id"))
+                if tcm.get("tool_call_id"):
+                    tool_call_ids.add(tcm["tool_call_id"])
+                last_tool_idx = i
+        results = errors = 0
+        for e in d:
+            if "observation" not in e or e.get("observation") in ("agent_state_changed",):
+                continue
+            tcm = e.get("tool_call_metadata") or {}
+            if e.get("cause") in tool_action_ids or (tcm.get("tool_call_id") in tool_call_ids and tcm):
+                results += 1
+                if e.get("observation") == "error":
+                    errors += 1
+                md = (e.get("extras") or {}).get("metadata") or {}
+                if isinstance(md, dict) and md.get("exit_code") not in (None, 0):
+                    why = " (still running when OpenHands stopped waiting)" if md.get("exit_code") == -1 else ""
+                    notes.append(f"observation {e.get('id')}: command exit code {md.get('exit_code')}{why} is not an "
+                                 "`error` observation (docs: error observations only): not counted as an error")
+        # status: the last agent_state_changed
+        states = [(e.get("extras") or {}).get("agent_state") for e in d if e.get("observation") == "agent_state_changed"]
+        last_state = states[-1] if states else None
+        times = [t for t in (_ts(e.get("timestamp")) for e in d) if t]
+        if last_state in _OH_TERMINAL:
+            status = _OH_TERMINAL[last_state]
+            if last_state == "error":
+                reason = " ".join(str((e.get("extras") or {}).get("reason") or e.get("message") or "")
+                                  for e in d if e.get("observation") == "agent_state_changed")[-300:]
+                if re.search(r"maximum iteration|iteration limit|budget", reason, re.I):
+                    status = "budget_exceeded"
+        elif finish is not None:
+            status = "succeeded"
+            notes.append("no final agent state in the stream: finish action -> succeeded (inferred)")
+        else:
+            status = _unended(max(times, default=None), notes)
+        # final answer: finish is the answer; else the last agent message asking for no tool
+        final = None
+        if finish is not None:
+            args = finish.get("args") or {}
+            final = args.get("final_thought") or args.get("thought") or finish.get("message")
+            if not (args.get("final_thought") or args.get("thought")):
+                notes.append(f"finish carries no thought of the model: its message {finish.get('message')!r} "
+                             "(OpenHands' own text) is the final answer")
+        elif last_text is not None and last_text[0] > last_tool_idx:
+            final = last_text[1]
+        model = _most_common(models)
+        if any(e.get("source") == "agent" and e.get("action") == "message" and not e.get("tool_call_metadata")
+               for e in d):
+            notes.append("agent messages without tool_call_metadata name no model: the run's model is that of its "
+                         "recorded responses")
+        started, ended = (min(times), max(times)) if times else (None, None)
+        notes.append("times: first and last event timestamps (no offset: read as UTC)")
+        out[run_id] = _facts(
+            tool_calls=len(tool_action_ids), tool_results=results, tool_errors=errors, status=status,
+            final_answer=final, started=started, ended=ended, model=model, provider=_provider_of(model),
+            notes=notes,
+        )
+    return out
+
+
+# ---- Langfuse ------------------------------------------------------------------------
+
+
+def _json_or(v: Any) -> Any:
+    if isinstance(v, str):
+        t = v.strip()
+        if t[:1] in ("{", "[") or t in ("null", "None"):
+            try:
+                return json.loads(t, parse_float=Decimal)
+            except ValueError:
+                return v if t not in ("None",) else None
+        if t == "None":
+            return None
+    return v
+
+
+def _lf_tool_calls_in(v: Any, found: list[tuple[str | None, str | None]], depth: int = 0) -> None:
+    """(id, name) of every tool call in a generation's output, whatever the shape."""
+    if depth > 12:
+        return
+    v = _json_or(v)
+    if isinstance(v, list):
+        for x in v:
+            _lf_tool_calls_in(x, found, depth + 1)
+        return
+    if not isinstance(v, dict):
+        return
+    typ = v.get("type")
+    fn = v.get("function")
+    if typ in ("tool_use", "tool_call", "function_call") and v.get("name"):
+        found.append((v.get("id") if typ != "function_call" else (v.get("call_id") or v.get("id")), v.get("name")))
+        return
+    if "toolCallId" in v and "toolName" in v:
+        found.append((v.get("toolCallId"), v.get("toolName")))
+        return
+    if isinstance(fn, dict) and fn.get("name") and "arguments" in fn:
+        found.append((v.get("id"), fn.get("name")))
+        return
+    for key in ("function_call", "functionCall"):
+        if isinstance(v.get(key), dict) and v[key].get("name"):
+            found.append((v[key].get("id"), v[key].get("name")))
+            return
+    for k, x in v.items():
+        if k in ("tools", "tool_choice", "usage", "usage_metadata", "sdk_http_response"):
+            continue
+        _lf_tool_calls_in(x, found, depth + 1)
+
+
+def _lf_text(v: Any) -> str | None:
+    """The assistant text of a generation's output (None when it has none)."""
+    v = _json_or(v)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    texts: list[str] = []
+
+    def msg(m: Any) -> None:
+        if not isinstance(m, dict):
+            return
+        if m.get("role") not in (None, "assistant", "model"):
+            return
+        c = m.get("content")
+        if isinstance(c, str) and m.get("finish_reason") != "tool_calls":
+            texts.append(c)
+        elif isinstance(c, list):
+            for b in c:
+                if isinstance(b, dict) and b.get("type") in ("text", "output_text") and isinstance(b.get("text"), str):
+                    texts.append(b["text"])
+        elif isinstance(c, dict):
+            msg(c)
+        for p in m.get("parts") or []:
+            if not isinstance(p, dict) or p.get("thought"):
+                continue
+            if p.get("type") == "text" and isinstance(p.get("content"), str):
+                texts.append(p["content"])
+            elif "text" in p and isinstance(p.get("text"), str) and p.get("type") in (None, "text"):
+                texts.append(p["text"])
+
+    if isinstance(v, list):
+        for m in v:
+            msg(m)
+    elif isinstance(v, dict):
+        if isinstance(v.get("choices"), list) and v["choices"]:
+            msg((v["choices"][0] or {}).get("message"))
+        elif isinstance(v.get("candidates"), list) and v["candidates"]:
+            msg((v["candidates"][0] or {}).get("content"))
+        elif isinstance(v.get("output"), list):
+            for item in v["output"]:
+                if isinstance(item, dict) and item.get("type") == "message":
+                    msg(item)
+        elif isinstance(v.get("message"), dict):
+            msg(v["message"])
+        else:
+            msg(v)
+    text = "\n".join(t for t in texts if t)
+    return text if text.strip() else None
+
+
+def _lf_tool_runs(obs: list[dict], meta: dict, scope_of: dict, notes: list[str]) -> list[dict]:
+    """One record per tool run recorded: {'key', 'name', 'ended', 'result', 'error'}."""
+    runs: dict[Any, dict] = {}
+    beeai = any(scope_of.get(o["id"]) == "openinference.instrumentation.beeai" for o in obs)
+    tool_kind = sorted(o.get("name") or "" for o in obs if meta[o["id"]][0].get("openinference.span.kind") == "TOOL")
+    for o in sorted(obs, key=lambda o: o.get("startTime") or ""):
+        attrs = meta[o["id"]][0]
+        level_err = o.get("level") == "ERROR" or str(attrs.get("otel.status_code", "")).upper() == "ERROR"
+        if beeai:
+            # BeeAI's ReAct agent records each tool call on its agent.react spans (tool.name, tool.parameters,
+            # then the output); its tool.* TOOL spans are start/finish/success events of a run, and only some
+            # tools have them.
+            if attrs.get("tool.name") and attrs.get("openinference.span.kind") == "AGENT":
+                params = attrs.get("tool.parameters")
+                if params in (None, "null", ""):
+                    continue
+                key = (attrs["tool.name"], json.dumps(_json_or(params), sort_keys=True, default=str))
+                r = runs.setdefault(key, {"key": key, "name": attrs["tool.name"], "ended": False,
+                                          "result": False, "error": False})
+                if o.get("output") not in (None, "", "null"):
+                    r["result"] = r["ended"] = True
+                r["error"] = r["error"] or level_err
+            elif attrs.get("openinference.span.kind") == "TOOL" and re.search(r"\.error-\d+$", o.get("name") or ""):
+                notes.append(f"BeeAI tool error event {o.get('name')!r}")
+                for r in runs.values():
+                    if r["name"].lower() in (o.get("name") or "").lower():
+                        r["error"] = True
+            continue
+        is_tool = (o.get("type") == "TOOL" or attrs.get("openinference.span.kind") == "TOOL"
+                   or "gen_ai.tool.name" in attrs or attrs.get("gen_ai.operation.name") == "execute_tool"
+                   or "ai.toolCall.name" in attrs)
+        lc_status = None
+        if not is_tool and o.get("type") == "SPAN":
+            out_v = _json_or(o.get("output"))
+            if isinstance(out_v, dict):
+                kw = out_v.get("kwargs") if isinstance(out_v.get("kwargs"), dict) else out_v
+                ids = out_v.get("id") if isinstance(out_v.get("id"), list) else []
+                if kw.get("tool_call_id") and (out_v.get("type") == "tool" or "ToolMessage" in ids):
+                    is_tool = True
+                    lc_status = kw.get("status")
+                    notes.append(f"SPAN {o.get('name')!r} is a LangChain tool run (its output is a ToolMessage for "
+                                 f"{kw.get('tool_call_id')}): counted as a tool result although docs/formats.md "
+                                 "skips SPAN observations")
+        if not is_tool:
+            continue
+        key = (attrs.get("gen_ai.tool.call.id") or attrs.get("ai.toolCall.id") or o["id"])
+        r = runs.setdefault(key, {"key": key, "name": attrs.get("gen_ai.tool.name") or attrs.get("tool.name")
+                                  or o.get("name"), "ended": False, "result": False, "error": False})
+        r["ended"] = r["ended"] or bool(o.get("endTime"))
+        r["result"] = r["result"] or bool(o.get("endTime"))
+        r["error"] = r["error"] or level_err or lc_status == "error"
+        out_v = _json_or(o.get("output"))
+        if not r["error"] and isinstance(out_v, dict) and any(
+            re.search(r"error", str(out_v.get(k) or ""), re.I) for k in ("status", "response_status")
+        ):
+            notes.append(f"tool {r['name']!r} returned an error payload ({str(o.get('output'))[:90]!r}) but its "
+                         f"observation is level {o.get('level')}: the run is recorded as succeeding, not counted "
+                         "as an error")
+    if beeai:
+        events = " ".join(tool_kind).lower()
+        bare = sorted(r["name"] for r in runs.values() if r["name"].lower() not in events)
+        notes.append("BeeAI: tool runs read from the agent.react spans (tool.name + tool.parameters, then their "
+                     f"output); its TOOL-kind spans {tool_kind} are the start/finish/success events of one run"
+                     + (f", and {bare} ran with no TOOL-kind span at all" if bare else "")
+                     + ": counting TOOL-kind observations alone would misstate the runs")
+    return list(runs.values())
+
+
+def _facts_langfuse(folder: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for tid, (_, path, d) in _lf_docs(folder).items():
+        obs = d["observations"]
+        meta = {o["id"]: _meta(o) for o in obs}
+        scope_of = {o["id"]: meta[o["id"]][1] for o in obs}
+        notes: list[str] = []
+        provider_obs = _lf_provider_obs(obs, meta, [])
+        # tool calls the model asked for: every GENERATION's output (wrappers included, de-duplicated by call id)
+        asked: dict[Any, str | None] = {}
+        for o in sorted(obs, key=lambda o: o.get("startTime") or ""):
+            if o.get("type") != "GENERATION":
+                continue
+            found: list = []
+            _lf_tool_calls_in(o.get("output"), found)
+            for j, (cid, name) in enumerate(found):
+                asked.setdefault(cid if cid else (o["id"], j), name)
+        runs = _lf_tool_runs(obs, meta, scope_of, notes)
+        results = sum(1 for r in runs if r["result"])
+        errors = sum(1 for r in runs if r["result"] and r["error"])
+        if asked:
+            calls = len(asked)
+            if len(asked) != len(runs):
+                names = sorted(str(n) for n in asked.values())
+                notes.append(f"generations asked for {len(asked)} tool call(s) {names}, {len(runs)} tool run(s) recorded")
+            if "final_result" in asked.values():
+                notes.append("final_result is the framework's output tool: the call carries the structured answer")
+        else:
+            calls = len(runs)
+            if runs:
+                notes.append("no generation output records the tool calls (outputs null / ReAct text): "
+                             "tool calls = the tool runs the trace records")
+        for r in runs:
+            if not r["ended"]:
+                notes.append(f"tool {r['name']!r} has no end time: no result")
+        # status (docs: failed if a level ERROR, running if no end time, else succeeded -- all inferred)
+        errs = [o for o in obs if o.get("level") == "ERROR"]
+        starts = [t for t in (_ts(o.get("startTime")) for o in obs) if t]
+        ends = [t for t in (_ts(o.get("endTime")) for o in obs) if t]
+        if errs:
+            status = "failed"
+            notes.append(f"level ERROR on {errs[0].get('name')!r}: {errs[0].get('statusMessage')!r}")
+        elif any(not o.get("endTime") for o in obs):
+            status = _unended(max(starts + ends, default=None), notes)
+        else:
+            status = "succeeded"
+        # final answer: the last generation's output (docs/formats.md, Langfuse "Lost")
+        final = None
+        if provider_obs:
+            last = provider_obs[-1]
+            found = []
+            _lf_tool_calls_in(last.get("output"), found)
+            text = _lf_text(last.get("output"))
+            if found:
+                notes.append(f"the last generation {last.get('name')!r} asks for {[n for _, n in found]}: no final "
+                             "text answer")
+            elif text is None:
+                tout = d["trace"].get("output")
+                notes.append(f"the last generation {last.get('name')!r} records no output text"
+                             + (" (the trace's own output holds an answer)" if tout not in (None, "", "null") else ""))
+            else:
+                final = text
+        # times: the observations' span (Langfuse's trace latency is the same span)
+        started = min(starts, default=None)
+        ended = max(ends, default=None)
+        lat = d["trace"].get("latency")
+        if started and ended and lat is not None and abs((ended - started).total_seconds() - float(lat)) > 0.002:
+            notes.append(f"trace latency {lat} differs from the observations' span")
+        tts = _ts(d["trace"].get("timestamp"))
+        if tts and started and tts != started:
+            notes.append(f"trace timestamp {_iso(tts)} is not the first observation's start {_iso(started)}")
+        # model / provider of the provider calls
+        models = [_lf_model(o, meta[o["id"]][0]) for o in provider_obs]
+        model = _most_common([m for m in models if m])
+        if len(set(m for m in models if m)) > 1:
+            notes.append(f"several models: {sorted(set(m for m in models if m))}; the most used is the run's")
+        provs = []
+        for o in provider_obs:
+            a = meta[o["id"]][0]
+            md = o.get("metadata")
+            md = _json_or(md) if isinstance(md, str) else md
+            p = (a.get("gen_ai.provider.name") or a.get("gen_ai.system") or a.get("llm.provider")
+                 or a.get("llm.system") or (md.get("ls_provider") if isinstance(md, dict) else None))
+            provs.append(_norm_provider(p))
+        provider = _most_common([p for p in provs if p]) or _provider_of(model)
+        out[tid] = _facts(
+            tool_calls=calls, tool_results=results, tool_errors=errors, status=status, final_answer=final,
+            started=started, ended=ended, model=model, provider=provider, notes=notes,
+            extra={"tool_runs": len(runs)},
+        )
     return out
 
 
@@ -1042,8 +2085,20 @@ def _table(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _facts_table(root: Path) -> str:
+    """run_id, tool_calls, tool_results, tool_errors, status, wall_seconds, model: one line a run."""
+    rows = [("run_id", "tool_calls", "tool_results", "tool_errors", "status", "wall_seconds", "model")]
+    for name in READERS:
+        for run_id, t in sorted(truths(root / name).items()):
+            rows.append((run_id, *(str(t.get(k)) for k in ("tool_calls", "tool_results", "tool_errors", "status",
+                                                           "wall_seconds", "model"))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows) + "\n"
+
+
 if __name__ == "__main__":
     import sys
 
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "fixtures" / "realdata"
-    sys.stdout.write(_table(root))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = Path(args[0]) if args else Path(__file__).parent / "fixtures" / "realdata"
+    sys.stdout.write(_facts_table(root) if "--facts" in sys.argv else _table(root))

@@ -226,9 +226,11 @@ def test_a_truncated_document_is_one_rejected_record_not_a_crash(tmp_path, cli, 
     (tmp_path / "night" / "cut.json").write_bytes(source[:2000])
     shutil.copy(REAL / "openhands" / "basic_interactions.json", tmp_path / "night")
     result = cli("ingest", tmp_path / "night", "--json", "--db", db_path)
-    assert result.code == ExitCode.OK
+    # issue 57: nothing of the cut file could be read: it failed (its one reject kept), never "loaded"; the other loads
+    assert result.code == ExitCode.BAD_INPUT
     files = {f["path"].rsplit("/", 1)[1]: f for f in result.json()["files"]}
-    assert (files["cut.json"]["rejected"], files["basic_interactions.json"]["loaded"]) == (1, 3)
+    assert (files["cut.json"]["status"], files["cut.json"]["rejected"]) == ("failed", 1)
+    assert (files["basic_interactions.json"]["status"], files["basic_interactions.json"]["loaded"]) == ("loaded", 3)
 
 
 @pytest.mark.parametrize("source,forced,expected", [

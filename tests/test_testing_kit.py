@@ -3,8 +3,9 @@
 The harnesses under test: the three seed harnesses of ``tests/conformance`` (each journals itself),
 the project's reference harness (``sample_runs/harness.py``, journals itself), and seed 000's code
 exactly as the article prints it (``run_loop`` with its thread pool and ``time.monotonic``; it
-journals nothing, so the kit journals for it) — every one holds. Three deliberate breakages of that
-last one fail, each with the message that names what broke. They all share one store
+journals nothing, so the kit journals for it) — every one holds, each declared ceiling also run alone
+(every adapter takes `limits`). Deliberate breakages of that last one fail, each with the message that
+names what broke — two of them (issue 57) only on a probe run with its ceiling alone. They all share one store
 (``run_block_one_many``: one ingest, one check run), so the file stays fast.
 """
 
@@ -69,7 +70,10 @@ class Flaws:
     no_step_check: bool = False  # Ledger.check has no max_steps line
     fingerprint_calls: bool = False  # the repeat fence fingerprints the call (tool and arguments), not its result
     last_call_prompt: bool = False  # max_prompt_tokens is compared with the last call's prompt, not the run's total
-    spend: str | None = None  # "first": a spend ceiling checked before every other line; "unchecked": declared only
+    # "first": a spend ceiling checked before every other line; "unchecked": declared only; "after": checked after
+    # the model call instead of before it, against the spend before that call was charged (a stale check: the call
+    # made once the ceiling is reached gets through, and the loop stops only after it)
+    spend: str | None = None
 
 
 PRICES = {"prompt": 3.0, "completion": 15.0}  # claude-sonnet-4-5, dollars per million tokens: the harness's price
@@ -137,6 +141,8 @@ def run_loop(model, registry, task, limits=Limits(), flaws=Flaws()):
         led.prompt_tokens += call["usage"]["prompt"]
         led.completion_tokens += call["usage"]["completion"]
         led.last_prompt = call["usage"]["prompt"]
+        if flaws.spend == "after" and led.spent_usd >= limits.max_cost_usd:  # before this call is charged
+            return {"stop": "max_cost_usd", "ledger": led, "transcript": transcript}
         led.spent_usd += sum(call["usage"][k] * PRICES[k] for k in PRICES) / 1e6
 
         if call.get("final"):
@@ -156,16 +162,24 @@ def run_loop(model, registry, task, limits=Limits(), flaws=Flaws()):
 # Block one's wall clock: shorter than three 31 s tool timeouts, so the wall clock (not the repeat fence on
 # the third identical timeout string) is what stops the hung tool — see docs/testing-your-harness.md.
 BLOCK_ONE = Limits(max_wall_seconds=60)
+# A spend ceiling above what seed 000's step and prompt ceilings let a probe spend ($0.16 by growing_history's last
+# call before its prompt total passes 60,000): the step, prompt and completion ceilings stop every probe first.
+SPEND_ABOVE = LimitsWithSpend(max_wall_seconds=60, max_cost_usd=0.50)
 
 
-def as_written(flaws: Flaws = Flaws()) -> BlockOne:
-    """Seed 000's code through block one, the kit journalling for it."""
-    limits = LimitsWithSpend(max_wall_seconds=60) if flaws.spend else BLOCK_ONE
+def as_written(flaws: Flaws = Flaws(), limits: Limits | None = None, lifted: bool = True) -> BlockOne:
+    """Seed 000's code through block one, the kit journalling for it. The adapter takes ``limits``, so the kit can
+    run each ceiling's probe with the others lifted; ``lifted=False``: an adapter that closes over them instead."""
+    limits = limits or (LimitsWithSpend(max_wall_seconds=60) if flaws.spend else BLOCK_ONE)
 
-    def loop(model, registry):  # the two-line adapter
+    def loop(model, registry, limits=limits):  # the two-line adapter
+        return run_loop(model, registry, "block one", limits, flaws)
+
+    def closed(model, registry):  # the adapter without a `limits` parameter: the kit cannot lift its ceilings
         return run_loop(model, registry, "block one", limits, flaws)
     name = "-".join(k if v is True else f"{k}_{v}" for k, v in vars(flaws).items() if v) or "as-written"
-    return BlockOne(loop, limits=limits, patch_time=True, agent=f"seed000-{name}")
+    return BlockOne(loop if lifted else closed, limits=limits, patch_time=True,
+                    agent=f"seed000-{name}" + ("" if lifted else "-unlifted"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,16 +189,19 @@ def as_written(flaws: Flaws = Flaws()) -> BlockOne:
 def conformance_seed000() -> BlockOne:
     clock = SimClock(NIGHT)  # its run_tool catches the SimClock's own timeout
 
-    def loop(model, registry, journal):
-        return seed000.run_loop(model, registry, "block one", seed000.Limits(max_wall_seconds=60), journal=journal,
-                                run_id=model.run_id, clock=clock)
+    def loop(model, registry, journal, limits=seed000.Limits(max_wall_seconds=60)):
+        return seed000.run_loop(model, registry, "block one", limits, journal=journal, run_id=model.run_id,
+                                clock=clock)
     return BlockOne(loop, journals_itself=True, clock=clock, agent="conformance-seed000")
+
+
+SEED001_BUDGET = {"max_steps": 20, "max_tokens": 200_000, "max_seconds": 300, "max_cost_usd": 2.00}  # its defaults
 
 
 def conformance_seed001() -> BlockOne:
     clock = SimClock(NIGHT)
 
-    def loop(model, registry, journal):
+    def loop(model, registry, journal, limits=SEED001_BUDGET):  # its Budget is its ledger too: a new one a run
         async def ask(messages, tools):  # the seed's `await model(messages, tools=…)`
             turn = model.next_turn(messages, tools=bool(tools))
             calls = [seed001.ToolCallRequest(f"toolu_{turn.number}", turn.tool, dict(turn.args))] if turn.tool else []
@@ -197,7 +214,7 @@ def conformance_seed001() -> BlockOne:
                 return fn(**args)
             return run
         h = seed001.Harness(journal, clock, {n: tool(fn) for n, fn in registry.items()}, {"main": ask})
-        return seed001.run_sync("block one", seed001.Budget(clock=clock.monotonic), h, model.run_id)
+        return seed001.run_sync("block one", seed001.Budget(**limits, clock=clock.monotonic), h, model.run_id)
     return BlockOne(loop, journals_itself=True, clock=clock, tool_timeouts=False, agent="conformance-seed001")
 
 
@@ -215,24 +232,25 @@ def conformance_seed003() -> BlockOne:
                                          {"inputTokens": turn.prompt_tokens, "outputTokens": turn.completion_tokens},
                                          self.id, turn.seconds * 1000)
 
-    def loop(model, registry, journal):
+    def loop(model, registry, journal, limits=seed003.Budgets()):
         tools = {n: seed003.ToolDef(n, {"required": []}, lambda args, fn=fn: fn(**args),
                                     side_effect=n == "raise_after_write") for n, fn in registry.items()}
         fake = Model(model)
-        return seed003.runAgent(seed003.RunCtx(runId=model.run_id, budgets=seed003.Budgets(), model=fake,
+        return seed003.runAgent(seed003.RunCtx(runId=model.run_id, budgets=limits, model=fake,
                                                fallbackModel=fake, toolSubset=tools, clock=clock, journal=journal))
     return BlockOne(loop, journals_itself=True, clock=clock, tool_timeouts=False, agent="conformance-seed003")
 
 
 # Its wall clock below four 31 s timeouts (its no-progress detector fires on the fourth identical call).
 # Twelve steps: a dozen short lookups stay under its 60,000 tokens, so the step ceiling is the one they reach.
-REFERENCE_LIMITS = reference.Limits(max_steps=12, max_tokens=60_000, max_wall_seconds=60, max_cost_micros=10**9)
+# $2: above what the token ceiling lets the probes spend, and reached by long_answers alone in three calls.
+REFERENCE_LIMITS = reference.Limits(max_steps=12, max_tokens=60_000, max_wall_seconds=60, max_cost_micros=2_000_000)
 
 
 def reference_harness() -> BlockOne:
     clock = FakeClock(NIGHT)
 
-    def loop(model, registry, journal):
+    def loop(model, registry, journal, limits=REFERENCE_LIMITS):
         class Model:  # fakes.FakeModel's interface, answered by the kit's scripted model
             def __init__(self, name, rng):
                 self.name, self.cached = name, 0
@@ -256,7 +274,7 @@ def reference_harness() -> BlockOne:
             patch.setattr(reference, "TOOLS", {**reference.TOOLS, **{n: (n == "raise_after_write", False, 100)
                                                                     for n in registry if n not in reference.TOOLS}})
             reference.run_agent(journal, reference.RunSpec(
-                model.run_id, "reference", "block_one", model.name, "anthropic", REFERENCE_LIMITS,
+                model.run_id, "reference", "block_one", model.name, "anthropic", limits,
                 reference.Plan(answer_at=None, tools=[]), clock.utc(), seed=7))
     return BlockOne(loop, journals_itself=True, clock=clock, agent="reference")
 
@@ -280,7 +298,19 @@ HARNESSES = {"seed000-as-written": as_written, "conformance-seed000": conformanc
              "fingerprint_calls": lambda: as_written(Flaws(fingerprint_calls=True)),
              "last_call_prompt": lambda: as_written(Flaws(last_call_prompt=True)),
              "spend_unchecked": lambda: as_written(Flaws(spend="unchecked")),
-             "spend_first": lambda: as_written(Flaws(spend="first"))}
+             "spend_first": lambda: as_written(Flaws(spend="first")),
+             # issue 57: two fences the probes above never reach first, with seed 000's limits and a spend ceiling
+             "last_call_prompt_spend": lambda: as_written(Flaws(last_call_prompt=True, spend="first")),
+             "spend_after": lambda: as_written(Flaws(spend="after"), SPEND_ABOVE),
+             "spend_after_unlifted": lambda: as_written(Flaws(spend="after"), SPEND_ABOVE, lifted=False),
+             "spend_beyond_reach": lambda: beyond_reach()}
+
+
+def beyond_reach() -> BlockOne:
+    """A correct spend ceiling of $1,000: long_answers alone does not reach it in the model's ten calls."""
+    protocol = as_written(Flaws(spend="first"), LimitsWithSpend(max_wall_seconds=60, max_cost_usd=1000.0))
+    protocol.stubs, protocol.cap, protocol.agent = ("long_answers",), 10, "seed000-spend-beyond-reach"
+    return protocol
 
 
 @pytest.fixture(scope="module")
@@ -323,16 +353,39 @@ STOPS = {
 # seed 000 fingerprints results: the varied calls that all answer "ok" stall it, the poll does not; seeds 001 and
 # 003 (and the reference harness) fingerprint calls: the other way round
 RESULTS, CALLS = ("stalled", "budget_exceeded"), ("budget_exceeded", "stalled")
+# each declared ceiling's probe again, the other ceilings lifted (every adapter takes `limits`): the stop it gives
+SEED000_ALONE = {"lookup_forever, max_steps alone": "max_steps",
+                 "growing_history, max_prompt_tokens alone": "max_prompt_tokens",
+                 "long_answers, max_completion_tokens alone": "max_completion_tokens",
+                 "sleep, max_wall_seconds alone": "max_wall_seconds"}
+ALONE = {
+    "seed000-as-written": SEED000_ALONE,
+    "conformance-seed000": SEED000_ALONE,
+    "conformance-seed001": {"lookup_forever, max_steps alone": "step limit (20)",  # its Budget's own field names
+                            "growing_history, max_tokens alone": "token limit (200,000)",
+                            "sleep, max_seconds alone": "time limit (300s)",
+                            "long_answers, max_cost_usd alone": "cost limit ($2.00)"},
+    "conformance-seed003": {"lookup_forever, maxSteps alone": "budget_exceeded",
+                            "growing_history, maxTokens alone": "budget_exceeded",
+                            "sleep, wallClockMs alone": "timed_out"},
+    "reference": {"lookup_forever, max_steps alone": "max_steps", "growing_history, max_tokens alone": "max_tokens",
+                  "sleep, max_wall_seconds alone": "max_wall_seconds",
+                  "long_answers, max_cost_micros alone": "cost limit ($2)"},
+}
 
 
 @pytest.mark.parametrize("name", STOPS)
 def test_seed_and_reference_harnesses_hold(reports, name):
     report = reports[name].assert_holds()
-    assert STOPS[name] is None or {s.stub: s.stop_reason for s in report.stubs.values()} == STOPS[name]
+    stubs = [s for s in report.stubs.values() if s.alone is None]
+    assert STOPS[name] is None or {s.stub: s.stop_reason for s in stubs} == STOPS[name]
     varied = RESULTS if "seed000" in name else CALLS
-    assert [s.status for s in report.stubs.values()] == ["stalled", "budget_exceeded", "timed_out", "succeeded",
-                                                          "budget_exceeded", "budget_exceeded", "budget_exceeded",
-                                                          *varied]
+    assert [s.status for s in stubs] == ["stalled", "budget_exceeded", "timed_out", "succeeded", "budget_exceeded",
+                                         "budget_exceeded", "budget_exceeded", *varied]
+    alone = {s.stub: s.stop_reason for s in report.stubs.values() if s.alone is not None}
+    assert alone == ALONE[name]
+    assert [s.status for s in report.stubs.values() if s.alone is not None] == [
+        "timed_out" if "sleep" in stub else "budget_exceeded" for stub in alone]
     assert not any(s.findings for s in report.stubs.values())
     assert not report.notes or all("tool_timeouts=False" in n for n in report.notes)  # every fence exercised
 
@@ -382,7 +435,7 @@ def test_the_pytest_plugin_runs_block_one_in_the_tests_folder(fence_protocol, tm
 
 def test_answer_overwritten_fails(reports):
     message = failure(reports, "answer_overwritten")
-    assert "block one failed for 1 of 9 stub(s)" in message
+    assert "block one failed for 1 of 13 stub(s)" in message  # the nine, and four probes with their ceiling alone
     assert "- raise_after_write: stopped with 'max_steps' (budget_exceeded) as expected, but block four does not hold" \
         in message
     assert "final_answer_not_overwritten, step 2: final answer at step 2, then 10 more model step(s)" in message
@@ -391,7 +444,7 @@ def test_answer_overwritten_fails(reports):
 
 def test_late_fingerprint_fails(reports):
     message = failure(reports, "late_fingerprint")
-    assert "block one failed for 2 of 9 stub(s)" in message  # ok_forever, and ok_varied: both loop on "ok"
+    assert "block one failed for 2 of 13 stub(s)" in message  # ok_forever, and ok_varied: both loop on "ok"
     assert "- ok_forever: stopped with 'identical_tool_results' (stalled) as expected, but" in message
     assert "loop_stopped_at_limit, step 5: its results_in_a_row loop detector (limit 2) fired here" in message
     assert "but the run made 1 more model call(s)" in message
@@ -399,7 +452,7 @@ def test_late_fingerprint_fails(reports):
 
 def test_no_wall_clock_fails(reports):
     message = failure(reports, "no_wall_clock")
-    assert "block one failed for 1 of 9 stub(s)" in message
+    assert "block one failed for 2 of 13 stub(s)" in message  # sleep, and sleep with the wall clock alone
     assert ("- sleep: expected max_wall_seconds (timed_out); the loop stopped with 'identical_tool_results' (stalled) "
             "only after calls past the wall clock (max_wall_seconds): that fence let them through") in message
     assert ("budgets_enforced, step 4: the fence should have stopped the run before this model call: it started "
@@ -409,15 +462,18 @@ def test_no_wall_clock_fails(reports):
 
 def test_no_step_check_fails_naming_the_step_ceiling(reports):
     message = failure(reports, "no_step_check")
-    assert "block one failed for 2 of 9 stub(s)" in message  # the endless lookups, and the endless poll
+    assert "block one failed for 3 of 13 stub(s)" in message  # the endless lookups and poll, and the lookups alone
     assert ("- lookup_forever: expected max_steps (budget_exceeded, timed_out); the loop stopped with "
             "'max_wall_seconds' (timed_out) only after calls past the step ceiling (max_steps)") in message
     assert "12 charged call(s) already made, with max_steps 12" in message
+    assert ("- lookup_forever, max_steps alone: expected max_steps alone (budget_exceeded); the fence never stopped "
+            "the loop after 200 calls, though the step ceiling (max_steps) was reached: that fence never fired") \
+        in message
 
 
 def test_a_repeat_fence_on_calls_instead_of_results_fails_naming_the_detector(reports):
     message = failure(reports, "fingerprint_calls")
-    assert "block one failed for 2 of 9 stub(s)" in message
+    assert "block one failed for 2 of 13 stub(s)" in message
     assert ("- ok_varied: expected identical_tool_results (stalled); the loop stopped with 'max_steps' "
             "(budget_exceeded): the same result came back each time and the repeat fence did not see it") in message
     assert "loop_stopped_at_limit, step 5: its results_in_a_row loop detector (limit 2) fired here" in message
@@ -428,7 +484,7 @@ def test_a_repeat_fence_on_calls_instead_of_results_fails_naming_the_detector(re
 
 def test_a_prompt_ceiling_held_to_the_last_call_fails_naming_it(reports):
     message = failure(reports, "last_call_prompt")
-    assert "block one failed for 1 of 9 stub(s)" in message
+    assert "block one failed for 2 of 13 stub(s)" in message  # growing_history, and it with its ceiling alone
     assert ("- growing_history: expected max_prompt_tokens (budget_exceeded); the loop stopped with 'max_steps' "
             "(budget_exceeded) only after calls past the prompt-token ceiling (max_prompt_tokens)") in message
     assert "prompt tokens already spent, with max_prompt_tokens 60,000" in message
@@ -449,6 +505,90 @@ def test_a_spend_ceiling_checked_before_the_token_ceilings_holds(reports):
     assert report.stubs["big_output"].stop_reason == "max_cost_usd"  # both reached: spend is checked first
     assert any(n.startswith("lookup_forever was stopped by the spend ceiling (max_cost_micros) before the step "
                             "ceiling (max_steps) was reached: that fence was not exercised") for n in report.notes)
+    # and each ceiling the spend ceiling pre-empted was run alone, with the others lifted: every one of them held
+    assert ("growing_history was stopped by the spend ceiling (max_cost_micros) before the prompt-token ceiling "
+            "(max_prompt_tokens) was reached: that fence was not exercised there; 'growing_history, max_prompt_tokens "
+            "alone' exercised it with the other ceilings lifted") in report.notes
+    assert {s.stub: s.stop_reason for s in report.stubs.values() if s.alone} == {
+        **SEED000_ALONE, "long_answers, max_cost_usd alone": "max_cost_usd"}
+
+
+# ---- issue 57: a ceiling no probe reaches first is run alone, with every other ceiling lifted
+
+
+def test_a_prompt_ceiling_held_to_the_last_call_fails_though_the_spend_ceiling_stops_its_probe_first(reports):
+    """Seed 000's limits and a spend ceiling: the spend ceiling stops growing_history two calls in, long before the
+    prompt total passes 60,000, so the probe alone (spend, steps, completions, wall clock lifted) is what fails."""
+    message = failure(reports, "last_call_prompt_spend")
+    assert "block one failed for 1 of 14 stub(s)" in message
+    assert ("- growing_history, max_prompt_tokens alone: expected max_prompt_tokens alone (budget_exceeded); the loop "
+            "stopped with 'max_prompt_tokens' (budget_exceeded) only after calls past the prompt-token ceiling "
+            "(max_prompt_tokens): that fence let them through") in message
+    assert ("budgets_enforced, step 12: the fence should have stopped the run before this model call: 76,374 prompt "
+            "tokens already spent, with max_prompt_tokens 60,000") in message
+    report = reports["last_call_prompt_spend"]
+    assert report.stubs["growing_history"].passed  # the probe itself: stopped by the spend ceiling, which held
+    assert report.stubs["growing_history, max_prompt_tokens alone"].probe == "growing_history"
+
+
+def test_a_spend_ceiling_checked_after_the_call_fails_alone(reports):
+    """Seed 000's limits and a $0.50 spend ceiling, checked after each model call against the spend before that call
+    was charged: the step, prompt and completion ceilings stop every probe first; long_answers alone (its first
+    call spends $0.75) is let one call past it."""
+    message = failure(reports, "spend_after")
+    assert "block one failed for 1 of 14 stub(s)" in message
+    assert ("- long_answers, max_cost_usd alone: expected max_cost_usd alone (budget_exceeded); the loop stopped with "
+            "'max_cost_usd' (budget_exceeded) only after calls past the spend ceiling (max_cost_micros): that fence "
+            "let them through") in message
+    assert ("budgets_enforced, step 2: the fence should have stopped the run before this model call: $0.7512 already "
+            "spent, with a spend ceiling of $0.5000") in message
+    assert all(s.passed for s in reports["spend_after"].stubs.values() if s.alone is None)  # the nine hold
+
+
+def test_a_loop_without_a_limits_parameter_is_not_lifted_and_the_report_says_how(reports):
+    report = reports["spend_after_unlifted"].assert_holds()  # the same fault, its adapter closing over its limits
+    assert len(report.stubs) == 9
+    assert ("the spend ceiling (max_cost_micros) stopped no probe: block one did not exercise it on its own — the "
+            "loop takes no `limits` keyword: give it one (loop(model, registry, limits=…), passing them to your loop) "
+            "and the kit runs each declared ceiling's probe again with the others lifted") in report.notes
+
+
+def test_a_ceiling_beyond_the_probes_reach_is_noted_not_failed(reports):
+    report = reports["spend_beyond_reach"].assert_holds()
+    assert report.stubs["long_answers, max_cost_usd alone"].stop == "never stopped (10 calls)"
+    assert ("long_answers, max_cost_usd alone: 10 calls did not reach the spend ceiling (max_cost_micros), so it was "
+            "not exercised — lower it for block one, or raise cap=") in report.notes
+
+
+def test_the_limits_are_the_adapters_default_unless_given():
+    def loop(model, registry, limits=BLOCK_ONE):
+        return run_loop(model, registry, "block one", limits)
+    protocol = BlockOne(loop)
+    assert (protocol.run_limits, protocol.passes_limits, protocol.unlifted()) == (BLOCK_ONE, True, None)
+    assert protocol.limits == {"max_steps": 12, "max_prompt_tokens": 60_000, "max_completion_tokens": 8_000,
+                               "max_wall_seconds": 60, "max_repeats": 2}  # declared on the kit's journal
+    assert BlockOne(loop, limits=SPEND_ABOVE).limits["max_cost_micros"] == 500_000
+    assert BlockOne(loop, journals_itself=True, limits=SPEND_ABOVE).limits == {}  # handed over, not declared
+    assert "takes no `limits` keyword" in BlockOne(lambda model, registry: None, limits=BLOCK_ONE).unlifted()
+    with pytest.raises(ValueError, match="handed to a loop that takes a `limits` keyword"):
+        BlockOne(lambda model, registry, journal: None, journals_itself=True, limits=BLOCK_ONE)
+
+
+def test_lift_keeps_one_ceiling_and_the_rest_of_the_limits():
+    from reconcile.testing.protocol import LIFTED, ceilings, journal_limits, lifted as lift
+    assert ceilings(SPEND_ABOVE) == {"max_steps": ["max_steps"], "max_prompt_tokens": ["max_prompt_tokens"],
+                                     "max_completion_tokens": ["max_completion_tokens"],
+                                     "max_wall_seconds": ["max_wall_seconds"], "max_cost_micros": ["max_cost_usd"]}
+    alone = lift(SPEND_ABOVE, "max_prompt_tokens")
+    assert type(alone) is LimitsWithSpend and SPEND_ABOVE.max_steps == 12  # a copy: the original is untouched
+    assert (alone.max_prompt_tokens, alone.max_repeats) == (60_000, 2)  # its ceiling, and the loop detector, kept
+    assert (alone.max_steps, alone.max_wall_seconds, alone.max_cost_usd) == (LIFTED, LIFTED, LIFTED / 1e6)
+    assert journal_limits(alone)["max_cost_micros"] == LIFTED
+    assert lift(SEED001_BUDGET, "max_wall_seconds") == {"max_steps": LIFTED, "max_tokens": LIFTED, "max_seconds": 300,
+                                                        "max_cost_usd": LIFTED / 1e6}
+    budgets = seed003.Budgets()  # seed 003's names: the wall clock in milliseconds
+    assert journal_limits(budgets) == {"max_steps": 25, "max_tokens": 400_000, "max_wall_seconds": 600}
+    assert lift(budgets, "max_steps").wallClockMs == LIFTED * 1000 and lift(budgets, "max_steps").maxRetries == 3
 
 
 def test_a_loop_without_a_fence_ends_with_a_clear_failure(reports):

@@ -55,7 +55,8 @@ def units_sql(unit: str) -> str:
                           r.tool_timeout_seconds, {limits}, v.charged_steps, v.total_tokens, v.input_tokens,
                           v.output_tokens, v.wall_seconds, v.has_final_answer, c.cost_micros
                    from runs r join run_view v using (run_id) join chosen_costs c using (run_id)
-                   where c.asked = $source""".format(
+                   -- a compaction call (Claude Code's agent-acompact-*) is no agent's run: no ceiling is for it
+                   where c.asked = $source and coalesce(r.task_class, '') <> 'context compaction'""".format(
             limits=", ".join(f"r.{column}" for column in CEILINGS.values()))
     root = "max(case when m.run_id = m.root_run_id then {0} end)"  # the root's own (max, not any_value: Spark reads it)
     return f"""select m.root_run_id as run_id, {", ".join(root.format(f"r.{c}") + f" as {c}" for c in (

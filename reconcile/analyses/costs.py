@@ -210,8 +210,12 @@ def _with_stepless(tokens: dict[str, dict], stepless: dict[str, dict]) -> dict[s
         if key in tokens:
             for name in ("runs", "succeeded", "tasks", "completed_tasks"):
                 tokens[key][name] = (tokens[key][name] or 0) + row[name]
-        else:
-            tokens[key] = {**row, "model_calls": 0, **dict.fromkeys(BUCKETS, 0)}
+        else:  # no call: no tokens, nothing priced, no catalogue recorded
+            tokens[key] = {**row, "model_calls": 0, **dict.fromkeys(BUCKETS, 0), "priced_micros": 0,
+                           "priced_low_micros": 0, "priced_high_micros": 0, "uncached_cost_micros": 0,
+                           "uncached_cost_low_micros": 0, "catalogue_tax_tokens": None, "catalogue_tax_micros": None,
+                           "catalogue_tax_low_micros": None, "harness_cost_micros": None,
+                           "harness_difference_micros": None, "unpriced_models": []}
     return tokens
 
 

@@ -217,13 +217,16 @@ def locate(engine: Engine, findings: list[Finding]) -> None:
     step index is the store's own count, the line is what a user opens. Where the store holds no line (a format that
     keeps none, an engine that cannot look it up), they stay None."""
     wanted = [f for f in findings if f.run_id is not None][:LOCATED]
-    if not wanted or not engine.capabilities.temp_tables_hide_views:  # DuckDB only: one query over the store
+    if not wanted:
         return
-    rows = engine.records("""select w.run_id, w.step as idx, r.source_file, coalesce(s.source_line, r.source_line) as line
-                             from (select unnest($runs) as run_id, unnest($steps) as step) w
-                             join runs r on r.run_id = w.run_id
-                             left join steps s on s.run_id = w.run_id and s.idx = w.step""",
-                          {"runs": [f.run_id for f in wanted], "steps": [f.step for f in wanted]})
+    try:  # lists as parameters: an engine that cannot take them (Spark) leaves the places unknown
+        rows = engine.records("""select w.run_id, w.step as idx, r.source_file, coalesce(s.source_line, r.source_line) as line
+                                 from (select unnest($runs) as run_id, unnest($steps) as step) w
+                                 join runs r on r.run_id = w.run_id
+                                 left join steps s on s.run_id = w.run_id and s.idx = w.step""",
+                              {"runs": [f.run_id for f in wanted], "steps": [f.step for f in wanted]})
+    except (duckdb.Error, NotImplementedError):
+        return
     where = {(row["run_id"], row["idx"]): (row["source_file"], row["line"]) for row in rows}
     files = {row["run_id"]: row["source_file"] for row in rows}
     for finding in wanted:

@@ -116,7 +116,8 @@ def print_report(report, verbose: bool = False) -> None:
             level += f"; {result.thresholds}"
         title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
         # the step's line in its run's file (the run's first line for a finding on the whole run): what to open
-        rows = [[f.run_id or "", "" if f.step is None else f.step, "" if f.line is None else f.line, f.detail]
+        rows = [[f.run_id or "", "" if f.step is None else f.step, "" if getattr(f, "line", None) is None else f.line,
+                 f.detail]
                 for f in result.findings[:SHOWN_FINDINGS]]
         console.print(fitted_table(["run", "step", "line", "detail"], rows, title=title, right={"step", "line"},
                                    ids={"run"}))

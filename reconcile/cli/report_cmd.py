@@ -10,7 +10,7 @@ import typer
 from reconcile.checks import Scope
 from reconcile.analyses.coverage import require_runs
 from reconcile.engines.dataset import reading
-from reconcile.errors import ExitCode
+from reconcile.errors import BadInput, ExitCode
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
@@ -66,6 +66,8 @@ def morning_report_command(
 
     Example: reconcile report morning --out morning.html
     """
+    if night is not None and (scope.since is not None or scope.until is not None):  # a usage error before any window
+        raise BadInput("--night names a night; --since/--until name a window: give one or the other")
     config, path = source.configured(setting)
     with reading(path, from_parquet) as engine:  # not pruned: the glance compares with earlier nights
         require_runs(engine, scope, str(from_parquet or path))

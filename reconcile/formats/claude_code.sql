@@ -311,6 +311,9 @@ outcome as (
     left join asks a on a.file_no = m.file_no and a.response = m.response
 )
 select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as agent, m.model, 'anthropic' as provider,
+       -- an automatic compaction (subagents/agent-acompact-*) is one model call that summarises its session's
+       -- context, not an agent at work: its task class says so, and budgets leave it out of the runs a ceiling is for
+       case when regexp_matches(f.run_id, '/agent-acompact-[^/]*$') then 'context compaction' end as task_class,
        (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
        case o.status when 'succeeded' then o.finish_reason  -- the API's own stop_reason; often not written

@@ -138,7 +138,8 @@ select s.file_no, s.run_id, s.idx, s.j."kind" as kind, s.j."ts"::timestamptz as 
     case when s.j."usage" is not null then coalesce(s.j."usage"."cache_write_5m"::bigint, 0) end as cache_write_5m,
     case when s.j."usage" is not null then coalesce(s.j."usage"."cache_write_1h"::bigint, 0) end as cache_write_1h,
     case when s.j."usage" is not null then coalesce(s.j."usage"."output"::bigint, 0) end as output_tokens,
-    s.j."usage"."reasoning"::bigint as reasoning_tokens,
+    -- reasoning (a part of output) left out is none, as the buckets are
+    case when s.j."usage" is not null then coalesce(s.j."usage"."reasoning"::bigint, 0) end as reasoning_tokens,
     s.j."finish_reason" as finish_reason,
     -- "final" marks the final answer; a model step without it is not one (the format says so)
     case when s.j."kind" = 'model' then coalesce(s.j."final"::boolean, false) end as is_final,

@@ -4,15 +4,16 @@ Install it in a harness's own test suite and drive the harness's loop with it:
 
     from reconcile.testing import run_block_one
 
-    def loop(model, registry):                  # the loop: (model, registry) -> result with its stop
-        return run_loop(model, registry, "block one", Limits(max_wall_seconds=60))
+    def loop(model, registry, limits=Limits(max_wall_seconds=60)):   # (model, registry) -> result with its stop
+        return run_loop(model, registry, "block one", limits)
 
-    run_block_one(loop, limits=Limits(max_wall_seconds=60), patch_time=True)
+    run_block_one(loop, patch_time=True)        # limits: the adapter's default (or pass limits=)
 
 It runs the loop once per stub tool of seed 000 (``ok_forever``, ``big_output``, ``sleep``,
 ``raise_after_write``) and per probe of the fences those four do not reach (``lookup_forever``,
 ``long_answers``, ``growing_history``, ``ok_varied``, ``poll``) with a scripted fake model that keeps
-calling that stub, on a clock where
+calling that stub — and, for a loop that takes ``limits``, once more per declared ceiling with that
+ceiling's probe and every other ceiling lifted, so each is the one that stops a run — on a clock where
 time passes only when something spends it; journals through ``reconcile.journal`` (or lets the
 harness do it); loads the journals and the fake provider's usage report into a fresh store; runs
 block four's invariants and the fence checks; and raises ``BlockOneFailure`` (an

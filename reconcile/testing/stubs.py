@@ -41,6 +41,12 @@ What the last two should do depends on the loop detector the run declares (``by_
 harness is held to the detector it says it runs. Every probe's stop is also judged by the checks:
 ``budgets_enforced`` finds any call made after a declared ceiling was reached, which is how a ceiling
 that is declared and never checked, or checked with ``>``, or against the last call, is caught.
+
+That catches a faulty ceiling only where a probe reaches it before another one stops the run: a
+spend ceiling checked with the wrong total is never seen while the token ceilings always stop the
+probes first. So each declared ceiling's probe (``ALONE``) is run once more with every other ceiling
+lifted (``Expectation.alone``), when the loop lets the kit hand it its limits: that ceiling must
+stop it, with no call past it.
 """
 
 from __future__ import annotations
@@ -125,6 +131,11 @@ FENCES = {"steps": "the step ceiling (max_steps)", "tokens": "the token ceiling 
           "loop": "the loop detector"}
 
 
+# the probe that reaches each ceiling when every other one is lifted
+ALONE = {"steps": "lookup_forever", "tokens": "growing_history", "prompt_tokens": "growing_history",
+         "completion_tokens": "long_answers", "wall_seconds": "sleep", "cost_micros": "long_answers"}
+
+
 @dataclass(frozen=True)
 class Stop:
     """A right stop for a probe: the stop in the seed's words, its canonical statuses, the limits it may name."""
@@ -177,6 +188,14 @@ class Expectation:
         stop = self.by_detector.get(key) or self.by_detector[None]
         return replace(self, seed_stop=stop.words, statuses=stop.statuses, limits=stop.limits, by_detector=None,
                        hint=stop.hint)
+
+    def alone(self, ceiling: str, words: str) -> Expectation:
+        """This probe's row for a run with every declared ceiling but ``ceiling`` (``FENCES``' key: ``cost_micros``)
+        lifted: that ceiling, in the harness's words (``max_cost_usd``), must stop it."""
+        status = "timed_out" if ceiling == "wall_seconds" else "budget_exceeded"
+        return replace(self, seed_stop=f"{words} alone", statuses=frozenset({status}), limits=frozenset({ceiling}),
+                       by_detector=None, writes=None,
+                       hint=f": with every other ceiling lifted, only {FENCES[ceiling]} should have stopped it")
 
     def problem(self, status: str | None, stop_reason: str | None, timeouts: int, tool_timeouts: bool,
                 file_exists: bool | None, seen: Seen = Seen()) -> str | None:

@@ -15,7 +15,8 @@ protocol). The checks that run:
 - ``no_failed_side_effects``, a warning: raise_after_write's failed write, listed with its key.
 
 Each stub's stop is judged from the store (its canonical status and raw stop reason, and how many
-of its tool calls timed out) against seed 000's table (``stubs.EXPECTATIONS``).
+of its tool calls timed out) against seed 000's table (``stubs.EXPECTATIONS``); a probe run again with
+every other ceiling lifted (``StubOutcome.alone``) against ``Expectation.alone``: its ceiling stops it.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reconcile.engine import DuckDBEngine, Engine
 from reconcile.sql_text import string_literal
 from reconcile.store.facts import FACTS
 from reconcile.testing.provider import FakeProvider, write_report
 from reconcile.store.status import named_limit
-from reconcile.testing.stubs import EXPECTATIONS, FENCES, Seen
+from reconcile.testing.stubs import BUDGETS, EXPECTATIONS, FENCES, Expectation, Seen
 
 if TYPE_CHECKING:  # the store's modules load when block one is judged, not when the kit is imported
     from reconcile.checks.runner import Finding
@@ -56,6 +57,13 @@ class StubOutcome:
     problems: list[str] = field(default_factory=list)  # the fence's verdict, and what the loop did wrong
     findings: list[str] = field(default_factory=list)  # error findings of the checks, one line each
     warnings: list[str] = field(default_factory=list)
+    probe: str = ""  # the stub whose script drove it (``stub`` unless it is a probe run with its ceiling alone)
+    alone: str | None = None  # the ceiling left when every other one was lifted (FENCES' key: ``cost_micros``)
+    expectation: Expectation | None = field(default=None, repr=False)  # its row, when not EXPECTATIONS[stub]
+    capped: int | None = None  # a run alone the fence never stopped: the model's calls when it gave up
+
+    def __post_init__(self) -> None:
+        self.probe = self.probe or self.stub
 
     @property
     def passed(self) -> bool:
@@ -64,6 +72,8 @@ class StubOutcome:
     @property
     def stop(self) -> str:
         """The stop as the harness said it, and its canonical status: ``'max_steps' (budget_exceeded)``."""
+        if self.capped is not None:
+            return f"never stopped ({self.capped} calls)"
         if self.stop_reason:
             return f"{self.stop_reason!r} ({self.status})"
         return f"status {self.harness_status!r} ({self.status})" if self.harness_status else f"({self.status})"
@@ -134,6 +144,7 @@ class Driven:
     files: dict[str, bool | None]  # raise_after_write's file exists (None: the stub writes none)
     tool_timeouts: bool
     ended: datetime  # where its last provider window ends on its clock
+    unlifted: str | None = None  # why no probe was run with its ceiling alone (None: they were)
 
 
 def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
@@ -159,7 +170,7 @@ def judge(driven: list[Driven], store_path: Path) -> list[BlockOneReport]:
         checks = select_checks(load_checks(), list(CHECKS))
         checked = run_checks(engine, checks, config=Config(), record=False)
         for d, report in zip(driven, reports):  # after the checks: each run's detector and its fence's walk
-            report.notes += _judge_stops(engine, d.outcomes, d.files, d.tool_timeouts)
+            report.notes += _judge_stops(engine, d.outcomes, d.files, d.tool_timeouts, d.unlifted)
         roots = dict(engine.rows("select run_id, root_run_id from run_view"))
         unjudged = _unjudged(engine, checks)
     placed = _Placer(driven, reports, roots)
@@ -228,11 +239,13 @@ def _unjudged(engine: Engine, checks: list) -> list[tuple[str, str, str]]:
 
 
 def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[str, bool | None],
-                 tool_timeouts: bool) -> list[str]:
+                 tool_timeouts: bool, unlifted: str | None = None) -> list[str]:
     """Each stub's run as the store sees it — status, stop reason, timed-out tool calls, the loop detector it
     declares, the ceilings it declares and those reached when it stopped, a call its fence let past a ceiling
     (``fence_as_run``, which ``budgets_enforced`` reads) — against its row. Returns the notes: a probe stopped by
-    another declared ceiling before its own was reached, which that probe therefore did not exercise."""
+    another declared ceiling before its own was reached, which that probe therefore did not exercise (and the run
+    alone that did, if any); a probe alone that its ceiling did not reach in the model's calls; and, when no probe
+    could be run alone (``unlifted`` says why), the declared ceilings that stopped no probe."""
     runs = [o.run_id for o in outcomes.values() if o.run_id]
     reached = ", ".join(f"case when {limit} is null then null else {spent} >= {limit} end as {name}"
                         for name, (spent, limit) in _REACHED.items())
@@ -242,10 +255,11 @@ def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[s
                        sum(input_tokens + output_tokens) as tokens, sum(input_tokens) as prompt,
                        sum(output_tokens) as completion, sum(coalesce(harness_cost_micros, cost_micros)) as cost
                 from step_view where kind = 'model' and not is_wrap_up group by run_id),
-            checked as (  -- the check after the last call: at the wrap-up turn, else at the end
+            checked as (  -- the check after the last call: at the wrap-up turn, else at the end (else, for a
+                          -- run that never ended, a probe alone its fence never stopped: at its last step)
                 select r.run_id, date_diff('millisecond', r.started_at,
                            coalesce(min(e.started_at) filter (where e.kind = 'event' and e.event = 'wrap_up'),
-                                    r.ended_at)) / 1000.0 as wall
+                                    r.ended_at, max(e.started_at))) / 1000.0 as wall
                 from runs r left join steps e on e.run_id = r.run_id group by r.run_id, r.started_at, r.ended_at)
             select r.run_id, r.status, r.stop_reason, r.harness_status, rs.loop_detector,
                    (select count(*) from steps s where s.run_id = r.run_id and s.kind = 'tool'
@@ -257,7 +271,10 @@ def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[s
             left join run_settings rs on rs.run_id = r.run_id left join fence_as_run f on f.run_id = r.run_id
             where r.run_id in (select unnest(?::varchar[]))""", [runs])
     seen = {row["run_id"]: row for row in rows}
-    notes = []
+    notes: list[str] = []
+    alone = {o.alone: o.stub for o in outcomes.values() if o.alone}
+    declared: set[str] = set()  # the ceilings the runs of the stubs declare, and those that stopped one
+    stopped: set[str] = set()
     for outcome in outcomes.values():
         if outcome.problems:  # the loop never stopped, or raised: that is the verdict
             continue
@@ -272,19 +289,48 @@ def _judge_stops(engine: Engine, outcomes: dict[str, StubOutcome], files: dict[s
         outcome.stop_reason, outcome.timeouts, outcome.harness_status = stop, row["timeouts"], row["harness_status"]
         facts = Seen(row["loop_detector"], frozenset(c for c in _REACHED if row[c] is not None),
                      frozenset(c for c in _REACHED if row[c]), row["overrun"])
-        expectation = EXPECTATIONS[outcome.stub].for_detector(facts.detector)
+        expectation = (outcome.expectation or EXPECTATIONS[outcome.stub]).for_detector(facts.detector)
         outcome.expected = expectation.expected
+        if outcome.capped is not None:  # a probe alone the fence never stopped: did its ceiling ever come?
+            _judge_capped(outcome, row, notes)
+            continue
         problem = expectation.problem(outcome.status, stop, row["timeouts"], tool_timeouts, files.get(outcome.stub),
                                       facts)
         if problem:
             outcome.problems.append(problem)
         named = named_limit(stop)
+        if outcome.alone is None:
+            declared.update(facts.declared & BUDGETS)
+            stopped.update({named} if named in BUDGETS else facts.reached if named is None and len(facts.reached) == 1
+                           else ())
         if not problem and expectation.limits is not None and named is not None and named not in expectation.limits \
                 and not (expectation.limits & facts.reached):
+            missed = sorted(expectation.limits & facts.declared)
+            ran = [f"'{alone[c]}'" for c in missed if c in alone]
             notes.append(f"{outcome.stub} was stopped by {FENCES.get(named, named)} before "
-                         f"{' or '.join(FENCES[c] for c in sorted(expectation.limits & facts.declared))} was reached: "
-                         "that fence was not exercised")
+                         f"{' or '.join(FENCES[c] for c in missed)} was reached: that fence was not exercised"
+                         + (f" there; {' and '.join(ran)} exercised it with the other ceilings lifted" if ran else ""))
+    unexercised = sorted(declared - stopped)
+    if unlifted and unexercised:
+        fences = [FENCES[c] for c in unexercised]
+        many = len(fences) > 1
+        notes.append(f"{', '.join(fences[:-1]) + ' and ' if many else ''}{fences[-1]} stopped no probe: block one "
+                     f"did not exercise {'them' if many else 'it'} on {'their' if many else 'its'} own — {unlifted}")
     return notes
+
+
+def _judge_capped(outcome: StubOutcome, row: dict[str, Any], notes: list[str]) -> None:
+    """A probe run with its ceiling alone that the model's cap ended: a failure when the ceiling was reached (or
+    is not declared), a note when it never was (a ceiling beyond what the probe spends in that many calls)."""
+    fence = FENCES[outcome.alone]
+    said = f"expected {outcome.expected}; the fence never stopped the loop after {outcome.capped} calls"
+    if row[outcome.alone] is None:
+        outcome.problems.append(f"{said}, and the run declares no {fence}")
+    elif row[outcome.alone]:
+        outcome.problems.append(f"{said}, though {fence} was reached: that fence never fired")
+    else:
+        notes.append(f"{outcome.stub}: {outcome.capped} calls did not reach {fence}, so it was not exercised — "
+                     "lower it for block one, or raise cap=")
 
 
 # each ceiling: what was spent by the check after the last call, and the limit it is held to
