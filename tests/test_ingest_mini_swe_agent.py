@@ -54,18 +54,18 @@ def test_tokens_and_the_harness_cost_equal_the_raw_file(mini, path):
     expected = independent(path)
     got = con.execute("""select count(*) filter (where input_uncached is not null), sum(input_uncached + cache_read),
                                 sum(cache_read), sum(output_tokens), sum(harness_cost_micros)
-                         from steps where run_id = ? and kind = 'model'""", [expected["run"]]).fetchall()[0]
+                         from steps where split_part(run_id, '@', 1) = ? and kind = 'model'""", [expected["run"]]).fetchall()[0]
     assert got[:4] == (expected["calls"], expected["prompt"] or None, expected["cached"] or None,
                        expected["completion"] or None)
     if expected["calls"]:
         assert abs(got[4] - round(expected["cost"] * 1e6)) <= expected["calls"]  # per-call rounding to micro-dollars
-    ledger = con.execute("select ledger_cost_micros, stop_reason from runs where run_id = ?", [expected["run"]]).fetchall()[0]
+    ledger = con.execute("select ledger_cost_micros, stop_reason from runs where split_part(run_id, '@', 1) = ?", [expected["run"]]).fetchall()[0]
     assert ledger == (round(expected["instance_cost"] * 1e6), expected["exit_status"])
 
 
 def test_statuses_submissions_and_calls(mini):
     con, _ = mini
-    statuses = dict(con.execute("select run_id, status from runs").fetchall())
+    statuses = dict(con.execute("select split_part(run_id, '@', 1), status from runs").fetchall())
     assert statuses == {
         "20251118_gemini-3-pro-74pct__django__django-11163": "succeeded",
         "20251118_gemini-3-pro-74pct__django__django-16255": "succeeded",
@@ -77,10 +77,10 @@ def test_statuses_submissions_and_calls(mini):
     final = con.execute("""select count(*), bool_and(s.tool_name is null) from steps s
                            where s.is_final and s.run_id like '%sqlfluff%'""").fetchall()[0]
     assert final == (1, True)  # the echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT step is the answer, not a call
-    output = con.execute("select final_output from runs where run_id like '%django-16255'").fetchall()[0][0]
+    output = con.execute("select final_output from runs where run_id like '%django-16255@%'").fetchall()[0][0]
     assert output.startswith("diff --git a/django/contrib/sitemaps/__init__.py")
     calls = con.execute("""select tool_name, args_json::json ->> 'command', count(*) over () from tool_calls
-                           where run_id like '%django-16255' order by step_idx limit 1""").fetchall()[0]
+                           where run_id like '%django-16255@%' order by step_idx limit 1""").fetchall()[0]
     assert calls[0] == "bash" and calls[1] and "```" not in calls[1] and calls[2] == 16  # 17 steps, the last submits
     pairs = con.execute("""select count(*) from tool_calls q where not exists
                            (select 1 from steps s where s.run_id = q.run_id and s.call_id = q.call_id)""").fetchall()[0][0]
@@ -201,7 +201,7 @@ def planted(tmp_path_factory):
 
 
 def first_model_step(con, run_id: str) -> dict:
-    cursor = con.execute(f"select {', '.join(BUCKETS)} from steps where run_id = ? and kind = 'model' order by idx limit 1",
+    cursor = con.execute(f"select {', '.join(BUCKETS)} from steps where split_part(run_id, '@', 1) = ? and kind = 'model' order by idx limit 1",
                          [run_id])
     return dict(zip(BUCKETS, cursor.fetchall()[0]))
 
@@ -244,7 +244,7 @@ def test_exit_codes_are_the_tool_outcome(mini, planted):
     statuses = con.execute("select tool_status, count(*) from steps where kind = 'tool' group by all").fetchall()
     assert statuses == [("ok", 86)]  # every real observation says <returncode>0</returncode>
     outcomes = dict(((run_id, tool_status), error) for run_id, tool_status, error in planted.execute(
-        """select run_id, tool_status, error from steps where kind = 'tool' and run_id in
+        """select split_part(run_id, '@', 1), tool_status, error from steps where kind = 'tool' and split_part(run_id, '@', 1) in
            ('v1-exit-code-1', 'v1-timeout', 'v1-no-exit-code', 'v2-exit-code-2', 'v2-timeout')
            and idx = (select min(idx) from steps s where s.run_id = steps.run_id and s.kind = 'tool')""").fetchall())
     assert outcomes == {("v1-exit-code-1", "error"): "returncode 1", ("v1-timeout", "timeout"): "timed out",
@@ -255,9 +255,9 @@ def test_exit_codes_are_the_tool_outcome(mini, planted):
 
 def test_without_an_exit_status_the_status_is_inferred(planted):
     rows = {r[0]: r[1:] for r in planted.execute(
-        """select r.run_id, r.status, r.status_inferred, r.stop_reason, f.run_status, left(r.final_output, 13)
+        """select split_part(r.run_id, '@', 1), r.status, r.status_inferred, r.stop_reason, f.run_status, left(r.final_output, 13)
            from runs r join run_facts f using (run_id)
-           where r.run_id in ('v1-original', 'v1-no-exit-status', 'v1-stopped-mid-work', 'v2-exit-message-only',
+           where split_part(r.run_id, '@', 1) in ('v1-original', 'v1-no-exit-status', 'v1-stopped-mid-work', 'v2-exit-message-only',
                               'v2-no-exit-status')""").fetchall()}
     assert rows == {
         "v1-original": ("succeeded", False, "Submitted", True, "diff --git a/"),
@@ -277,10 +277,31 @@ def test_limits_come_from_the_agent_configuration(mini):
 
 def test_a_model_call_that_failed_and_ended_the_run_is_a_failed_step(mini):
     con, _ = mini
-    failed = con.execute("""select run_id, error_class, left(error, 40), input_uncached, cost_micros from step_view
+    failed = con.execute("""select split_part(run_id, '@', 1), error_class, left(error, 40), input_uncached, cost_micros from step_view
                             where kind = 'model' and error is not null order by run_id""").fetchall()
     assert failed == [
         ("deepseek_reasoner_dev__pvlib__pvlib-python-1154", "transport", "litellm.Timeout: Timeout Error: Deepseek",
          None, None),
         ("deepseek_reasoner_dev__pvlib__pvlib-python-1606", "transport", "litellm.InternalServerError: InternalSer",
          None, None)]
+
+
+def test_time_model_and_provider_come_from_the_trajectory(mini):
+    """2.x stamps every reply and observation (extra.timestamp): the run starts at the first stamp, not at the whole
+    second of a response's created; a run whose only call failed has no stamp and no start. The model is the one that
+    answered, else the one the configuration asked for (without LiteLLM's provider prefix); the provider is that prefix,
+    or OpenRouter for its model class."""
+    con, _ = mini
+    for path in TRAJECTORIES:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        stamps = [m["extra"]["timestamp"] for m in data["messages"] if "timestamp" in (m.get("extra") or {})]
+        responses = [m["extra"]["response"] for m in data["messages"] if (m.get("extra") or {}).get("response")]
+        run_id = path.name.removesuffix(".traj.json")
+        started, model, provider = con.execute("select epoch(started_at), model, provider from runs where split_part(run_id, '@', 1) = ?",
+                                               [run_id]).fetchall()[0]
+        first = min(stamps) if stamps else (min(r["created"] for r in responses) if responses else None)
+        assert started == pytest.approx(first, abs=1e-6) if first is not None else started is None, run_id
+        configured = data["info"]["config"]["model"]["model_name"]
+        assert model == (responses[0]["model"] if responses else configured.split("/", 1)[1]), run_id
+        assert provider == ("openrouter" if "OpenRouter" in data["info"]["config"]["model_type"]
+                            else configured.split("/", 1)[0]), run_id

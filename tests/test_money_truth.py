@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT
 import oracle_costs_a
 import oracle_costs_b
+from run_identity import keyed_like_reconcile
 
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 PYDANTIC_AI = ROOT / "tests" / "fixtures" / "frameworks" / "pydantic_ai"
@@ -68,7 +69,8 @@ def world(tmp_path_factory):
     db = folder / "money.duckdb"
     with store.connect(db) as con:
         ingest(con, paths)
-    return db, truth
+        ids = {row[0] for row in con.execute("select run_id from runs").fetchall()}
+    return db, keyed_like_reconcile(truth, ids)
 
 
 def _bounds(truth: dict, run_id: str) -> tuple[Decimal, Decimal | None]:
