@@ -104,7 +104,11 @@ def usd(amount: Decimal) -> float:
 
 
 def run_buckets(session: dict) -> dict:
-    calls = [as_written(c) for c in answered(session)]  # a refused call is billed nothing; an unrecorded one is unknown
+    """The run's five token totals: a refused call is billed nothing; an unrecorded one (the compaction's) leaves every
+    total unknown -- the answered calls' sum is only a part of it."""
+    calls = [as_written(c) for c in answered(session)]
+    if unrecorded(session):
+        return dict.fromkeys(BUCKETS)
     return {b: None if any(c[b] is None for c in calls) else sum(c[b] for c in calls) for b in BUCKETS}
 
 

@@ -91,8 +91,11 @@ def buckets(call: dict) -> dict | None:
 
 
 def run_buckets(sample: dict) -> dict:
-    """The run's buckets: sums over the calls that recorded usage (a call with none is left out, as the store says)."""
-    counted = [b for b in map(buckets, sample["model_calls"]) if b is not None]
+    """The run's buckets: sums over its calls; a call that recorded no usage (one that raised: the log does not say
+    whether the provider billed it) leaves every total unknown, as its cost is "at least"."""
+    counted = list(map(buckets, sample["model_calls"]))
+    if any(b is None for b in counted):
+        return dict.fromkeys(BUCKETS)
     return {k: (sum(b[k] for b in counted) if counted and all(b[k] is not None for b in counted) else None)
             for k in BUCKETS}
 

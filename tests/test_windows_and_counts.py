@@ -108,11 +108,13 @@ def test_an_empty_store_is_named_as_such(cli, tmp_path):
 
 
 def _empty_line() -> str:
-    """The line, from the raw files: the span of the Claude Code sessions' first timestamps."""
+    """The line, from the raw files: the span of the Claude Code sessions' first timestamps (a sub-agent's file, every
+    line a side chain, opens with its parent's hook reminders at the parent's times: it starts at its first own line)."""
     starts = []
     for path in CLAUDE.rglob("*.jsonl"):
-        stamps = [json.loads(line).get("timestamp") for line in path.read_text().splitlines() if line.strip()]
-        stamps = [s for s in stamps if s]
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        side = all(r.get("isSidechain") for r in records if "isSidechain" in r)
+        stamps = [r["timestamp"] for r in records if r.get("timestamp") and not (side and r.get("isMeta"))]
         starts.append(min(stamps))
     first, last = min(starts), max(starts)
     raw = _raw_counts()

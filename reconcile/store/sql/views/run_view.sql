@@ -1,5 +1,6 @@
 -- run_view: one row a run, its steps rolled up (columns documented in docs/sql-api.md). Token totals are
--- NULL, not 0, when no step of the run recorded usage; a bucket's total is NULL when a call leaves it out.
+-- NULL, not 0, when no step of the run recorded usage; a bucket's total is NULL when a call leaves it out, and every
+-- total is when a call records no usage at all (usage_unknown_steps): a known part is no total.
 with step_totals as (
     select
         run_id,
@@ -16,6 +17,10 @@ with step_totals as (
         count(*) filter (where kind = 'event') as events,
         count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
                                                            output_tokens) is not null) as usage_steps,
+        -- calls whose record gives no usage at all (a call Codex compacted remotely, a Gemini message with its counts
+        -- zeroed, an OpenHands message without metadata): every token total of the run is unknown, its known part no total
+        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                                           output_tokens, input_tokens) is null) as usage_unknown_steps,
         coalesce(sum(input_uncached), 0)::bigint as input_uncached,
         coalesce(sum(cache_read), 0)::bigint as cache_read,
         coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
@@ -83,25 +88,28 @@ select
     -- total is NULL when some call's usage leaves that bucket out (unknown_bucket_steps counts those calls).
     -- a run that made no model call used no tokens: 0, exactly (a sample cancelled before its first call)
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and not t.input_uncached_unknown then t.input_uncached end as input_uncached,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and not t.cache_read_unknown then t.cache_read end as cache_read,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and not t.cache_write_5m_unknown then t.cache_write_5m end as cache_write_5m,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and not t.cache_write_1h_unknown then t.cache_write_1h end as cache_write_1h,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and not t.output_tokens_unknown then t.output_tokens end as output_tokens,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and t.reasoning_unknown_steps = 0 then t.reasoning_tokens end as reasoning_tokens,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and t.reasoning_unknown_steps = 0 then t.reasoning_tokens
+    end as reasoning_tokens,
     -- all input buckets together (a call's input given whole counts, its split into buckets unknown)
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and t.input_unknown_steps = 0 then t.all_input_tokens end as input_tokens,
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and t.input_unknown_steps = 0 then t.all_input_tokens
+    end as input_tokens,
     case when coalesce(t.model_steps, 0) = 0 then 0
-         when t.usage_steps > 0 and t.input_unknown_steps = 0 and not t.output_tokens_unknown
+         when t.usage_steps > 0 and t.usage_unknown_steps = 0 and t.input_unknown_steps = 0 and not t.output_tokens_unknown
          then t.all_input_tokens + t.output_tokens
     end as total_tokens,
     coalesce(t.unknown_bucket_steps, 0) as unknown_bucket_steps,  -- calls whose usage leaves a bucket unknown
+    coalesce(t.usage_unknown_steps, 0) as usage_unknown_steps,  -- calls with no usage recorded: token totals unknown
     -- priced from model_prices: exact (cost_micros), else a range (cost_low_micros .. cost_high_micros), else at least
     -- cost_low_micros (cost_high_micros NULL); a run without model calls costs 0. See unpriced_steps
     case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_micros end as cost_micros,
