@@ -287,8 +287,9 @@ def test_a_model_call_that_failed_and_ended_the_run_is_a_failed_step(mini):
 
 
 def test_time_model_and_provider_come_from_the_trajectory(mini):
-    """2.x stamps every reply and observation (extra.timestamp): the run starts at the first stamp, not at the whole
-    second of a response's created; a run whose only call failed has no stamp and no start. The model is the one that
+    """2.x stamps every reply and observation (extra.timestamp), each when it arrived: the run starts when its first
+    call was made — the provider's created time of its response (whole seconds), before the reply's stamp; a run whose
+    only call failed has no stamp and no start. The model is the one that
     answered, else the one the configuration asked for (without LiteLLM's provider prefix); the provider is that prefix,
     or OpenRouter for its model class."""
     con, _ = mini
@@ -299,7 +300,7 @@ def test_time_model_and_provider_come_from_the_trajectory(mini):
         run_id = path.name.removesuffix(".traj.json")
         started, model, provider = con.execute("select epoch(started_at), model, provider from runs where split_part(run_id, '@', 1) = ?",
                                                [run_id]).fetchall()[0]
-        first = min(stamps) if stamps else (min(r["created"] for r in responses) if responses else None)
+        first = min([*stamps, *(r["created"] for r in responses)], default=None)
         assert started == pytest.approx(first, abs=1e-6) if first is not None else started is None, run_id
         configured = data["info"]["config"]["model"]["model_name"]
         assert model == (responses[0]["model"] if responses else configured.split("/", 1)[1]), run_id

@@ -271,7 +271,8 @@ with main as (
            coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.line_no) as response
     from _cc c join _cc_files f using (file_no)
     where (c.agent_label is null or f.all_side) and not coalesce(c.j.isMeta, false)
-      and (c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype = 'compact_boundary')
+      -- 2.1 writes a local command (/model, /mcp) and what it printed as system lines of subtype local_command
+      and (c.type in ('user', 'assistant') or (c.type = 'system' and c.j.subtype in ('compact_boundary', 'local_command'))
            or (c.type = 'attachment' and c.j.attachment.type = 'max_turns_reached'))
 ),
 marked as (
@@ -314,7 +315,10 @@ select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as 
        -- an automatic compaction (subagents/agent-acompact-*) is one model call that summarises its session's
        -- context, not an agent at work: its task class says so, and budgets leave it out of the runs a ceiling is for
        case when regexp_matches(f.run_id, '/agent-acompact-[^/]*$') then 'context compaction' end as task_class,
-       (select min(ts) from _cc c where c.file_no = f.file_no) as started_at,
+       -- a subagent's file (every line a side chain) opens with the parent's hook reminders (isMeta) carried in with
+       -- the parent's times: the subagent starts at its own first line, its prompt
+       coalesce((select min(ts) from _cc c where c.file_no = f.file_no and f.all_side and not coalesce(c.j.isMeta, false)),
+                (select min(ts) from _cc c where c.file_no = f.file_no)) as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
        case o.status when 'succeeded' then o.finish_reason  -- the API's own stop_reason; often not written
                      when 'cancelled' then 'interrupted by user'

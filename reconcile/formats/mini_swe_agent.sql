@@ -245,8 +245,10 @@ left join _mini_unread u on u.file_no = g.file_no;
 create or replace temp table _mini_calls as
 with billed as (
     select g.*, g.r -> 'usage' as u,
-           coalesce(g.previous_ts, g.ts, try(to_timestamp(staged_number(coalesce(g.r ->> 'created', g.r ->> 'created_at')))))
-               as started_at
+           -- asked right after the stamp before it; the first call, which none precedes, when the provider created
+           -- its response (whole seconds: not after the ask); else at its own stamp
+           coalesce(g.previous_ts, try(to_timestamp(staged_number(coalesce(g.r ->> 'created', g.r ->> 'created_at')))),
+                    g.ts) as started_at
     from _mini_msgs g join _stage_records d using (file_no, record_no)
     where d.decision = 'load' and g.kind in ('call', 'refused')
 ),
@@ -374,7 +376,7 @@ select f.file_no, f.run_id, 'mini-swe-agent' as agent,
                               then substr(f.model_name, length(split_part(f.model_name, '/', 1)) + 2)
                               else f.model_name end) as model,
        f.provider,
-       coalesce(t.first_at, s.started_at) as started_at,
+       least(t.first_at, s.started_at) as started_at,  -- the first call began before its reply was stamped
        case when f.exit_status is not null then coalesce(t.last_at, s.last_at) end as ended_at,
        case when f.exit_status = 'TimeExceeded' then 'timed_out'
             when f.exit_status = 'Timeout' then 'failed'
