@@ -8,7 +8,7 @@ import json
 import math
 import shutil
 import zipfile
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -143,9 +143,15 @@ def test_a_log_without_call_end_times_ends_at_its_last_event(inspect):
     con, _ = inspect
     header, found = samples(OLD)
     for sample in found:
+        assert sample.get("total_time") is None and sample.get("started_at") is None
+        first_call = min(datetime.fromisoformat(e["timestamp"]) for e in model_events(sample["events"]))
+        call_ends = [datetime.fromisoformat(e["timestamp"]) + timedelta(seconds=e["output"]["time"])
+                     for e in model_events(sample["events"])]
         last = max(datetime.fromisoformat(e["timestamp"]) for e in sample["events"])
-        got = con.execute("select ended_at from runs where run_id = ?", [run_id(header, OLD, sample)]).fetchall()[0][0]
-        assert got == last
+        assert last > max(call_ends)  # the solver's state and step-end events follow the call: the sample still ran
+        got = con.execute("select started_at, ended_at from runs where run_id = ?",
+                          [run_id(header, OLD, sample)]).fetchall()[0]
+        assert got == (first_call, last)
 
 
 def test_a_model_graded_scorer_s_calls_are_billed_but_not_the_agent_s(inspect):
@@ -278,10 +284,19 @@ def test_only_the_declared_zero_buckets_are_0_without_a_record(variants):
 
 
 def test_a_call_without_usage_is_unknown_in_every_bucket_even_the_zero_ones(inspect):
+    """The test model hardcoded/hardcoded answers with no usage at all, and Inspect adds nothing to the sample's
+    model_usage ({}): the log records nothing of what the calls billed. Unknown, not 0 -- no provider name means free."""
     con, _ = inspect
-    got = con.execute(f"select distinct {', '.join(COLUMNS)} from steps where kind = 'model' and run_id = ?",
-                      [samples(DEDUP)[1][0]["uuid"]]).fetchall()
-    assert got == [(None,) * len(COLUMNS)]
+    (sample,) = samples(DEDUP)[1]
+    calls = list(model_events(sample["events"]))
+    assert calls and all("usage" not in e["output"] and "call" not in e for e in calls)
+    assert sample["model_usage"] == {} and {e["model"] for e in calls} == {"hardcoded/hardcoded"}
+    got = con.execute(f"select count(*), {', '.join(COLUMNS)} from steps where kind = 'model' and run_id = ? group by all",
+                      [sample["uuid"]]).fetchall()
+    assert got == [(len(calls),) + (None,) * len(COLUMNS)]
+    run = con.execute("""select steps, input_tokens, output_tokens, cost_micros, cost_high_micros, ledger_tokens
+                         from run_view where run_id = ?""", [sample["uuid"]]).fetchall()
+    assert run == [(len(calls), None, None, None, None, None)]
 
 
 def test_the_newer_meaning_of_input_tokens_is_read_from_the_log_s_version(variants):

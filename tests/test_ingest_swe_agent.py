@@ -34,12 +34,17 @@ def cut_before_submit(data) -> None:  # the run stopped mid-work: no exit status
     data["history"] = data["history"][:-2]
 
 
+def a_cost_of_0_5(data) -> None:  # 0 tokens counted, yet $0.50 spent (a human model's cost_per_call): not all 0
+    data["info"]["model_stats"]["instance_cost"] = 0.5
+
+
 @pytest.fixture(scope="module")
 def swe(tmp_path_factory):
     folder = tmp_path_factory.mktemp("swe") / "trajectories"
     shutil.copytree(SWE, folder)
     planted(folder, GPT4, "planted__no_exit_status", no_exit_status)
     planted(folder, GPT4, "planted__cut_short", cut_before_submit)
+    planted(folder, "demo__ctf__misc__networking_1", "planted__no_tokens_but_a_cost", a_cost_of_0_5)
     con = store.connect(tmp_path_factory.mktemp("swe_db") / "swe.duckdb")
     report = ingest(con, [folder])
     yield con, report
@@ -56,7 +61,7 @@ def run(con, run_id: str) -> dict:
 def test_every_trajectory_loads_without_a_reject(swe):
     _, report = swe
     loaded = [f for f in report.files if f.format == "swe_agent"]
-    assert len(loaded) == 8 and all(f.rejected == 0 and f.loaded > 0 for f in loaded)
+    assert len(loaded) == 9 and all(f.rejected == 0 and f.loaded > 0 for f in loaded)
 
 
 def test_an_exit_status_is_the_harness_s_own_word(swe):
@@ -98,8 +103,52 @@ def test_each_entry_pairs_its_action_with_its_observation_and_records_no_usage(s
     unpaired = con.execute("""select count(*) from tool_calls q where not exists (select 1 from steps s
                               where s.run_id = q.run_id and s.call_id = q.call_id and s.kind = 'tool')""").fetchall()
     assert unpaired == [(0,)]
-    usage = con.execute("""select count(*), count(coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
-                                  output_tokens, context_tokens)), count(tool_status)
-                           from steps""").fetchall()[0]
+    usage = con.execute(f"""select count(*), count(coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
+                                   output_tokens, context_tokens)), count(tool_status)
+                            from steps where run_id not in ({', '.join(f"'{r}'" for r in zero_stats())})""").fetchall()[0]
     assert usage[0] > 50 and usage[1:] == (0, 0)  # no usage, no tool outcome: unknown, never 0
+
+
+def zero_stats() -> list[str]:
+    """The real trajectories whose model_stats record 0 tokens sent, 0 received and $0 (read here with json)."""
+    found = []
+    for path in sorted(SWE.glob("*.traj")):
+        stats = (json.loads(path.read_text(encoding="utf-8")).get("info") or {}).get("model_stats") or {}
+        if all(k in stats for k in ("tokens_sent", "tokens_received", "instance_cost")) and \
+                stats["tokens_sent"] == stats["tokens_received"] == stats["instance_cost"] == 0:
+            found.append(path.stem)
+    return found
+
+
+def test_a_run_whose_stats_record_no_tokens_and_no_cost_used_none_on_any_turn(swe):
+    """Demonstrations: SWE-agent adds every real model query to model_stats, so 0 tokens both ways and $0 mean its
+    stand-ins (a person typing, a replay) made the turns: each turn is still a model step, with 0 in every bucket
+    and a cost of $0 -- the tool calls are its. A file without info says nothing: its turns' usage stays unknown."""
+    con, _ = swe
+    demos = zero_stats()
+    assert sorted(demos) == ["demo__ctf__misc__networking_1",
+                             "demo__replay__marshmallow-code__marshmallow-1867__function_calling_replace__install-1__"
+                             "marshmallow-code__marshmallow-1867"]
+    for run_id in demos:
+        doc = json.loads((SWE / f"{run_id}.traj").read_text(encoding="utf-8"))
+        turns = len(doc["trajectory"])
+        got = con.execute("""select count(*), count(*) filter (where input_uncached = 0 and cache_read = 0
+                                  and cache_write_5m = 0 and cache_write_1h = 0 and output_tokens = 0
+                                  and reasoning_tokens = 0 and cost_micros = 0)
+                              from step_view where run_id = ? and kind = 'model'""", [run_id]).fetchall()[0]
+        assert got == (turns, turns)
+        run = con.execute("""select steps, input_tokens, output_tokens, cost_micros, cost_low_micros, cost_high_micros
+                              from run_view where run_id = ?""", [run_id]).fetchall()[0]
+        assert run == (turns, 0, 0, 0, 0, 0)
+        calls = con.execute("select count(*) from tool_calls where run_id = ?", [run_id]).fetchall()[0][0]
+        assert calls == sum(1 for e in doc["trajectory"][:-1] if e["action"].strip())  # the last, submit, answers
+    # tokens 0 but a cost: the stats are not all 0, so they say nothing of each turn's share
+    assert con.execute("""select count(*) > 0, count(coalesce(input_uncached, cache_read, output_tokens)) from steps
+                          where run_id = 'planted__no_tokens_but_a_cost' and kind = 'model'""").fetchall() == [(True, 0)]
+    # no info at all (only history): nothing recorded of its calls, so nothing is 0
+    assert DEMO not in demos
+    history = json.loads((SWE / f"{DEMO}.traj").read_text(encoding="utf-8"))["history"]
+    turns = sum(1 for m in history if m["role"] == "assistant" and m.get("action") is not None)
+    assert con.execute("""select count(*), count(coalesce(input_uncached, cache_read, output_tokens)) from steps
+                          where run_id = ? and kind = 'model'""", [DEMO]).fetchall() == [(turns, 0)]
     assert con.execute("select bool_and(call_ids) from run_facts where source_format = 'swe_agent'").fetchall() == [(True,)]

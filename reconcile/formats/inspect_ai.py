@@ -36,7 +36,14 @@ cached part (``total_tokens − output_tokens = input_tokens + writes``) the rea
 ``reasoning_tokens`` where recorded, unknown where not (Anthropic's mapping omits it), never 0. Two
 buckets are 0 by the provider's or the harness's own rule (``zero_buckets``). A call Inspect answered
 from its own response cache (``cache: "read"``) made no provider call: its tokens and cost are 0.
-``total_cost``, where Inspect recorded it, is the harness's cost of the call.
+``total_cost``, where Inspect recorded it, is the harness's cost of the call. An answered call whose
+output has no ``usage`` (a model API that reports none, as the ``hardcoded/hardcoded`` test model of
+Inspect's own logs; Inspect then adds nothing to the sample's ``model_usage`` either) has unknown usage:
+the log does not say what it billed, and no provider name is taken to mean free.
+
+Time: the sample's ``started_at`` / ``completed_at``; else its first call plus ``total_time``; else
+(logs before 2025) from its first call to the last moment the log shows it — the end of its last call
+(``completed``, else ``timestamp`` + ``output.time``) or its last event, whichever is later.
 
 Tool steps are the ``tool`` events, paired with the model's ``tool_calls`` by id: ``error`` (a handled
 error the model sees) gives status ``error`` and its message; ``failed: true`` without an error (the

@@ -18,7 +18,9 @@ is ``prompt_tokens`` − ``cache_read_input_tokens`` (or ``prompt_tokens_details
 split is then unknown and so is the call's cost), except what is never billed (``zero_buckets``):
 cache writes of OpenAI and Gemini models, and 1-hour cache writes. A negative count, or cache
 counts that exceed the prompt holding them, rejects the event that carries them. Timestamps
-without an offset are read as UTC.
+without an offset are read as UTC. The provider is not recorded: a response names a bare model
+(``claude-3-5-sonnet-20241022``), and the LiteLLM route (``anthropic/…``) is OpenHands' configuration,
+not the stream's.
 
 Status: the run's own outcome is its last ``agent_state_changed`` (``extras.agent_state``, kept as
 ``harness_status``; the state's ``reason`` is the stop reason): ``finished`` and

@@ -11,7 +11,14 @@ with only ``history`` (function-calling demonstrations) is read the same way fro
 ``info.model_stats`` is the harness ledger (``api_calls`` → steps, ``tokens_sent`` → input
 tokens, ``tokens_received`` → output tokens, ``instance_cost`` → cost); all-zero stats
 (demonstrations) are no ledger. Trajectories record no per-step token usage, no timestamps and
-no tool outcome status (an observation is whatever the command printed): those stay NULL.
+no tool outcome status (an observation is whatever the command printed): those stay NULL — except
+in a run whose ``model_stats`` record 0 tokens sent, 0 received and a cost of 0. SWE-agent adds
+every query of a real model to those counts (the provider's usage in 0.x, LiteLLM's
+``token_counter`` since 1.0: never 0 for a prompt), so only its stand-ins for a model leave them at
+0 — a person typing the turns (``human``, ``human_thought``: how demonstrations are made) or a
+replay of earlier actions (``replay``, which counts ``api_calls`` and nothing else). No provider was
+called: each turn of such a run used 0 tokens and cost $0 (counts that are never negative and add
+up to 0 are each 0). Any other run's stats are totals that give no turn its share.
 
 ``info.exit_status`` is the raw stop reason, mapped by ``docs/status.md``. A trajectory without
 one (``demo__function_calling_simple.traj``: only ``history``) says nothing of how it ended, so

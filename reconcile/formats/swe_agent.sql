@@ -44,11 +44,29 @@ create or replace temp table _stage_calls as
 select file_no, run_id, entry * 2 as step_idx, 0 as call_position, 'call-' || entry as call_id, tool_name, args
 from _swe_steps where not is_submit and tool_name is not null;
 
+-- A run whose model_stats record 0 tokens sent, 0 received and $0 made no provider call: SWE-agent adds every
+-- query of a real model to them (its tokens by the provider's usage in 0.x, by LiteLLM's token_counter since 1.0,
+-- never 0 for a prompt), so only its stand-ins for a model -- a person typing the turns (human, human_thought) or
+-- a replay of earlier actions (replay: api_calls counted, nothing else) -- leave them at 0: the demonstrations.
+-- Non-negative counts that add up to 0 are each 0, so every turn of such a run used 0 tokens; any other run's
+-- stats are run totals that give no call its share (its turns' usage is unknown).
+create or replace temp table _swe_no_usage as
+select file_no from _doc
+where staged_number(j -> 'info' -> 'model_stats' ->> 'tokens_sent') = 0
+  and staged_number(j -> 'info' -> 'model_stats' ->> 'tokens_received') = 0
+  and staged_micros(j -> 'info' -> 'model_stats' ->> 'instance_cost') = 0;
+
 create or replace temp table _stage_steps as
-select file_no, run_id, (entry * 2)::integer as idx, 'model' as kind, record_no::integer as source_line,
-       left(coalesce(response, thought), 4000) as output_text, sha256(coalesce(response, thought)) as output_sha256,
-       is_submit as is_final, case when is_submit then 'submit' end as finish_reason  -- no finish reason is recorded
-from _swe_steps
+select s.file_no, s.run_id, (s.entry * 2)::integer as idx, 'model' as kind, s.record_no::integer as source_line,
+       left(coalesce(s.response, s.thought), 4000) as output_text, sha256(coalesce(s.response, s.thought)) as output_sha256,
+       s.is_submit as is_final, case when s.is_submit then 'submit' end as finish_reason,  -- no finish reason is recorded
+       case when z.file_no is not null then 0 end as input_uncached,
+       case when z.file_no is not null then 0 end as cache_read,
+       case when z.file_no is not null then 0 end as cache_write_5m,
+       case when z.file_no is not null then 0 end as cache_write_1h,
+       case when z.file_no is not null then 0 end as output_tokens,
+       case when z.file_no is not null then 0 end as reasoning_tokens
+from _swe_steps s left join _swe_no_usage z using (file_no)
 union all by name
 select s.file_no, s.run_id, (c.step_idx + 1)::integer as idx, 'tool' as kind,
        round(s.seconds * 1000) as ms, s.record_no::integer as source_line, c.call_id,
