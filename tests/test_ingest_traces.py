@@ -273,6 +273,10 @@ def test_langfuse_catalogue_comes_from_the_recorded_tool_definitions(real):
         "google-adk-2025-08-28.trace.json": ["say_hello"],
         "microsoft-agent-2025-12-17.trace.json": ["get_weather"],  # gen_ai.tool.definitions
         "openai-agents-2025-09-30.trace.json": ["get_weather"],
+        # pydantic-ai's model_request_parameters: function tools and the output tool final_result
+        "pydantic-ai-tools-2025-12-04.trace.json": ["final_result", "get_car_joke_suggestion", "get_dad_joke_suggestion",
+                                                    "get_one_liner_suggestion", "get_pun_suggestion",
+                                                    "get_tree_joke_suggestion"],
         "vercel-aisdk-2025-11-17.trace.json": ["getWeather"],  # ai.prompt.tools
     }
     # the tool a TOOL observation ran, by its recorded name (ADK labels the observation "execute_tool say_hello")

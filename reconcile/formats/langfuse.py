@@ -1,11 +1,23 @@
 """Langfuse trace exports: ``{"trace": {...}, "observations": [...]}``.
 
-One file is one trace is one run (run id = the trace id). GENERATION observations are model
-steps, TOOL observations tool steps, in start-time order; SPAN, AGENT, CHAIN and EVENT
-observations are structure and are skipped (counted) — unless they carry usage (an AGENT span
-reporting ``gen_ai.usage.*``), which Langfuse counts into the trace and so do we, as a model
-step. Steps are labelled with their parent observation's name. Records: the trace is record 1,
-the observations records 2, 3, … in file order.
+One file is one trace is one run (run id = the trace id), begun at the earlier of the trace's
+timestamp and its first observation. GENERATION observations are model steps, tool runs tool
+steps, in start-time order; SPAN, AGENT, CHAIN and EVENT observations are structure and are skipped
+(counted) — unless they carry usage (an AGENT span reporting ``gen_ai.usage.*``), which Langfuse
+counts into the trace and so do we, as a model step. Steps are labelled with their parent
+observation's name. Records: the trace is record 1, the observations records 2, 3, … in file order.
+The Claude Agent SDK's ``claude.assistant.turn`` observations are content blocks: those before the
+next tool ran are one response, one call.
+
+Tool runs: TOOL observations, spans marking a tool's run (OpenInference kind TOOL, ``gen_ai.tool.name``,
+``execute_tool``, ``ai.toolCall.name``, a LangChain span whose output is its ToolMessage), BeeAI's
+``agent.react`` spans (tool.name + tool.parameters, per iteration); observations naming one call id are
+one run. Tool calls and text are read from each call's output, item by item (OpenAI chat and Responses,
+Anthropic blocks, OTel GenAI parts, Gemini parts, LangChain, Vercel AI SDK, Koog's JSON text); a call of a
+pydantic-ai output tool (``model_request_parameters.output_tools``) is the answer, not a call. A run
+answers the call of its recorded id, else the calls and runs of one tool pair in order. The model is the
+one that answered (``gen_ai.response.model``), a Vertex resource path cut to its name; the provider is
+read where the call (or the generation wrapping it) records it, never from a model's name.
 
 Usage: Langfuse's ``usageDetails`` keys are additive buckets (``input``, ``output``,
 ``input_cache_read``, ``output_reasoning``, …), while ``prompt_details.*`` and
@@ -28,14 +40,16 @@ count rejects the observation. ``costDetails.total`` is kept as each step's own 
 
 The catalogue is the tools an observation offered: Langfuse's ``toolDefinitions``, else what the
 instrumentation put in its ``metadata.attributes`` (OpenInference ``llm.tools.N.tool.json_schema``,
-GenAI ``gen_ai.tool.definitions``, the Vercel AI SDK's ``ai.prompt.tools``, BeeAI's ``llm.tools``);
+GenAI ``gen_ai.tool.definitions``, the Vercel AI SDK's ``ai.prompt.tools``, BeeAI's ``llm.tools``, pydantic-ai's
+``model_request_parameters`` function and output tools);
 a run's catalogue is every tool its observations offered. Whether a tool changes the world is not
 recorded. The catalogue size is the largest set one observation offered, as bytes / 4.
 
 Not recorded, so not judged: a trace's calls need not continue one conversation (a router call
 and an agent call sit side by side), a TOOL observation is not linked to the generation that
-asked for it (the call is taken as asked by the latest generation before it), and the trace has
-no outcome of its own (the status is inferred from observation levels and end times).
+asked for it (the call id links them where both record it; else the order of a tool's calls and
+runs, else the latest generation before it asked), and the trace has no outcome of its own (the
+status is inferred from observation levels and end times).
 """
 
 from __future__ import annotations
@@ -55,10 +69,11 @@ class Langfuse(TranscriptFormat):
     facts: ClassVar[dict[str, str]] = {
         "usage": "usageDetails of each generation (and its total, for tokens the other keys leave out)",
         "timestamps": "startTime / endTime of each observation",
-        "tool_status": "the level of each TOOL observation (ERROR or not)", "result_size": "the TOOL observation's output",
+        "tool_status": "the level of each tool run's observation (ERROR or not; a LangChain ToolMessage's status)",
+        "result_size": "the tool run's output (a LangChain ToolMessage's content)",
         "context_size": "input buckets of each generation, where the cache buckets are known",
         "catalogue": "toolDefinitions, else the tool definitions in metadata.attributes (llm.tools.N.tool.json_schema, "
-                     "gen_ai.tool.definitions, ai.prompt.tools)",
+                     "gen_ai.tool.definitions, ai.prompt.tools, llm.tools, model_request_parameters)",
         "run_status": "inferred from levels and end times",
     }
     inferred = frozenset({"run_status"})
