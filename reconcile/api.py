@@ -85,12 +85,13 @@ class Reconcile:
         (money in integer micro-dollars: sum them, then divide)."""
         return pl.from_arrow(self.engine.execute(query, params))
 
-    def runs(self, since: When = None, until: When = None, tz: str | None = None, fold_subagents: bool = False,
+    def runs(self, since: When = None, until: When = None, tz: str | None = None, fold_subagents: bool = True,
              cost_source: str = "auto") -> pl.DataFrame:
         """One row a run started in the window, by start — the rows of ``reconcile runs --json`` (status, stop
-        reason, start, wall seconds, steps, tokens, ``cost_usd`` by ``cost_source``, model), every run its own
-        row unless ``fold_subagents`` (the CLI's default) folds Claude Code subagents into their sessions. A
-        run whose start nobody recorded is in no bounded window. ``run_view`` (``sql``) has every column."""
+        reason, start, wall seconds, steps, tokens, ``cost_usd`` by ``cost_source``, model): Claude Code subagents
+        folded into their sessions, as the CLI does; ``fold_subagents=False`` gives every run its own row (as
+        ``runs --no-fold-subagents``). A run whose start nobody recorded is in no bounded window. ``run_view``
+        (``sql``) has every column."""
         from reconcile.analyses.runs import list_runs
         from reconcile.sheets import sheet_arrow
 

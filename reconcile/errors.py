@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1  #: a check found a violation at error severity
     BAD_INPUT = 2  #: bad input or usage: unreadable file, unknown format, bad argument
     INTERNAL = 3  #: a bug in reconcile itself
+    INTERRUPTED = 130  #: stopped by Ctrl-C (SIGINT), as a shell reports a process an interrupt ended
 
 
 class ReconcileError(Exception):
@@ -52,6 +53,30 @@ class QueryError(BadInput):
 
 class RunNotFound(BadInput):
     """No run matches the id (or id prefix) the user gave."""
+
+
+class Interrupted(ReconcileError):
+    """Ctrl-C stopped the command. ``str()`` says what was kept: work is saved a file (or a stage) at a time, in
+    one transaction, so what was under way is not saved and what was saved before it is whole."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+    def __init__(self, what: str | None = None):
+        super().__init__(
+            f"interrupted: nothing of {what} was saved; what was saved before it is kept and the store is whole; "
+            "run the command again to do the rest" if what else
+            "interrupted: nothing under way was saved; the store is as the last finished step left it; run the "
+            "command again to do the rest")
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """True for Ctrl-C however it surfaced: Python's KeyboardInterrupt, or DuckDB stopping the query it ran (its
+    ``InterruptException``, or the ``RuntimeError("Query interrupted")`` its Python client raises)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if type(exc).__name__ == "InterruptException":
+        return True
+    return isinstance(exc, RuntimeError) and str(exc).startswith("Query interrupted")
 
 
 class InternalError(ReconcileError):

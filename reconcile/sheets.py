@@ -73,6 +73,12 @@ class Sheet:
     # where a terminal is too narrow for every column: the keys left out first (then the others, right to
     # left; the first column always stays)
     drop_first: tuple[str, ...] = ()
+    # the figure the table is named for and what a reader needs to read it: kept whatever the width (the first
+    # column always is); the others leave before them
+    headline: tuple[str, ...] = ()
+    # columns that add up to a whole (runs by status), and the column that sums all of them but the first: on a
+    # terminal too narrow for every part, the first part and that sum stand in for them, so the row still adds up
+    parts: tuple[tuple[str, ...], str] | None = None
 
     def cells(self) -> list[list[str]]:
         """The rows (and the totals under them) as people read them."""

@@ -153,6 +153,9 @@ def test_emit_toml_yaml_and_python(cli, night_db):
                            and recommendation["would_stop"]["runs"][0] in line for line in toml_text.splitlines())
     assert applied and withheld  # the sample night has both
     assert "max_cost_micros" not in toml_text + python + yaml  # one name for the spend ceiling everywhere
+    # the three styles say the same: a group whose every ceiling is withheld is an empty mapping, never null
+    parsed = pytest.importorskip("yaml").safe_load(yaml)["budgets"]
+    assert parsed == toml["budgets"] == budgets
     assert cli("budgets", "--emit", "ini", "--db", night_db).code == ExitCode.BAD_INPUT
 
 

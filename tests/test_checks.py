@@ -185,7 +185,7 @@ def test_on_the_sample_night_findings_equal_planted_json(cli, night_db, tmp_path
 
 def test_terminal_output_tables_and_summary(cli, night_db):
     out = cli("check", "--db", night_db).out
-    assert "final_answer_not_overwritten (error): 1 violation(s)" in out and "8f3a" in out
+    assert "final_answer_not_overwritten (error): 1 violation" in out and "8f3a" in out
     assert f"{len(REQUIRED)} check(s) ran over 300 run(s), {len(REQUIRED) - len(NOT_ON_ONE_NIGHT)} failing" in out
 
 

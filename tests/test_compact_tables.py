@@ -96,4 +96,4 @@ def test_check_shows_a_check_s_first_findings_and_says_how_to_list_them_all(caps
     shown = [f"run-{i:03d}" for i in range(len(findings)) if f"run-{i:03d}" in out]
     assert shown == [f"run-{i:03d}" for i in range(SHOWN_FINDINGS)]  # the first ones, in order, and no more
     assert "… and 7 more of this check's findings: reconcile check --only tool_calls_paired --csv" in out
-    assert f"{len(findings)} violation(s)" in out and "32 error finding(s)" in out  # the counts stay whole
+    assert f"{len(findings)} violations" in out and "32 error finding(s)" in out  # the counts stay whole

@@ -43,6 +43,32 @@ def real_db(tmp_path_factory) -> Path:
     return path
 
 
+# Issue 61: the columns each table exists for (its headline, and what a reader needs to read it), kept whatever the
+# width: per command, the column headers that must be in its output
+HEADLINES = {
+    "runs": ["run", "status", "cost"],
+    "summary": ["agent", "runs", "succeeded", "cost"],  # and the other statuses, each or summed (below)
+    "cost": ["model", "runs", "cost", "per completed task", "success"],
+    "cost --by agent": ["agent", "runs", "cost", "per completed task"],
+    "budgets": ["ceiling", "p99", "configured", "recommended"],
+    "usage": ["provider tokens", "journal tokens", "unexplained $", "phantom $"],
+    "replay --set max_steps=20": ["group", "successes lost", "spend saved", "spend lost"],
+    "signals": ["signal", "key", "value", "n", "state"],
+}
+
+
+def table_headers(lines: list[str]) -> list[str]:
+    """Every column header of every table in a command's output, its lines joined (a header may fold)."""
+    headers, block = [], []
+    for line in lines:
+        if line.startswith("┃"):
+            block.append([cell.strip() for cell in line.strip("┃").split("┃")])
+        elif block:
+            headers += [" ".join(part for part in column if part) for column in zip(*block)]
+            block = []
+    return headers
+
+
 def _all_fit(db: Path, commands, columns: int) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:  # CI has two cores; each run is a whole process
         outputs = list(pool.map(lambda c: (c[0], in_pty([*c[0], "--db", str(db)], columns, c[1])), commands))
@@ -50,6 +76,11 @@ def _all_fit(db: Path, commands, columns: int) -> None:
     assert not any(wide.values()), {k: v for k, v in wide.items() if v}
     for args, lines in outputs:
         assert len(lines) > 1, args  # it printed its answer, not nothing
+        expected = HEADLINES.get(" ".join(args), []) if table_headers(lines) else []  # (no bill: no usage table)
+        missing = [h for h in expected if h not in table_headers(lines)]
+        if args == ["summary"]:  # the status columns add up to runs: each status shown, or the rest summed
+            assert "other statuses" in table_headers(lines) or "failed" in table_headers(lines), lines
+        assert not missing, (" ".join(args), columns, missing, table_headers(lines))
 
 
 @pytest.mark.parametrize("columns", [80, 120, 200])
@@ -72,12 +103,17 @@ def test_a_narrow_terminal_shortens_ids_and_names_what_it_left_out(real_db):
     assert any("fe5e1c67-53e7-4862-81ae-d0e013e3270b" in line for line in wide)  # --wide: every column, whole
 
 
-def test_check_collapses_what_it_could_not_judge_to_one_line_a_format(real_db):
-    lines = in_pty(["check", "--db", str(real_db)], 200, (1,))
+def test_check_says_what_it_could_not_judge_in_one_line_and_why_behind_v(real_db):
+    """Issue 61: at 80 columns the not-judged summary is at most 3 lines (one sentence: how many checks, and the
+    command that says why); each check's reason and each invariant in words are behind -v."""
+    lines = in_pty(["check", "--db", str(real_db)], 80, (1,))
     text = "\n".join(lines)
-    assert sum("format does not record" in line for line in lines) == 2  # claude_code and codex, one line each
-    assert "need facts the claude_code format does not record (5 run(s))" in text
-    assert "budgets_enforced:" not in text  # no line a check
+    start = next(i for i, line in enumerate(lines) if "could not judge every run: reconcile check -v" in line)
+    end = next(i for i, line in enumerate(lines) if i >= start and line.rstrip().endswith("check by check"))
+    assert end - start + 1 <= 3, lines[start:end + 1]
+    assert "format does not record" not in text and "budgets_enforced:" not in text  # no line a check
+    assert "tool_calls_paired (error): 2 violations" in text and "remedy:" in text  # what to act on stays
+    assert "every tool call has exactly one result" not in text  # the invariant in words: -v
     verbose = "\n".join(in_pty(["check", "--db", str(real_db), "-v"], 200, (1,)))
     assert "budgets_enforced: not judged for 7 codex runs: the codex format records no budgets" in verbose
 
@@ -87,3 +123,30 @@ def test_a_table_that_cannot_fit_says_so(tmp_path, night_db):
     figures = ", ".join(f"{10**12 + i} as c{i}" for i in range(12))  # whole numbers never break
     lines = in_pty(["sql", f"select {figures}", "--db", str(tmp_path / "n.duckdb")], 80)
     assert any("too wide for 80 columns" in line and "--csv" in line for line in lines), lines
+
+
+def test_show_keeps_its_box_inside_80_columns_whatever_the_source_path(night_db, tmp_path, cli, monkeypatch):
+    """Issue 61: the header box of `show` was as wide as the source path (one word, never folded), so where the
+    clone lives decided whether it fit. Every path length from 40 to 100 characters, folded between separators."""
+    import duckdb
+
+    from reconcile.cli import render
+
+    db = tmp_path / "night.duckdb"
+    shutil.copy(night_db, db)
+    monkeypatch.setattr(render.console, "width", 80)
+    for length in range(40, 101):
+        stem = "/home/someone/src/" + "x" * max(0, length - len("/home/someone/src/") - len("/night.jsonl"))
+        path = (stem + "/night.jsonl")[-length:] if length >= 30 else stem
+        assert len(path) == length
+        with duckdb.connect(str(db)) as con:
+            con.execute("update runs set source_file = ? where run_id like '8f3a%'", [path])
+        result = cli("show", "8f3a", "--db", db)
+        assert result.code == 0, result.err
+        lines = result.out.splitlines()
+        box = [line for line in lines if line[:1] in "┏┃┡│└┌├╭╰"]  # the tables (prose folds at a terminal's edge)
+        assert box and max(len(line) for line in box) <= 80, (length, [line for line in box if len(line) > 80])
+        # the path is all there, folded onto lines of the value column
+        cells = "".join(line.split("│")[2].strip() for line in lines if line.count("│") == 3
+                        and line.split("│")[1].strip() in ("source", ""))
+        assert path in cells, (length, cells)

@@ -137,3 +137,27 @@ def test_catalogue_tax_of_a_format_that_records_no_catalogue_is_not_recorded(cli
     assert all(g["catalogue_tax_usd"] is None and g["catalogue_tax_tokens"] is None for g in claude)
     row = next(line for line in cli("cost", "--db", mixed_db).out.splitlines() if line.startswith("│ total"))
     assert "not recorded" in row and "$0.00" not in row
+
+
+def test_every_reporting_heading_names_its_window(cli, night_db):
+    """Issue 61: `cost --since` showed part of the night under the all-time heading. Each table says its window."""
+    since = ["--since", "2026-11-29", "--tz", "UTC"]
+    cost = cli("cost", *since, "--db", night_db).out
+    assert "Cost, from 2026-11-29 00:00 (UTC;" in cost
+    assert "Cost per completed task, from 2026-11-29 00:00 " in cost
+    assert "Ceilings from the succeeded runs, from 2026-11-29 00:00 " in cli("budgets", *since, "--db", night_db).out
+    assert "Runs (from 2026-11-29 00:00, UTC)" in cli("runs", *since, "--db", night_db).out
+    assert "(from 2026-11-29 00:00, UTC)" in cli("usage", *since, "--db", night_db).out
+    assert "Cost, all time (UTC;" in cli("cost", "--tz", "UTC", "--db", night_db).out
+
+
+def test_the_notebook_lists_the_runs_the_cli_lists(cli, mixed_db):
+    """Issue 61: rc.runs() folds Claude Code sub-agents into their sessions, as `runs` does; unfolded on request."""
+    import reconcile
+
+    listed = [r["run_id"] for r in cli("runs", "--json", "--db", mixed_db).json()]
+    every = [r["run_id"] for r in cli("runs", "--no-fold-subagents", "--json", "--db", mixed_db).json()]
+    with reconcile.connect(mixed_db) as rc:
+        assert sorted(rc.runs()["run_id"].to_list()) == sorted(listed)
+        assert sorted(rc.runs(fold_subagents=False)["run_id"].to_list()) == sorted(every)
+    assert len(every) > len(listed)  # the store holds sub-agents: folding changes the rows

@@ -164,10 +164,13 @@ def emit(report: dict[str, Any], style: str, replayed: dict[str, dict] | None = 
             blocks.append("\n".join(lines))
         return f"# {header}\n" + "\n\n".join(blocks) + "\n"
     if style == "yaml":
-        lines = [f"# {header}", "budgets:"]
+        lines = [f"# {header}", "budgets:" if groups else "budgets: {}"]
         for g in groups:
-            lines += [f'  "{g["key"]}":', *_said(said_of, g, "    ")]
-            lines += ["    " + entry(g, k, v, "{name}: {value}") for k, v in g["recommended"].items()]
+            entries = ["    " + entry(g, k, v, "{name}: {value}") for k, v in g["recommended"].items()]
+            # a group whose every ceiling is commented out is an empty mapping, as TOML and Python write it (YAML
+            # reads a key with nothing under it as null)
+            empty = all(line.lstrip().startswith("#") for line in entries)
+            lines += [f'  "{g["key"]}":' + (" {}" if empty else ""), *_said(said_of, g, "    "), *entries]
         return "\n".join(lines) + "\n"
     if style == "python":
         body = "\n".join("".join(f"{line}\n" for line in _said(said_of, g, "    "))

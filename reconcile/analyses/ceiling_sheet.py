@@ -33,7 +33,7 @@ CEILING_COLUMNS = [
 ]
 
 
-def ceilings_sheet(report: dict) -> Sheet:
+def ceilings_sheet(report: dict, window: str = "all time") -> Sheet:
     """A row per group and ceiling: the succeeded runs' quantiles, the configured and the recommended value."""
     rows = []
     for g in report["groups"]:
@@ -58,8 +58,8 @@ def ceilings_sheet(report: dict) -> Sheet:
                          "at_least": bool(recommendation and recommendation["at_least"]),
                          "would_stop": stops["count"],
                          "would_stop_runs": ", ".join(stops["runs"][:5]) + (" …" if stops["count"] > 5 else "")})
-    return Sheet([Column("key", report["by"]), *CEILING_COLUMNS], rows,
-                 title="Ceilings from the succeeded runs (exact quantiles; runs cut while still progressing counted as "
-                       "needing at least what they used)")
+    return Sheet([Column("key", report["by"]), *CEILING_COLUMNS], rows, headline=("ceiling", "p99", "configured", "recommended"),
+                 title=f"Ceilings from the succeeded runs, {window} (exact quantiles; runs cut while still progressing "
+                       "counted as needing at least what they used)")
 
 

@@ -51,11 +51,16 @@ def store_summary(engine: Engine) -> dict[str, Any]:
 def agents_sheet(by_agent: list[dict[str, Any]]) -> Sheet:
     """Runs by agent and status, with steps, tokens and cost (reconcile's prices, else the harness's record)."""
     columns = [Column("agent", "agent"), Column("runs", "runs", "count"),
-               *[Column(s, s, "count") for s in STATUSES], Column("steps", "steps", "count"),
+               *[Column(s, s, "count") for s in STATUSES],
+               # on a narrow terminal: every status but the first, summed (the columns still add up to runs)
+               Column("other_statuses", "other statuses", "count", wide=True, table_only=True),
+               Column("steps", "steps", "count"),
                Column("tokens", "tokens", "count"), Column("cost_micros", "cost", "money"),
                # a range or "at least" in the cost column: how many runs it is not exact for
                Column("runs_not_exact", "runs not priced exactly", "count")]
-    return Sheet(every_key(columns, by_agent), by_agent)
+    rows = [{**row, "other_statuses": sum(row.get(s) or 0 for s in STATUSES[1:])} for row in by_agent]
+    return Sheet(every_key(columns, rows), rows, headline=("runs", "cost_micros"),
+                 parts=(tuple(STATUSES), "other_statuses"))
 
 
 def render_summary(engine: Engine, render_table: Callable[[Sheet], str]) -> str:

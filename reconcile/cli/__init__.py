@@ -14,7 +14,7 @@ import sys
 import typer
 
 from reconcile import notices
-from reconcile.errors import ExitCode, ReconcileError
+from reconcile.errors import ExitCode, Interrupted, ReconcileError, is_interrupt
 from reconcile.cli.help import plain_metavars
 from reconcile.cli.root import app, load_commands
 
@@ -35,12 +35,20 @@ def main(argv: list[str] | None = None) -> int:
         code = ExitCode.OK
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (ExitCode.OK if exc.code is None else ExitCode.BAD_INPUT)
+        if code == ExitCode.INTERRUPTED:  # Typer's exit for a KeyboardInterrupt, silent: say what was kept
+            _errors().print(str(Interrupted()))
     except ReconcileError as exc:
-        _errors().print(f"error: {exc}")
+        _errors().print(f"{exc}" if isinstance(exc, Interrupted) else f"error: {exc}")
         code = exc.exit_code
+    except KeyboardInterrupt:  # Ctrl-C outside a load (which names its file): one line, never a traceback
+        _errors().print(str(Interrupted()))
+        code = ExitCode.INTERRUPTED
     except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
         if os.environ.get("RECONCILE_DEBUG"):
             raise
+        if _interrupted_query(exc):  # DuckDB stops its query on Ctrl-C and raises its own error instead
+            _errors().print(str(Interrupted()))
+            return _exit(ExitCode.INTERRUPTED, argv)
         machine = _machine_failure(exc)
         _errors().print(f"error: {machine}" if machine else f"internal error: {type(exc).__name__}: {exc}\n"
                         "This is a bug in reconcile. Re-run with RECONCILE_DEBUG=1 for the traceback.")
@@ -58,6 +66,11 @@ def _exit(code: int, argv: list[str] | None) -> int:
     if argv is None:
         sys.exit(int(code))
     return int(code)
+
+
+def _interrupted_query(exc: BaseException) -> bool:
+    """True for DuckDB's error for a query that Ctrl-C stopped."""
+    return is_interrupt(exc)
 
 
 _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}

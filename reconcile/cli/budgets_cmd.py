@@ -48,7 +48,7 @@ def _alerts(pairs: list[str], rates: list[dict]) -> list[dict]:
 def budgets_command(
     by: Annotated[str, typer.Option("--by", help="Group by agent, task_class or model.")] = "agent",
     unit: Annotated[str, typer.Option("--unit", help=f"What spends a budget: {' or '.join(UNITS)} (an agent tree "
-                                                     "shares one budget, seed 001: its runs' totals).")] = "run",
+                                                     "shares one budget: its runs' totals).")] = "run",
     scope: Window = Window(),
     emit_style: Annotated[str | None, typer.Option("--emit", help="Print the recommended ceilings as toml, yaml or python.")] = None,
     alert_rate: Annotated[list[str] | None, typer.Option("--alert-rate", help="STATUS=RATE: exit 1 when a group's share of STATUS is above RATE (repeatable).")] = None,
@@ -80,7 +80,7 @@ def budgets_command(
     alerts = _alerts(alert_rate or [], rates)
     if emit_style:
         sys.stdout.write(emit(report, emit_style, replayed))  # a file to paste: as written, never folded
-    elif output(sheet := ceilings_sheet(report), given,
+    elif output(sheet := ceilings_sheet(report, scope.describe()), given,
                 json_data={**report, "ceilings": json_rows(sheet), "stop_reason_rates": rates,
                            **percentiles, "alerts": alerts}, wide=wide):
         _print(report, rates, percentiles, alerts, scope.zone)

@@ -9,7 +9,7 @@ import typer
 
 from reconcile.analyses.coverage import require_runs
 from reconcile.checks import Scope, load_checks, run_checks, select_checks, write_junit
-from reconcile.checks.not_judged import not_judged_summary
+from reconcile.money import plural
 from reconcile.checks.runner import SHOWN
 from reconcile.checks.written import write_findings
 from reconcile.errors import BadInput
@@ -85,11 +85,10 @@ def print_not_judged(results, verbose: bool = False, indent: str = "") -> None:
             if result.not_judged:
                 console.print(f"{indent}{result.name}: not judged for {result.not_judged_text()}")
         return
-    lines = not_judged_summary(results)
-    if lines:
-        console.print(f"{indent}Not judged on every run (reconcile check -v says why, check by check):")
-    for line in lines:
-        console.print(f"{indent}  {line}")
+    partial = sum(1 for result in results if result.not_judged)
+    if partial:  # one line: the reasons are behind -v (and in the morning report)
+        console.print(f"{indent}{plural(partial, 'check')} could not judge every run: reconcile check -v says why, "
+                      "check by check")
 
 
 def findings_sheet(report) -> Sheet:
@@ -114,7 +113,9 @@ def print_report(report, verbose: bool = False) -> None:
         level = result.outcome if result.outcome != "pass" else f"{result.severity}, passes its thresholds"
         if result.thresholds:  # configured: say which ones decided it
             level += f"; {result.thresholds}"
-        title = f"{result.name} ({level}): {result.failures} violation(s) — {result.invariant}"
+        # the invariant in words behind -v: the name, the count and the remedy are what to act on
+        title = f"{result.name} ({level}): {plural(result.failures, 'violation')}" + (
+            f" — {result.invariant}" if verbose else "")
         # the step's line in its run's file (the run's first line for a finding on the whole run): what to open
         rows = [[f.run_id or "", "" if f.step is None else f.step, "" if getattr(f, "line", None) is None else f.line,
                  f.detail]

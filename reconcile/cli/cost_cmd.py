@@ -48,7 +48,8 @@ _BUCKET_COLUMNS = [Column(bucket, bucket.replace("_", " "), "count", unknown="un
 TASK_COLUMNS = [
     Column("agent", "agent"), Column("task_class", "task class"), Column("model", "model"),
     Column("limits", "limits"), Column("runs", "runs", "count"), Column("success_rate", "success", "share"),
-    Column("cost_micros", "cost", "money", unknown="unknown"),
+    # the group's whole spend: named so that it is never read as a task's cost, the figure beside it
+    Column("cost_micros", "spend", "money", unknown="unknown"),
     Column("cost_per_completed_task_micros", "per completed task", "money", unknown="unknown"),
     Column("no_task_completed", "none completed", "bool", wide=True, export_only=True),
 ]
@@ -73,7 +74,7 @@ def _left_out(group: dict) -> str:
     return "" if group.get("cost_micros") is not None else ", ".join(left_out(group))
 
 
-def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
+def cost_sheet(report: dict, by: str, zone: str, source: str, window: str = "all time") -> Sheet:
     """A row a group, money in micro-dollars; the total under them in the table, never a row of the CSV.
 
     Every figure of a group is a column (the less-read ones ``wide``), so CSV carries what JSON does.
@@ -83,8 +84,8 @@ def cost_sheet(report: dict, by: str, zone: str, source: str) -> Sheet:
     columns = [Column("key", by), Column("runs", "runs", "count"), Column("model_calls", "calls", "count"), *COST_COLUMNS,
                *_BUCKET_COLUMNS]
     zone_note = f", days in {zone}" if by in TIME_GROUPS else ""
-    return Sheet(every_key(columns, [*rows, *total]), rows, title=f"Cost (source: {SOURCE_TEXT[source]}{zone_note})",
-                 zone=zone, totals=total)
+    return Sheet(every_key(columns, [*rows, *total]), rows, title=f"Cost, {window} ({zone}; source: {SOURCE_TEXT[source]}{zone_note})",
+                 zone=zone, totals=total, headline=("runs", "cost_micros"))
 
 
 def cost_json(report: dict, sheet: Sheet) -> dict:
@@ -118,15 +119,17 @@ def cost_command(
         use_zone(engine, scope.zone)
         found = coverage(engine, scope, source.described)
         report = cost_report(engine, by, scope, cost_source)
-    sheet = cost_sheet(report, by, scope.zone, cost_source)
+    sheet = cost_sheet(report, by, scope.zone, cost_source, scope.describe())
     if not found.within:
         return empty_window(found, sheet, given, json_data=cost_json(report, sheet))
     if not output(sheet, given, json_data=cost_json(report, sheet), wide=wide):
         return None
     for line in run_count_lines(report, by, found):
         console.print(line)
-    title = "Cost per completed task (spend / succeeded tasks; a run and its sub-agents are one task)"
-    console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title, drop_first=("limits", "runs")), wide))
+    title = (f"Cost per completed task, {scope.describe()} (spend / succeeded tasks; a run and its sub-agents are one "
+             "task)")
+    console.print(sheet_table(Sheet(TASK_COLUMNS, _task_rows(report), title=title, drop_first=("limits", "runs"),
+                                    headline=("cost_per_completed_task_micros", "success_rate")), wide))
     waste = report["spend_on_failed_stalled_budget_stopped"]
     if not waste["runs"]:
         console.print("Spend on failed, stalled and budget- or time-stopped runs: none (no such runs)")

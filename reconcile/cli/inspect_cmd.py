@@ -15,7 +15,8 @@ from reconcile.money import amount_text, left_out, plural, usd
 from reconcile.outputs import write_output
 from reconcile.sheets import MISSING_AS, Column, Sheet, in_dollars, json_rows, rows_parquet
 from reconcile.cli.options import Output, Store, WideOption, grouped
-from reconcile.cli.render import LiteralConsole, console, output, print_csv, print_json, fitted_table, rendered, to_jsonable
+from reconcile.cli.render import (LiteralConsole, console, fitted_table, folded_path, output, print_csv, print_json, rendered,
+                                  to_jsonable)
 
 _HEADER_FIELDS = [
     ("run", "run_id"), ("agent", "agent"), ("task class", "task_class"), ("models", "models"),
@@ -33,6 +34,7 @@ def show_command(
     step: Annotated[int | None, typer.Option("--step", help="Show every recorded field of this step.")] = None,
     given: Output = Output(),
     source: Store = Store(),
+    wide: WideOption = False,
 ) -> None:
     """Show a run's header and its steps, or one step in full; --csv and --parquet carry the steps.
 
@@ -82,8 +84,12 @@ def show_command(
     if given.csv or given.parquet:
         output(sheet, given)
         return None
+    # the source path folds between its separators: the box is as wide whatever the path's length
+    label_width = max(len(label) for label, _ in header)
+    header = [(label, folded_path(value, console.width - label_width - 8) if label == "source" else value)
+              for label, value in header]
     console.print(fitted_table(["", ""], header, header=False))
-    output(sheet)
+    output(sheet, wide=wide)
     _print_findings(run["run_id"], found)
     return None
 

@@ -142,6 +142,23 @@ def fitted_table(columns: list[str], rows: list[tuple] | list[list], title: str 
     return out
 
 
+def folded_path(path: str, width: int) -> str:
+    """A path folded onto lines of at most ``width`` characters, each break after a separator (``/`` or ``\\``);
+    a part longer than a line is cut where the line ends. A path is one word to a table, which never folds it, so
+    the width it takes would depend on where the files live."""
+    width = max(width, 8)
+    lines, line = [], ""
+    for part in re.split(r"(?<=[/\\])", path):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+        while len(line) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    return "\n".join([*lines, line] if line else lines)
+
+
 def _header_lines(name: str, width: int) -> list[str]:
     return textwrap.wrap(literal(name), width, break_long_words=False, break_on_hyphens=False)
 
@@ -171,9 +188,12 @@ def shown_columns(sheet: Sheet, wide: bool = False) -> tuple[list[Column], list[
         # nothing to read: every cell blank, or a zero count; an "unknown" cost is something to read
         empty = all(row[index] == "" or (column.kind in NUMERIC_KINDS and source.get(column.key) == 0)
                     for row, source in zip(cells, sheet.rows))
-        (hidden if column.wide or empty else kept).append(column)
-    # the raw figures only the exports carry are not columns "left out" of a compact table
-    return kept, [c.header for c in hidden if not c.export_only]
+        headline = column.key in sheet.headline  # the figure the table is for: shown, even where blank
+        (hidden if not headline and (column.wide or empty) else kept).append(column)
+    # the raw figures only the exports carry are not columns "left out" of a compact table, nor the sum of parts
+    # that stands in for them on a narrow terminal
+    rest = sheet.parts[1] if sheet.parts else None
+    return kept, [c.header for c in hidden if not c.export_only and c.key != rest]
 
 
 def sheet_table(sheet: Sheet, wide: bool = False, width: int | None = None) -> Table:
@@ -196,22 +216,40 @@ def sheet_table(sheet: Sheet, wide: bool = False, width: int | None = None) -> T
         if out.needed_width <= width:
             return out
     rows, dropped = shortened, []
+    if sheet.parts:  # parts of a whole (runs by status): the first of them kept, the rest summed in one column
+        keys, rest = sheet.parts
+        parts = [c for c in columns if c.key in keys[1:]]
+        summed = next(c for c in sheet.columns if c.key == rest)
+        if parts:
+            at = columns.index(parts[0])
+            columns = [*columns[:at], summed, *[c for c in columns[at:] if c not in parts]]
+            hidden = hidden + [c.header for c in parts]
+            out = _sheet_layout(sheet, columns, rows, hidden, NARROW_TEXT_MIN, width=width)
+            if out.needed_width <= width:
+                return out
     for column in _drop_order(sheet, columns):
         dropped.append(column)
         out = _sheet_layout(sheet, [c for c in columns if c not in dropped], rows,
                             hidden + [c.header for c in dropped], NARROW_TEXT_MIN, width=width)
         if out.needed_width <= width:
             return out
+    # the headline alone is still too wide: long one-word names (an MCP tool's) fold rather than lose a figure
+    out = _sheet_layout(sheet, [c for c in columns if c not in dropped], rows, hidden + [c.header for c in dropped],
+                        NARROW_TEXT_MIN, width=width, fold_names=True)
+    if out.needed_width <= width:
+        return out
     out = _sheet_layout(sheet, columns, shortened, hidden, NARROW_TEXT_MIN,
                         f"too wide for {width} columns: --wide or --csv shows every column whole", width=10**6)
     return out
 
 
 def _sheet_layout(sheet: Sheet, columns: list[Column], cells: list[list[str]], hidden: list[str],
-                  text_min: int | None = None, too_wide: str | None = None, width: int | None = None) -> Table:
+                  text_min: int | None = None, too_wide: str | None = None, width: int | None = None,
+                  fold_names: bool = False) -> Table:
     keep = [sheet.columns.index(c) for c in columns]
     out = table([c.header for c in columns], [[row[i] for i in keep] for row in cells], title=sheet.title,
-                right={c.header for c in columns if c.kind in NUMERIC_KINDS}, text_min=text_min)
+                right={c.header for c in columns if c.kind in NUMERIC_KINDS}, text_min=text_min,
+                fold_names=fold_names)
     said = [f"not shown: {', '.join(hidden)} (--wide shows every column)"] if hidden else []
     caption = "; ".join(said + ([too_wide] if too_wide else []))
     out.caption = Text(_fold(literal(caption), width or console.width)) if caption else None
@@ -220,9 +258,11 @@ def _sheet_layout(sheet: Sheet, columns: list[Column], cells: list[list[str]], h
 
 
 def _drop_order(sheet: Sheet, columns: list[Column]) -> list[Column]:
-    """The columns a narrow terminal leaves out, first to last: ``drop_first``, then right to left (never the first)."""
-    first = [c for key in sheet.drop_first for c in columns[1:] if c.key == key]
-    return first + [c for c in reversed(columns[1:]) if c not in first]
+    """The columns a narrow terminal leaves out, first to last: ``drop_first``, then right to left; never the first
+    column nor a ``headline`` one."""
+    kept = set(sheet.headline) | ({sheet.parts[0][0], sheet.parts[1]} if sheet.parts else set())
+    first = [c for key in sheet.drop_first for c in columns[1:] if c.key == key and c.key not in kept]
+    return first + [c for c in reversed(columns[1:]) if c not in first and c.key not in kept]
 
 
 def _short_ids(sheet: Sheet, cells: list[list[str]]) -> list[list[str]]:

@@ -26,8 +26,9 @@ def replay_command(
                       "makes a candidate of its own, compared side by side (repeatable).")] = None,
     detector: Annotated[list[str] | None, typer.Option(
         "--detector", metavar="NAME[:LIMIT[:WINDOW]]",
-        help="A loop detector to try, each a candidate of its own: results_in_a_row (seed 000), calls_anywhere "
-             "(seed 001), calls_window (seed 003), or all three (repeatable).")] = None,
+        help="A loop detector to try, each a candidate of its own: results_in_a_row (LIMIT identical tool results "
+             "in a row), calls_anywhere (one step's calls LIMIT times anywhere in the run), calls_window (one call "
+             "LIMIT times among the last WINDOW calls), or all three (repeatable); docs/replay.md.")] = None,
     limits: Annotated[list[Path] | None, typer.Option(
         "--limits", metavar="FILE", help="A limits file as budgets --emit writes it (toml, yaml, python), per group "
                                          "(repeatable: each a candidate).")] = None,
@@ -47,8 +48,8 @@ def replay_command(
 ) -> None:
     """Replay candidate limits over past runs: which it would have stopped, where, what it saves and costs.
 
-    Each run is walked as a fence walks it: every budget checked before each model call (seed 001's four
-    ceilings, seed 000's prompt and completion ceilings and results fingerprint, seed 003's call window).
+    Each run is walked as a fence walks it: every budget checked before each model call (steps, tokens, prompt
+    and completion tokens, wall clock, spend), and the loop detector after each tool result or call.
     Per group: runs stopped earlier, successes lost (with their ids and step), spend saved on runs that failed
     anyway and spend lost on successes cut, steps and minutes saved, the new stop-reason mix, and cost per
     completed task before and after. With no candidate, the ceilings reconcile budgets recommends.

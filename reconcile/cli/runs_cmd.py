@@ -34,7 +34,7 @@ def runs_command(
         help="One row per Claude Code session, its subagents' steps, tokens and cost folded in (as ccusage's "
              "session report).")] = True,
     trees: Annotated[bool, typer.Option("--tree", help="One row an agent tree: every sub-agent run folded into the "
-                                                       "run at its root (any format; seed 001's shared budget).")] = False,
+                                                       "run at its root (any format; a tree that shares one budget).")] = False,
     cost_source: CostSourceOption = "auto",
     given: Output = Output(),
     wide: WideOption = False,

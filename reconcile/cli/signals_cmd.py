@@ -73,7 +73,8 @@ def signals_command(
     shown_window = (scope.describe() if scope.since or scope.until
                     else f"the {by} of {rows[0]['window']}" if rows else f"the latest {by}")
     sheet = Sheet(columns, rows, title=f"Signals, {shown_window} ({scope.zone}); baseline: median of "
-                                       f"{baseline} {window_word(by)} before", zone=scope.zone)
+                                       f"{baseline} {window_word(by)} before", zone=scope.zone,
+                  headline=("key", "shown", "count", "state"))
     hits = [row for row in rows if row["crossed"]]
     if output(sheet, given, json_data=rows, wide=wide):  # JSON: each reading whole (threshold, remedy)
         if not rows:

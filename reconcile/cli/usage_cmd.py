@@ -9,7 +9,7 @@ import typer
 from reconcile.sheets import Column, Sheet, every_key, in_dollars, json_rows
 from reconcile.when import use_zone
 from reconcile.cli.root import app
-from reconcile.cli.options import Output, Source, Window, grouped
+from reconcile.cli.options import Output, Source, WideOption, Window, grouped
 from reconcile.cli.render import console, output
 
 
@@ -34,6 +34,7 @@ def usage_command(
                                                  "project.")] = "day",
     scope: Window = Window(),
     given: Output = Output(),
+    wide: WideOption = False,
     source: Source = Source(),
 ) -> None:
     """The three-way match: what the provider billed, what the journals say, what the ledger counted.
@@ -48,11 +49,12 @@ def usage_command(
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
     columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
     sheet = Sheet(columns, report["groups"], zone=scope.zone, totals=[report["total"]],  # the total apart, as in cost
+                  headline=("provider_tokens", "journal_tokens", "unexplained_micros", "phantom_micros"),
                   title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
     data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
     if not report["groups"] and given.as_table:  # nothing billed to match: a sentence, not a row of blanks
         console.print(NO_EXPORT.format(window=scope.describe()))
         return None
-    if output(sheet, given, json_data=data) and report["phantom_runs"]:
+    if output(sheet, given, json_data=data, wide=wide) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")
     return None

@@ -42,10 +42,10 @@ DEFAULTS: dict[str, tuple[str | None, str, str]] = {
                                            "the run does not say; no default: a harness's bound is its own policy"),
     "tool_error_pattern": (TOOL_ERROR_PATTERN, "regex", "a tool result with status ok matching this (RE2) looks "
                                                         "like an error"),
-    "loop_detector": (None, "detector", "the loop detector of runs that declare none: results_in_a_row (seed 000), "
-                                        "calls_anywhere (seed 001), calls_window (seed 003) or none; no default: a "
+    "loop_detector": (None, "detector", "the loop detector of runs that declare none: results_in_a_row, "
+                                        "calls_anywhere, calls_window (docs/replay.md) or none; no default: a "
                                         "harness's detector is its own policy"),
-    "loop_limit": (None, "count", "the detector's threshold when the run gives none (default: the seed's own — "
+    "loop_limit": (None, "count", "the detector's threshold when the run gives none (default: the detector's own — "
                                   "2 results in a row, 3 anywhere, 3 in the window)"),
     "loop_window": ("6", "count", "how many of the last tool calls calls_window looks at"),
     "fence": ("default", "fence", "the rules a run's fence follows when the journal does not say: default (every "

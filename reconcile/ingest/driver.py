@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from reconcile import durability
-from reconcile.errors import BadInput, InternalError, UnknownFormat, did_you_mean
+from reconcile.errors import BadInput, InternalError, Interrupted, UnknownFormat, did_you_mean, is_interrupt
 from reconcile.prices.pricing import resolve as resolve_prices
 from reconcile.sql_text import insert_rows
 from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
@@ -297,7 +297,12 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
     with aliases, store_failures(where, aliases.inputs):
         if getattr(fmt, "input", None) == "lines":
             # Outside the transaction: a file DuckDB's reader refuses must not abort it (see lines.py).
-            load_lines_many(con, sources, settle)
+            try:
+                load_lines_many(con, sources, settle)
+            except BaseException as exc:
+                if is_interrupt(exc):  # staged only: nothing to undo
+                    raise Interrupted(where) from exc
+                raise
         con.execute("create or replace temp table _takeovers (path varchar)")
         before = durability.mark(con)
         con.execute("begin")
@@ -310,14 +315,19 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
             reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
             results = _record(con, todo, counts, fmt, forced)
             con.execute("commit")
+        except duckdb.InterruptException as exc:  # Ctrl-C while DuckDB ran the load: nothing of it is kept
+            _rollback(con)
+            raise Interrupted(where) from exc
         except duckdb.Error as exc:
             _rollback(con)
             if store_failure(exc, aliases.inputs):
                 durability.undo(con, before)  # a commit's own checkpoint may have failed after the log was written
                 raise  # the store, not the file: store_failures says so
             raise load_failure(exc, fmt.name) from exc
-        except BaseException:
+        except BaseException as exc:
             _rollback(con)
+            if is_interrupt(exc):  # Ctrl-C in Python, or DuckDB's RuntimeError for the query it stopped
+                raise Interrupted(where) from exc
             raise
         finally:
             for table in ("_takeovers", "_lines", "_files"):

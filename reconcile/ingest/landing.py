@@ -75,8 +75,8 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         create_staging_macros(con)
         try:
             fmt.stage(con)
-        except duckdb.OutOfMemoryException:
-            raise  # the file needs more memory than the limit, not a broken format: said so by the ingest
+        except (duckdb.OutOfMemoryException, duckdb.InterruptException):
+            raise  # the file needs more memory than the limit, or Ctrl-C: not a broken format (the ingest says which)
         except duckdb.Error as exc:
             raise InternalError(f"the {fmt.name} staging SQL failed: {exc}") from exc
         columns = _check_staged(con, fmt)

@@ -44,6 +44,7 @@ def replay_sheet(report: dict[str, Any], runs: bool = False) -> Sheet:
     rows = [_worded({**group, "candidate": c["name"]}) for c in report["candidates"] for group in c["groups"]]
     totals = [_worded({**c["total"], "candidate": c["name"]}) for c in report["candidates"] if len(c["groups"]) > 1]
     return Sheet(GROUP_COLUMNS + (DETECTOR_COLUMNS if detectors else []), rows, totals=totals,  # totals: table only
+                 headline=("key", "successes_lost", "spend_saved_micros", "spend_lost_micros"),
                  title=f"If these limits had been on (by {report['by']}; spend saved on runs that did not succeed, "
                        "lost on successes cut)")
 
