@@ -115,7 +115,7 @@ def left_out(row: dict[str, Any]) -> list[str]:
     """Why a cost figure is not exact: "40,000 tokens unpriced", "3 calls without usage", … (empty: nothing)."""
     missing = []
     if row.get("unpriced_tokens"):
-        missing.append(f"{row['unpriced_tokens']:,} tokens unpriced")
+        missing.append(f"{plural(row['unpriced_tokens'], 'token')} unpriced")
     if row.get("calls_without_usage"):
         missing.append(plural(row["calls_without_usage"], "call") + " without usage")
     split = row.get("calls_with_unknown_split") or 0  # input known whole, its cache split not: a range

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from reconcile.checks import CheckReport, Scope, load_checks, write_junit
 from reconcile.errors import NoRuns
 from reconcile.ingest.driver import IngestReport, ingest
 from reconcile.outputs import check_folder_target, make_folder, write_output
-from reconcile.reports.reporting import judge_night, write_finance, write_morning
+from reconcile.reports.reporting import judge_night, write_finance, write_morning_ordered
 from reconcile.when import Window, night_bounds
 
 
@@ -28,6 +28,7 @@ class MorningResult:
     files: dict[str, Path]
     night: str | None = None
     earlier: dict[str, Any] | None = None  # findings on runs before the night: see judge_night
+    fix_first: list[dict[str, Any]] = field(default_factory=list)  # the failing checks in the report's order to fix
 
 
 def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
@@ -56,9 +57,9 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
             make_folder(out)
             money = (Window(*night_bounds(judged[0], zone), zone) if night is not None
                      else Window(scope.since, scope.until, zone) if scope is not None and scope.active else Window(zone=zone))
-            files = {"finance": write_finance(engine, out / "finance.html", money, source=source),
-                     "morning": write_morning(engine, out / "morning.html", judged, config, zone=zone, source=source),
+            report, order = write_morning_ordered(engine, out / "morning.html", judged, config, zone=zone, source=source)
+            files = {"finance": write_finance(engine, out / "finance.html", money, source=source), "morning": report,
                      "findings": out / "findings.json", "junit": out / "findings.xml"}
         write_output(files["findings"], json.dumps(checks.to_json(), indent=2, default=str) + "\n")
         write_junit(checks, files["junit"], "--out")
-    return MorningResult(ingested, checks, files, judged[0], judged[2])
+    return MorningResult(ingested, checks, files, judged[0], judged[2], order)

@@ -82,6 +82,13 @@ def test_cost_by_model_on_the_sample_night(cli, night_db):
     assert report["prices"][0]["source"] == "genai-prices"
     waste = report["spend_on_failed_stalled_budget_stopped"]
     assert 0 < waste["share"] < 1
+    # issue 61: what cancelled and abandoned runs cost is named beside the waste, as their runs add up
+    runs = cli("runs", "--no-fold-subagents", "--json", "--db", night_db).json()
+    unfinished = [r for r in runs if r["status"] in ("cancelled", "abandoned")]
+    beside = report["spend_on_cancelled_abandoned"]
+    assert beside["runs"] == len(unfinished) > 0
+    assert micros(beside["cost_usd"]) == sum(micros(r["cost_usd"]) for r in unfinished)
+    assert f"Spend on cancelled and abandoned runs ({len(unfinished)}): " in cli("cost", "--db", night_db).out
     tasks = report["cost_per_completed_task"]
     coder = next(t for t in tasks if t["agent"] == "coder" and t["task_class"] == "fix_bug")
     # a group's spend / its succeeded runs (failed runs are paid for too; they complete nothing)

@@ -137,6 +137,11 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SPOTTER = ROOT / "tests" / "fixtures" / "realdata" / "spotter-real-sessions" / "projects"
 # (width, media, first-screen height): a laptop screen, a phone, and an A4 page at 96 dpi as the browser prints it
 VIEWS = [(1400, "screen", 900), (400, "screen", 900), (794, "print", 1123)]
+# The finance tables whose money column (the first header naming dollars) ends past the screen's right edge
+MONEY_OFF_SCREEN = """[...document.querySelectorAll('table')].map(t => {
+    const money = [...t.querySelectorAll('th')].find(th => /spend|per completed task|\\$/.test(th.innerText));
+    return money && money.getBoundingClientRect().right > window.innerWidth ? t.innerText.slice(0, 60) : null;
+}).filter(x => x)"""
 DOC_SHOTS = ROOT / "docs" / "img"  # the screenshots docs/reports.md shows: rewritten with RECONCILE_DOC_SCREENSHOTS=1
 
 # Measured in the page: the cells whose text runs over more than one line (a word, id, date or amount broken; running
@@ -234,6 +239,14 @@ def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_cod
                 if name == "finance":
                     assert charts.count() >= 3
                     _finance_reads_in_finance_words(page, width)
+                    if media == "screen":  # issue 61: on a phone each table's money is on screen, its label beside it
+                        hidden = page.evaluate(MONEY_OFF_SCREEN)
+                        assert hidden == [], (corpus, width, hidden)
+                if name == "morning" and media == "screen" and width == 1400:  # issue 61: no table cut on a laptop
+                    cut = page.evaluate("[...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > "
+                                        "e.clientWidth + 1 && !e.innerText.includes('onerror=alert'))"
+                                        ".map(e => e.innerText.slice(0, 80))")
+                    assert cut == [], (corpus, cut)
                 if name == "morning" and media == "screen":
                     folded = page.locator("details")
                     assert corpus == "claude-code" or folded.count() >= 3  # long step tables fold

@@ -28,7 +28,8 @@ from reconcile.analyses.resample import P99_INTERVAL, p99_interval
 from reconcile.analyses.costs import cost_source
 from reconcile.config.settings import create_run_settings
 from reconcile.errors import BadInput
-from reconcile.money import usd
+from reconcile.money import plural, usd
+from reconcile.sheets import shown
 from reconcile.when import RUNS_IN_WINDOW, Window, bucket, night_sql
 from reconcile.engine import Engine
 
@@ -120,11 +121,11 @@ def _group(row: dict[str, Any], found: dict, kept_going: list[str], interval: di
     p99_steps, ceiling = group["metrics"]["steps"]["p99"], group["configured"]["steps"]
     if p99_steps is not None and ceiling is not None and ceiling > 2 * p99_steps:
         group["flags"].append({"flag": "no_budget", "detail": f"max_steps {ceiling} is above twice the p99 "
-                                                              f"({p99_steps:g}): set high enough to be no budget"})
+                                                              f"({shown(p99_steps, 'count')}): set high enough to be no budget"})
     if too_tight:
         named = ", ".join(CEILINGS[c] for c in row["cut_by"] or []) or "a budget"
         group["flags"].append({"flag": "too_tight", "ceilings": [CEILINGS[c] for c in row["cut_by"] or []],
-                               "detail": f"{stopped} of {row['runs']} runs stopped by a budget, {progressing} of them "
+                               "detail": f"{stopped} of {plural(row['runs'], 'run')} stopped by a budget, {progressing} of them "
                                          f"still making progress (cut by {named})"})
     if kept_going:
         group["flags"].append({"flag": "answered_then_kept_going", "runs": kept_going,
@@ -208,7 +209,7 @@ def evidence_notes(group: dict[str, Any], metric: str) -> list[str]:
 
 def consequence(group: dict[str, Any]) -> str:
     """One comment line: what a group's recommended ceilings would have done to these runs (reconcile replay)."""
-    said = (f"replayed on these {group['runs']} runs: {group['stopped_earlier']} stopped earlier, "
+    said = (f"replayed on these {plural(group['runs'], 'run')}: {group['stopped_earlier']} stopped earlier, "
             f"{group['successes_lost']} success(es) lost, {usd(group['spend_saved_micros'])} saved on runs that "
             f"did not succeed, {usd(group['spend_lost_micros'])} lost with the successes cut")
     if group["runs_on"]:

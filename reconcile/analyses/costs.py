@@ -26,7 +26,7 @@ from typing import Any
 
 from reconcile.analyses.coverage import Coverage
 from reconcile.errors import BadInput
-from reconcile.money import cost_per_completed_task, none_completed
+from reconcile.money import cost_per_completed_task, none_completed, plural
 from reconcile.store import frozen_views
 from reconcile.when import RUNS_IN_WINDOW, TIME_GROUPS, Window, bucket
 from reconcile.engine import Engine
@@ -69,6 +69,8 @@ LIMITS = ("coalesce(nullif(concat_ws(' ', 'steps=' || r.max_steps::varchar, 'tok
           "'wall=' || r.max_wall_seconds::varchar || 's', 'spend=$' || printf('%.2f', r.max_cost_micros / 1000000)), ''), "
           "'no limits recorded')")
 WASTE_STATUSES = ("failed", "stalled", "budget_exceeded", "timed_out")
+# spent on runs a person stopped or left unfinished: not waste a rule could have saved, named beside it
+UNFINISHED_STATUSES = ("cancelled", "abandoned")
 WINDOW = RUNS_IN_WINDOW
 # A group of runs' chosen costs (``chosen_costs`` as ``c``) by the one rule: exact where every run's is, a range where
 # every run is bounded, else at least the floor -- the runs' unrounded figures added and rounded once.
@@ -262,12 +264,19 @@ def _shared(engine: Engine, by: str, window: Window, source: str) -> dict[str, A
     other_rows = [row for row in waste if row["status"] not in WASTE_STATUSES]
     wasted, other = summed(wasted_rows), summed(other_rows)
     everything = summed(waste)
+    unfinished_rows = [row for row in waste if row["status"] in UNFINISHED_STATUSES]
+    unfinished = summed(unfinished_rows)
+    unfinished_rest = summed([row for row in waste if row["status"] not in UNFINISHED_STATUSES])
     for row in waste:
         row["share"] = share_of(row, summed([r for r in waste if r is not row]))
     return {"total": total, "cost_per_completed_task": per_task, "spend_by_status": waste,
             "spend_on_failed_stalled_budget_stopped": {
                 **wasted, "share": share_of(wasted, other), **{f"share_{k}": v for k, v in share_bounds(wasted, other).items()},
                 "spent": everything, "runs": sum(r["runs"] for r in wasted_rows)},
+            "spend_on_cancelled_abandoned": {
+                **unfinished, "share": share_of(unfinished, unfinished_rest),
+                **{f"share_{k}": v for k, v in share_bounds(unfinished, unfinished_rest).items()},
+                "runs": sum(r["runs"] for r in unfinished_rows)},
             "prices": price_sources(engine)}
 
 
@@ -381,7 +390,7 @@ def run_count_lines(report: dict[str, Any], by: str, found: Coverage) -> list[st
     total, listed = report["total"]["runs"], sum(group["runs"] for group in report["groups"])
     lines = []
     if listed > total:
-        lines.append(f"{total:,} runs in all; a run is counted under each {by} it used ({listed:,} in the rows)")
+        lines.append(f"{plural(total, 'run')} in all; a run is counted under each {by} it used ({listed:,} in the rows)")
     if found.folded:
         lines.append(f"{found.folded:,} of them are Claude Code sub-agent runs, which reconcile runs folds into "
                      "their sessions")

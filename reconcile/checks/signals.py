@@ -200,7 +200,7 @@ def shown(value: float | None, unit: str) -> str:
     if unit == "share":
         return f"{value * 100:.1f} %"
     if unit == "tokens":
-        return f"{value:,.0f} tokens"
+        return f"{value:,.0f} token{'' if round(value) == 1 else 's'}"
     if unit == "dollars":  # observations are micro-dollars
         return f"${value / 1e6:,.4f}"
     if unit == "seconds":

@@ -13,6 +13,7 @@ from reconcile.errors import BadInput, ExitCode
 from reconcile.analyses.replay import from_budgets, replay
 from reconcile.store.status import STATUSES
 from reconcile.cli.root import app
+from reconcile.money import plural
 from reconcile.sheets import json_rows
 from reconcile.analyses.ceiling_sheet import SHOWN_CEILING, ceilings_sheet
 from reconcile.analyses.coverage import require_runs
@@ -120,5 +121,5 @@ def _print(report, rates, percentiles, alerts, zone: str) -> None:
     console.print(fitted_table(["tool", "results", "p99 result tokens", "above the bound"], sizes, title="Tool result size",
                         right={"results", "p99 result tokens", "above the bound"}))
     for alert in alerts:
-        console.print(f"ALERT {alert['group']}: {alert['status']} is {alert['share']:.1%} of {alert['runs']} runs, "
+        console.print(f"ALERT {alert['group']}: {alert['status']} is {alert['share']:.1%} of {plural(alert['runs'], 'run')}, "
                       f"above {alert['rate']:.1%}")

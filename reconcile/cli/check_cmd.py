@@ -141,5 +141,5 @@ def print_report(report, verbose: bool = False) -> None:
                   + (f"; {partial} check(s) could not judge every run" if partial else "")
                   + ("" if failing else " — every invariant holds where it could be judged"))
     if report.kept:
-        console.print(f"{report.kept} verdict(s) of a check on a run kept from an earlier check (the run's files, the "
-                      "configuration and the prices unchanged); every other run judged afresh")
+        console.print(f"{plural(report.kept, 'verdict')} reused from an earlier check (their runs' files, the "
+                      "configuration and the prices are unchanged); every other run was judged afresh")

@@ -32,9 +32,9 @@ COST_COLUMNS = [
     # a cost known only between bounds (some calls' cache split unknown): the table says it in "left out of the cost"
     Column("cost_low_micros", "cost at least", "money", wide=True, export_only=True),
     Column("cost_high_micros", "cost at most", "money", wide=True, export_only=True),
-    Column("left_out", "left out of the cost", table_only=True),  # CSV and JSON: unpriced_tokens, … as figures
-    Column("harness_sourced_micros", "of it, harness-reported", "money", wide=True),
-    Column("harness_sourced_runs", "harness runs", "count", wide=True), Column("priced_micros", "ours", "money", wide=True),
+    Column("left_out", "not in the cost", table_only=True),  # CSV and JSON: unpriced_tokens, … as figures
+    Column("harness_sourced_micros", "of it, from the harness's records", "money", wide=True),
+    Column("harness_sourced_runs", "harness runs", "count", wide=True), Column("priced_micros", "at reconcile's prices", "money", wide=True),
     Column("uncached_cost_micros", "uncached", "money"), Column("savings_micros", "saved by cache", "money"),
     Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count", wide=True),
     Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
@@ -137,6 +137,11 @@ def cost_command(
         console.print(f"Spend on failed, stalled and budget- or time-stopped runs ({waste['runs']}): "
                       f"{amount_text(waste['cost_micros'], waste['cost_low_micros'], waste['cost_high_micros'])} "
                       f"({share_text(waste)} of all spend)")
+    unfinished = report["spend_on_cancelled_abandoned"]
+    if unfinished["runs"]:  # stopped by a person or left unfinished: beside the waste, not in it
+        console.print(f"Spend on cancelled and abandoned runs ({unfinished['runs']}): "
+                      f"{amount_text(unfinished['cost_micros'], unfinished['cost_low_micros'], unfinished['cost_high_micros'])}"
+                      f" ({share_text(unfinished)} of all spend)")
     unpriced = sorted({m for g in report["groups"] for m in g["unpriced_models"]})
     if unpriced:
         console.print(f"warning: no price for {', '.join(unpriced)}: their calls' cost is unknown (never counted as "

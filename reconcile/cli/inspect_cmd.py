@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Annotated
 
 import typer
@@ -46,8 +47,7 @@ def show_command(
             detail = step_detail(engine, run["run_id"], step)
             if given.json:
                 return print_json(in_dollars(detail))
-            console.print(fitted_table(["field", "value"], [(k, _field(v)) for k, v in detail.items()],
-                                title=f"run {run['run_id']} step {step}"))
+            console.print(fitted_table(["field", "value"], _step_fields(detail), title=f"run {run['run_id']} step {step}"))
             return None
         steps = run_steps(engine, run["run_id"])
         found = run_findings(engine, run["run_id"])
@@ -60,7 +60,7 @@ def show_command(
     if run.get("status_inferred"):
         header = [(label, f"{value} (inferred from the transcript)" if label == "status" else value)
                   for label, value in header]
-    header.append(("steps / tool results", f"{_value(run['steps'])}{_uncharged(run)}"
+    header.append(("model calls / tool results", f"{_value(run['steps'])}{_uncharged(run)}"
                    f" / {_value(run['tool_results'])}{_ledger(run, 'ledger_steps', 'ledger_tool_results')}"))
     header.append(("tokens in / out", f"{_value(run['input_tokens'])} / {_value(run['output_tokens'])}"
                    f"{_ledger(run, 'ledger_input_tokens', 'ledger_output_tokens')}"))
@@ -139,6 +139,21 @@ STEP_COLUMNS = [Column("idx", "idx", "count"), Column("kind", "kind"), Column("w
                 Column("cost_micros", "cost", "money4"), Column("ms", "ms", "count"), Column("error", "error")]
 
 
+def _step_fields(detail: dict) -> list[tuple[str, str]]:
+    """A step's fields as people read them: money in exact dollars (``cost_usd  $0.002142``), not micro-dollars; the
+    unrounded sums the views keep for adding calls left to ``--json`` and ``sql``."""
+    shown = []
+    for key, value in detail.items():
+        if key.endswith("_unrounded"):
+            continue
+        if key.endswith("_micros") and isinstance(value, int) and not isinstance(value, bool):
+            dollars = Decimal(value) / 1_000_000
+            shown.append((f"{key.removesuffix('_micros')}_usd", f"{'-' if dollars < 0 else ''}${abs(dollars):,.6f}"))
+        else:
+            shown.append((key, _field(value)))
+    return shown
+
+
 def _field(value) -> str:
     """A step field: structured values (the tool calls) as JSON, not as a Python repr."""
     if isinstance(value, (list, dict)):
@@ -160,10 +175,10 @@ def _value(value) -> str:
 
 
 def _ledger(run: dict, *keys: str) -> str:
-    """`` (ledger: a / b)`` beside a run's own counts; "no ledger" when its harness kept none."""
+    """``; the ledger counted a / b`` beside a run's own counts; "no ledger" when its harness kept none."""
     if all(run.get(key) is None for key in keys):
-        return " (ledger: not recorded)"
-    return f" (ledger: {' / '.join(_value(run.get(key)) for key in keys)})"
+        return "; the harness kept no ledger"
+    return f"; the ledger counted {' / '.join(_value(run.get(key)) for key in keys)}"
 
 
 def _run_cost(run: dict, chosen: dict | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +13,9 @@ from reconcile.checks import Scope
 from reconcile.analyses.coverage import require_runs
 from reconcile.engines.dataset import reading
 from reconcile.errors import BadInput, ExitCode
+from reconcile.money import amount_text, plural
+from reconcile.store import DEFAULT_DB
+from reconcile.reports.first import FIX_FIRST
 from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
@@ -106,24 +111,52 @@ def morning_command(
         console.print(rejected_note(result.ingested))
     failing = [r for r in result.checks.results if r.outcome != "pass"]
     errors = sum(r.failures for r in failing if r.outcome == "error")
-    console.print(f"{len(result.checks.results)} checks over {result.checks.runs} runs"
+    console.print(f"{plural(len(result.checks.results), 'check')} over {plural(result.checks.runs, 'run')}"
                   f"{f' (the night of {result.night})' if result.night else ''}, {len(failing)} failing, "
                   f"{errors} error finding(s)")
     earlier = result.earlier
     if earlier and earlier["findings"]:  # the night's report leaves them out; say they are there and how to see them
         console.print(f"  and {earlier['findings']} finding(s) on {earlier['runs_with_findings']} earlier run(s): "
                       f"{earlier['command']}")
-    for check in failing:
-        console.print(f"  {check.name} ({check.outcome}): {check.failures}")
+    if result.fix_first:  # the report's order: errors first, then the spend at stake, then the runs
+        console.print("Fix first:")
+    for n, item in enumerate(result.fix_first[:FIX_FIRST], 1):
+        console.print(f"  {n}. {item['name']} ({item['outcome']}): {_at_stake(item)}")
+    if len(result.fix_first) > FIX_FIRST:
+        console.print(f"  … and {plural(len(result.fix_first) - FIX_FIRST, 'more failing check')}, each in the report")
     print_not_judged(result.checks.results, indent="  ")
     for name, path_written in result.files.items():
         console.print(f"{name}: {path_written}")
+    console.print(_next_step(result, path))
     if result.ingested.not_loaded:  # the reports are written, but the night in them lacks these files
         print_not_loaded(result.ingested, "of the night could not be loaded, so the reports leave them out; every "
                          "other file was loaded. Fix them and run again.", AsGiven([str(folder), *map(str, usage or [])]))
         raise typer.Exit(ExitCode.BAD_INPUT)
     if result.checks.has_errors and not exit_zero:
         raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _at_stake(item: dict) -> str:
+    """What a failing check found, as the report's "Fix first" list says it: findings, on what, the spend at stake."""
+    where = [plural(item["runs"], "run")] if item["runs"] else []
+    where += [plural(item["buckets"], "provider bucket")] if item["buckets"] else []
+    text = plural(item["findings"], "finding") + (f" on {' and '.join(where)}" if where else "")
+    if not item["runs"]:
+        return text
+    if item["spend_micros"] is None and not item["spend_low_micros"]:
+        return text + ", their spend unknown (unpriced)"
+    return text + f", {amount_text(item['spend_micros'], item['spend_low_micros'], item['spend_high_micros'])} of spend"
+
+
+def _next_step(result, db: Path) -> str:
+    """The command to run next: the report to open, and the run of the first finding to fix (with the store it is in,
+    unless that is the default one, so the line runs as printed)."""
+    first = next((f.run_id for item in result.fix_first for check in result.checks.results if check.name == item["name"]
+                  for f in check.findings if f.run_id), None)
+    step = f"Next: open {result.files['morning']}"
+    store = "" if Path(db) == Path(DEFAULT_DB) else f" --db {shlex.quote(str(db))}"
+    return step + (f", or reconcile show {shlex.quote(first)}{store} (the first run to fix)" if first
+                   else " (the night at a glance)")
 
 
 __all__ = ["print_report"]

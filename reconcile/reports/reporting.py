@@ -28,7 +28,7 @@ from reconcile.money import amount_text, described, left_out, share_text, usd
 from reconcile.outputs import check_file_target, write_output
 from reconcile.redact import redact
 from reconcile.reports.first import FIX_FIRST, cents, fix_first
-from reconcile.sheets import bounds_keys
+from reconcile.sheets import bounds_keys, shown as shown_value
 from reconcile.analyses.replay import from_budgets, replay
 from reconcile.resources import reports_dir
 from reconcile.store.status import STATUSES
@@ -60,6 +60,7 @@ def _environment() -> jinja2.Environment:
     env.filters["share"] = share_text  # a share by the one rule: exact, or between its bounds
     env.globals["status_colours"] = STATUS_COLOURS
     # a figure nobody knows reads "unknown" in every cell ("—" is for what does not apply: no night before)
+    env.filters["count"] = lambda value: "—" if value is None else shown_value(value, "count")  # as the CLI's tables show it
     env.filters["pct"] = lambda share, unknown="unknown": unknown if share is None else f"{share:.1%}"
     env.filters["num"] = lambda value, unknown="unknown": (unknown if value is None else f"{value:,.0f}"
                                                            if isinstance(value, (int, float)) else value)
@@ -188,6 +189,7 @@ def finance_context(engine: Engine, window: Window | None = None, source: str = 
             "costliest": costliest, "usage": usage, "prices": by[period]["prices"],
             "per_task": by[period]["cost_per_completed_task"],
             "waste": by[period]["spend_on_failed_stalled_budget_stopped"],
+            "unfinished": by[period]["spend_on_cancelled_abandoned"],
             "unpriced": sorted({m for g in by["model"]["groups"] for m in g["unpriced_models"]})}
 
 
@@ -269,7 +271,7 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
     order = {item["name"]: n for n, item in enumerate(first)}
     failing = sorted(failing, key=lambda r: order.get(r.name, len(order)))  # the findings in the same order
     return {"generated_at": _now(zone), "checks": checks, "failing": failing, "partial": partial, "runs": runs, "steps": steps,
-            "fix_first": first[:FIX_FIRST],
+            "fix_first": first[:FIX_FIRST], "fix_order": first,
             "config_source": str(config.path) if config is not None and config.path else None, "zone": zone,
             "rates": latest, "rate_rows": list(rate_rows.values()),
             "rate_statuses": [s for s in STATUSES if any(r["status"] == s for r in latest)], "night": days[-1] if days else None, "previous_night": days[-2] if len(days) > 1 else None,
@@ -388,9 +390,17 @@ def write_morning(engine: Engine, out: Path, judged: tuple | None = None, config
                   scope: Scope | None = None, night: str | None = None) -> Path:
     """The morning report of the latest night (or of ``night``, or of the runs in ``scope``); ``judged``:
     :func:`judge_night`'s answer."""
+    return write_morning_ordered(engine, out, judged, config, checks_dir, zone, source, scope, night)[0]
+
+
+def write_morning_ordered(engine: Engine, out: Path, judged: tuple | None = None, config=None,
+                          checks_dir: list[Path] | None = None, zone: str = "UTC", source: str = "auto",
+                          scope: Scope | None = None, night: str | None = None) -> tuple[Path, list[dict]]:
+    """:func:`write_morning`, and the failing checks in the report's order to fix them (its "Fix first" list, every
+    failing check): what ``reconcile morning`` prints under the night's counts."""
     check_file_target(out)
     with store.frozen_views(engine):
         night, checks, earlier = judged or judge_night(engine, load_checks(checks_dir), config, zone, scope,
                                                        night=night)
         context = morning_context(engine, checks, config, zone, source, night, earlier)
-    return write_output(out, render("morning.html.j2", context))
+    return write_output(out, render("morning.html.j2", context)), context["fix_order"]
