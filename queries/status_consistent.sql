@@ -4,7 +4,7 @@
 -- remedy: the harness reported an outcome its journal does not support; fix the status it writes, or the way it detects success and failure
 -- needs: run_status
 -- judges: each run
-select run_id, null as step, format('status succeeded (stop reason {}) but no model step gave a final answer', stop_reason) as detail
+select run_id, null as step, format('status succeeded (stop reason {}) but no model step gave a final answer', coalesce(stop_reason, 'not recorded')) as detail
 from run_view
 where status = 'succeeded' and not has_final_answer
 union all
@@ -12,11 +12,11 @@ select run_id, null, format('no end record, yet status {}', status)
 from runs
 where ended_at is null and stop_reason is null and status not in ('running', 'abandoned')
 union all
-select run_id, null, format('status {}, yet it has an end record (stop reason {})', status, stop_reason)
+select run_id, null, format('status {}, yet it has an end record (stop reason {})', status, coalesce(stop_reason, 'not recorded'))
 from runs
 where status in ('running', 'abandoned') and (ended_at is not null or stop_reason is not null)
 union all
-select r.run_id, null, format('failed (stop reason {}) without a failing tool or step to name', r.stop_reason)
+select r.run_id, null, format('failed (stop reason {}) without a failing tool or step to name', coalesce(r.stop_reason, 'not recorded'))
 from runs r
 join run_facts f using (run_id)
 where r.status = 'failed'

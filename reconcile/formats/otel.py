@@ -1,16 +1,37 @@
 """OpenTelemetry GenAI spans as OTLP JSON (the collector file exporter's output).
 
-A file holds one ``ExportTraceServiceRequest`` (``resourceSpans → scopeSpans → spans``, attributes
-as key/value lists) or one per line. Records: one per span (a line that is not JSON is one
-rejected record).
+A file holds one ``ExportTraceServiceRequest`` (``resourceSpans → scopeSpans → spans``, attributes as
+key/value lists) or one per line. Records: one per line of the file (one request), or one for a file that
+is a single request: ingest counts the file's lines, never its spans. A line is loaded whole or not at all
+(a span with no ids or an unreadable time rejects it), and so is a run (a staged value out of range rejects
+its lines and the run). Every rule is SQL, in ``otel.sql``; docs/formats.md gives each with the attribute
+it reads, per convention (GenAI ``gen_ai.*``, OpenInference, OpenLLMetry).
 
-- A run is an agent span's tree: a span with ``gen_ai.operation.name = invoke_agent`` (or
-  OpenInference ``openinference.span.kind = AGENT``) roots a run ``<traceId>/<spanId>``, and every
-  span belongs to its nearest agent ancestor (a nested agent is a child run). Spans of a trace
-  with no agent span form one run, ``<traceId>``.
-- Model steps: ``chat``, ``text_completion``, ``generate_content``, ``embeddings`` operations (or
-  OpenInference ``LLM``/``EMBEDDING``); tool steps: ``execute_tool`` (or ``TOOL``); other spans
-  are structure, skipped and counted. Steps are in start-time order.
+- Runs: an agent span (``gen_ai.operation.name = invoke_agent``, OpenInference ``AGENT``) starts a run
+  ``<traceId>/<spanId>`` and every span belongs to its nearest agent ancestor, so a sub-agent (pydantic-ai's
+  delegation inside a tool) is a child run; a LangGraph node marked AGENT (``metadata.langgraph_node`` is its
+  own name: the ``agent`` node, once a turn) is a step of its graph's run. Spans under no agent span are their
+  trace's run ``<traceId>``, rooted at the trace's root span.
+- Status: the run's root span and its error decide it. ERROR is ``failed`` — ``budget_exceeded`` when the
+  exception's class (the exception event's ``exception.type``, else the status message) is a framework's
+  limit stop (``LIMIT_STOPS``); a root not ended, or not in the file, is ``running`` (inferred); a root that
+  returned a framework's limit reply (``LIMIT_REPLIES``: LangGraph's remaining-steps answer) is
+  ``budget_exceeded``; else ``succeeded``: a tool that raised while the agent went on to answer leaves the run
+  succeeded. The calls a limit-stopped run's last model call asked for and no tool span ran are ``not_run``.
+- Steps: model calls are the provider calls (``chat``, ``text_completion``, ``generate_content``,
+  ``embeddings``; OpenInference ``LLM``, ``EMBEDDING``) — a model span with another under it is a wrapper,
+  skipped; tool steps are ``execute_tool`` / ``TOOL`` spans; other spans are structure, skipped.
+- Tool calls: what the model-call span's output messages asked for (``gen_ai.output.messages`` tool_call
+  parts, OpenInference ``llm.output_messages.M.message.tool_calls.K.tool_call.*``, OpenLLMetry
+  ``gen_ai.completion.M.tool_calls.K.*``), ids and arguments as the model wrote them; a call of an output tool
+  (pydantic-ai's ``final_result``: ``OUTPUT_TOOL_NAMES``, or ``model_request_parameters.output_tools``) is the
+  answer, not a call. A tool span runs the call of its ``gen_ai.tool.call.id`` (a LangChain ToolMessage's
+  ``tool_call_id``), else, in order, the calls of its name the latest model call asked for; one that answers
+  none is a call of its own. A call the model gave no id is named by the tool span that ran it, else by its
+  model span and position. Its result is ``gen_ai.tool.call.result``, else the ToolMessage's content.
+- The answer (a run whose root returned without raising): pydantic-ai's ``final_result`` on the agent span, the
+  last assistant message's text in the root's ``output.value`` (or that value when it is plain text), else, for a
+  run that succeeded, the text of its last model call, which asked for no tool and after which no tool ran.
 - Usage: ``gen_ai.usage.input_tokens`` (old name ``prompt_tokens``; OpenInference
   ``llm.token_count.prompt``) includes cache reads and writes, which are
   ``gen_ai.usage.cache_read.input_tokens`` / ``cache_creation.input_tokens`` (old names
@@ -27,13 +48,6 @@ rejected record).
   ``gen_ai.aggregated_usage.*`` on an agent span its ledger; ids written base64 are read as hex.
 - Catalogue: the tools a model span was offered, from ``gen_ai.tool.definitions`` (opt-in), else
   OpenInference ``llm.tools.N.tool.json_schema``; whether a tool changes the world is not recorded.
-- Tool calls: ``gen_ai.tool.call.id`` (else the span id), ``gen_ai.tool.name``, arguments from
-  ``gen_ai.tool.call.arguments``; spans do not say which model call asked, so the latest model
-  step before the tool is taken as the asker. A tool result's size is known only when the span
-  carries ``gen_ai.tool.call.result`` (an opt-in attribute).
-- Span status ERROR is a step error (the conventions leave a successful span's status unset);
-  a run's status is inferred: ``failed`` when its root span (or, for a trace run, any span)
-  errored, ``running`` when a span has no end time, else ``succeeded``.
 """
 
 from __future__ import annotations
@@ -58,23 +72,65 @@ ZERO_OMITTING_SCOPES = {
 }
 
 
+# A framework's own stop at one of its limits, by the exception's class (the last part of the root span's exception
+# event's exception.type, else the class its status message starts with): the run is budget_exceeded, not failed.
+LIMIT_STOPS = {
+    # pydantic-ai: UsageLimits (request_limit, tool_calls_limit, input/output/total_tokens_limit) checked before a
+    # request or after a response; the agent span is ERROR with "UsageLimitExceeded: …" and an exception event
+    "UsageLimitExceeded": "pydantic-ai's UsageLimits stopped the run (a request, tool-call or token limit)",
+    # LangGraph: the graph ran recursion_limit super-steps without reaching END; only the root span is ERROR
+    "GraphRecursionError": "LangGraph's recursion_limit stopped the graph before it reached a stop condition",
+}
+
+# A framework's own answer when one of its limits ends the loop without an exception: the run is budget_exceeded, its
+# stop reason "<name>: <reply>".
+LIMIT_REPLIES = {
+    # LangGraph's create_react_agent (langgraph.prebuilt.chat_agent_executor): when its remaining_steps (from the
+    # recursion_limit) run out as the model asks for tools, it returns this instead of the model's message
+    "Sorry, need more steps to process this request.": "remaining_steps",
+}
+
+# A framework's output tools: a call of one is how the model gave its answer (the run's final_result), not a tool call.
+# Where the span records its request parameters (pydantic-ai's model_request_parameters.output_tools) those name
+# them; else the framework's default names, by the instrumentation scope it writes.
+OUTPUT_TOOL_NAMES = {
+    # pydantic-ai's ToolOutput default name, final_result_<type> for several output types (DEFAULT_OUTPUT_TOOL_NAME)
+    "pydantic-ai": r"final_result(_\w+)?",
+}
+
+
 class OpenTelemetry(TranscriptFormat):
     name = "otel"
     description = "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)"
     input = "text"
     facts: ClassVar[dict[str, str]] = {
-        "usage": "gen_ai.usage.* attributes (a cache count a span leaves out is unknown)",
-        "timestamps": "span start and end times",
-        "tool_status": "span status (ERROR, else unset as the conventions say)",
-        "result_size": "gen_ai.tool.call.result, when recorded", "context_size": "gen_ai.usage.input_tokens",
+        "usage": "gen_ai.usage.* (OpenInference llm.token_count.*) on each model-call span (a cache count a span "
+                 "leaves out is unknown)",
+        "timestamps": "span start and end times (a run's: its root span's)",
+        "tool_status": "the tool span's status (ERROR, else unset as the conventions say), and a LangChain "
+                       "ToolMessage's status",
+        "result_size": "gen_ai.tool.call.result (opt-in), else the content of the ToolMessage in OpenInference's "
+                       "output.value (not the serialized message)",
+        "context_size": "gen_ai.usage.input_tokens (llm.token_count.prompt)",
         "catalogue": "gen_ai.tool.definitions (opt-in), else OpenInference llm.tools.N.tool.json_schema",
-        "run_status": "inferred from span status and end times",
+        "ledger": "gen_ai.aggregated_usage.input_tokens / output_tokens on pydantic-ai's agent span (the run's own "
+                  "calls)",
+        "thread": "gen_ai.conversation.id on each model-call span, else the LangGraph node it ran in "
+                  "(metadata.langgraph_node); a run's calls with neither continue one conversation",
+        "call_ids": "the tool span's gen_ai.tool.call.id (a ToolMessage's tool_call_id) against the ids in the "
+                    "model-call span's output messages; a tool span with none runs the calls of its name the latest "
+                    "model call asked for, in order",
+        "run_status": "the root span's status and exception event (ERROR: failed; a framework's limit stop, or "
+                      "its limit reply, budget_exceeded), as the framework set it when the run ended; a root not "
+                      "ended, or not in the file, is running (inferred)",
     }
-    inferred = frozenset({"run_status"})
-    # No real OTLP capture is in the shared corpora; tests/fixtures/otel is written by this project.
+    # run by run: a run whose root span ended has the framework's outcome; one without it is inferred running
+    inferred: ClassVar[frozenset[str]] = frozenset()
+    # No real OTLP capture is in the shared corpora; the frameworks' own spans are under tests/fixtures/frameworks.
     examples: ClassVar[dict[str, str]] = dict.fromkeys(
-        facts, "(no real file: the shared corpora hold no OTLP capture; tests/fixtures/otel holds spans this project "
-               "wrote to the documented conventions)")
+        facts, "(no real file: the shared corpora hold no OTLP capture; tests/fixtures/frameworks holds spans "
+               "pydantic-ai 2.78 and LangGraph 1.2 under OpenInference wrote offline with scripted models, "
+               "tests/fixtures/otel spans this project wrote to the documented conventions)")
     zero_buckets: ClassVar[dict[str, str]] = {"cache_write_5m": NO_CACHE_WRITES_WHY, "cache_write_1h": NO_CACHE_WRITES_WHY}
 
     def sniff(self, values: list[object], text: str) -> bool:
@@ -84,11 +140,18 @@ class OpenTelemetry(TranscriptFormat):
         return not values and '"resourceSpans"' in text[:2000]
 
     def sql_values(self) -> dict[str, str]:
+        from reconcile.ingest.lines import RAW_KEEP_CHARS
         from reconcile.ingest.validate import lenient_reason_sql, lenient_suspect_sql
 
         # what makes JSON that DuckDB parses not strict JSON (a trailing comma, NaN), or NULL: one rule for all
         return {"lenience": f"case when {lenient_suspect_sql('t')} then {lenient_reason_sql('t')} end",
-                "zero_omitting_scopes": "[" + ", ".join(string_literal(scope) for scope in ZERO_OMITTING_SCOPES) + "]"}
+                "zero_omitting_scopes": "[" + ", ".join(string_literal(scope) for scope in ZERO_OMITTING_SCOPES) + "]",
+                "raw_keep_chars": str(RAW_KEEP_CHARS),
+                "limit_stops": "[" + ", ".join(string_literal(name) for name in LIMIT_STOPS) + "]",
+                "limit_replies": "map {" + ", ".join(f"{string_literal(reply)}: {string_literal(name)}"
+                                                     for reply, name in LIMIT_REPLIES.items()) + "}",
+                "output_tool_names": "map {" + ", ".join(f"{string_literal(scope)}: {string_literal(pattern)}"
+                                                         for scope, pattern in OUTPUT_TOOL_NAMES.items()) + "}"}
 
     def stage(self, con) -> None:
         super().stage(con)

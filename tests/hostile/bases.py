@@ -108,7 +108,8 @@ def _attr(key: str, value) -> dict:
 
 
 def otel(uid: str) -> dict:
-    """One OTLP request: an agent span, a chat span with usage, a tool span (3 records). ``uid`` is the trace id."""
+    """One OTLP request: an agent span, a chat span with usage, a tool span (1 record: OTel counts lines, issue 58).
+    ``uid`` is the trace id."""
     start = 1_795_906_800_000_000_000  # 2026-11-28T23:00:00Z
     def span(n, span_id, parent, name, attrs):
         return {"traceId": uid, "spanId": span_id, "parentSpanId": parent, "name": name,
