@@ -220,8 +220,14 @@ def checks_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def cli_markdown() -> str:
+    from reconcile.cli_doc import cli_markdown as build
+
+    return build()
+
+
 GENERATED = {"status.md": status_markdown, "sql-api.md": sql_api_markdown, "checks.md": checks_markdown,
-             "formats.md": formats_markdown}
+             "formats.md": formats_markdown, "cli.md": cli_markdown}
 
 
 def write_all(docs: Path) -> None:

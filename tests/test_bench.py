@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 STAGES = ["bare typed read_json", "ingest (journals + provider exports)", "check (all checks)", "cost", "budgets",
           "replay (budgets' recommendations)", "replay (a step and a spend ceiling)", "replay (the three seed detectors)",

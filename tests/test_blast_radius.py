@@ -28,6 +28,8 @@ from reconcile.errors import ExitCode  # noqa: E402
 from reconcile.formats import FORMATS  # noqa: E402
 from reconcile.ingest.driver import ingest  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 
 def _csv(header: str, rows: list[str]) -> bytes:
     return (header + "\n" + "\n".join(rows) + "\n").encode()

@@ -209,6 +209,7 @@ def test_status_stop_reason_model_provider_and_times(db, cli):
     assert runs[FORK]["started_at"] != when(RUNS[FORK]["min_timestamp"])
 
 
+@pytest.mark.slow  # every step of every fixture session through show --step: CI runs it (pytest -m slow)
 def test_show_every_model_call_its_usage_and_every_tool_call(db, cli):
     """Per run: each model step is one call of the truth (by request id; a fork's copies are absent), with the usage
     the file writes; each tool step is one of the run's own tool calls, with its name and is_error."""

@@ -22,6 +22,8 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.ingest.driver import ingest
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 FIXTURE = ROOT / "tests" / "fixtures" / "clients" / "codex_cli"
 TRUTH = json.loads((FIXTURE / "truth.json").read_text(encoding="utf-8"))
 STUB = json.loads((FIXTURE / "stub_record.json").read_text(encoding="utf-8"))

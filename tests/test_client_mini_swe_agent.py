@@ -35,6 +35,8 @@ from conftest import ROOT
 from reconcile import store
 from reconcile.ingest.driver import ingest
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 FIXTURE = ROOT / "tests" / "fixtures" / "clients" / "mini_swe_agent"
 TRUTH = json.loads((FIXTURE / "truth.json").read_text(encoding="utf-8"))["runs"]
 STUB = [json.loads(line) for line in (FIXTURE / "stub_log.jsonl").read_text(encoding="utf-8").splitlines() if line]

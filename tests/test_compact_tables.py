@@ -77,9 +77,10 @@ def test_cost_shows_the_columns_read_first(cli, night_db):
         return set(cli("cost", *args, "--db", night_db).out.split("┡")[0].replace("┃", " ").split())
 
     compact, wide = header_words(), header_words("--wide")
-    assert {"model", "runs", "calls", "cost", "uncached", "hit", "catalogue", "tax"} <= compact
-    assert not {"harness", "ours", "tok"} & compact
-    assert {"harness", "ours", "tok", "harness-reported"} <= wide
+    assert {"model", "runs", "calls", "cost", "uncached", "hit", "tool", "descriptions"} <= compact
+    assert not {"records", "description", "least"} & compact
+    assert {"records", "description", "least", "most"} <= wide  # plain words (issue 61), every column
+    assert not {"ours", "harness-reported", "tok"} & wide
 
 
 def test_check_shows_a_check_s_first_findings_and_says_how_to_list_them_all(capsys):

@@ -83,6 +83,7 @@ def test_sql_csv_lines_end_in_newline_not_crlf(cli, night_db):
     assert out.count("\n") == 4 and "\r" not in out
 
 
+@pytest.mark.slow  # a whole morning in a subprocess: CI runs it (pytest -m slow)
 def test_morning_prints_nothing_to_stderr_with_an_unwritable_home(tmp_path):
     """Cron runs with odd homes: matplotlib's cache warnings must not reach stderr."""
     env = {**os.environ, "HOME": str(tmp_path / "missing"), "XDG_CACHE_HOME": "/proc/no-such", "MPLCONFIGDIR": "",

@@ -23,6 +23,8 @@ from reconcile.errors import BadInput
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 
 def test_a_session_and_its_subagents_share_a_shard():
     project = Path("/h/.claude/projects/-work-app")

@@ -51,15 +51,16 @@ def test_readme_quick_start_is_exactly_two_commands_and_ci_runs_the_test_one():
     assert commands[1] in ci, ".ci/run must call the README's test command"
 
 
-def test_readme_documents_every_command_and_exit_code():
-    from reconcile.cli import app, load_commands
-    load_commands()
+def test_the_command_reference_documents_every_command_and_exit_code():
+    """Issue 61: the full reference lives in docs/cli.md, written from each command's --help (the README links it)."""
     from reconcile.errors import ExitCode
-    readme = (ROOT / "README.md").read_text()
-    for command in app.registered_commands:
-        assert f"reconcile {command.name}" in readme, command.name
+
+    reference = (ROOT / "docs" / "cli.md").read_text()
+    for path, _ in _commands():
+        assert f"## `reconcile {path}`" in reference, path
     for code in ExitCode:
-        assert re.search(rf"\|\s*{code.value}\s*\|\s*`?{code.name}", readme), code.name
+        assert re.search(rf"\|\s*{code.value}\s*\|\s*`?{code.name}", reference), code.name
+    assert "docs/cli.md" in (ROOT / "README.md").read_text()
 
 
 def test_every_fact_a_format_records_has_a_real_example_file():
@@ -98,48 +99,30 @@ def _commands():
     return list(walk(typer.main.get_command(app), []))
 
 
-def _readme_synopses() -> dict[str, str]:
-    """The command table's synopses (the first cell of each row), by command path: ``report finance``, ``cost``."""
-    synopses: dict[str, str] = {}
-    for line in (ROOT / "README.md").read_text().splitlines():
-        if line.startswith("| `reconcile"):
-            first = line.split("` |", 1)[0] + "`"
-            for synopsis in re.findall(r"`(reconcile [^`]*)`", first):
-                path = []
-                for word in synopsis.split()[1:]:
-                    if not re.fullmatch(r"[a-z]+", word):
-                        break
-                    path.append(word)
-                synopses[" ".join(path)] = synopses.get(" ".join(path), "") + " " + synopsis
-    return synopses
-
-
-# Every command takes these (the README says so once, above the table); the Spark options come with --from-parquet.
-COMMON = {"--help", "--db", "--config"}
-SPARK = {"--engine", "--master", "--remote", "--to"}
-
-
-def test_the_readme_table_names_every_option_each_command_has_and_no_other():
-    """Issue 50: the README and --help agree, option for option, and on the default file an --out writes."""
-    synopses = _readme_synopses()
+def test_the_command_reference_names_every_option_each_command_has():
+    """Issue 50, moved by issue 61: the reference and --help agree, option for option (the reference is written from
+    the commands, so this holds while it is fresh), and it says the default file an --out writes."""
+    reference = (ROOT / "docs" / "cli.md").read_text()
     problems = []
     for path, command in _commands():
-        if path not in synopses:
-            problems.append(f"reconcile {path}: no row in the README's command table")
-            continue
-        said = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b", synopses[path]))
-        options = [p for p in command.params if type(p).__name__.endswith("Option")]
-        names = {name for p in options for name in [*p.opts, *p.secondary_opts]}
-        for p in options:
-            every = {*p.opts, *p.secondary_opts}
-            if every & COMMON or every & said or (every & SPARK and ("--from-parquet" in said or "--engine" in said)):
-                continue
-            problems.append(f"reconcile {path}: {'/'.join(sorted(every))} is missing from the README")
-        for p in options:
-            if "--out" in p.opts and p.default and str(p.default) not in synopses[path]:
-                problems.append(f"reconcile {path}: --out writes {p.default} by default; the README does not say so")
-        problems += [f"reconcile {path}: the README names {o}, which it does not take" for o in sorted(said - names)]
+        section = reference.split(f"## `reconcile {path}`\n", 1)[1].split("\n## ", 1)[0]
+        for p in command.params:
+            if type(p).__name__.endswith("Option") and "--help" not in p.opts:
+                problems += [f"reconcile {path}: {o} is missing" for o in [*p.opts, *p.secondary_opts]
+                             if f"`{o}`" not in section]
+                if "--out" in p.opts and p.default and f"`{p.default}`" not in section:
+                    problems.append(f"reconcile {path}: --out writes {p.default} by default; the reference does not say")
     assert not problems, "\n".join(problems)
+
+
+def test_the_readme_reads_in_one_screenful_a_task():
+    """Issue 61: what it is, the two commands, six everyday tasks each with its command, then links."""
+    readme = (ROOT / "README.md").read_text()
+    tasks = readme.split("## Everyday tasks", 1)[1].split("\n## ", 1)[0]
+    numbered = re.findall(r"^(\d)\. \*\*", tasks, re.M)
+    assert numbered == [str(n) for n in range(1, 7)]
+    assert all("reconcile " in item for item in re.split(r"^\d\. ", tasks, flags=re.M)[1:])
+    assert "| `reconcile" not in readme  # no command table of paragraphs: docs/cli.md has the reference
 
 
 def test_no_readme_link_points_outside_the_repository():

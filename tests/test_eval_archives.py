@@ -55,6 +55,7 @@ def test_a_member_that_cannot_be_read_fails_the_file_with_the_reason(tmp_path, c
     for method, words in ((93, "Zstandard-compressed member"), (99, "ZIP method 99")):
         archive = _relabelled(tmp_path, method)
         db = tmp_path / f"{method}.duckdb"
+        store.connect(db).close()  # into a store that exists, the failure is recorded (a new one is not made)
         result = cli("ingest", archive, "--db", db)
         assert result.code == ExitCode.BAD_INPUT, result.out + result.err
         assert words in result.err and "loaded" not in result.err.split(words)[0][-20:]

@@ -17,6 +17,8 @@ from reconcile.engines.export import export
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 
 @pytest.fixture(scope="module")
 def exported(night_db, tmp_path_factory):

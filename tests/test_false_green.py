@@ -38,7 +38,11 @@ def empty_store(cli, tmp_path):
     folder.mkdir()
     (folder / "README.md").write_text("no runs here\n")
     db = tmp_path / "empty.duckdb"
-    assert cli("ingest", folder, "--db", db).code == ExitCode.OK  # a store, but no runs in it
+    result = cli("ingest", folder, "--db", db)
+    assert result.code == ExitCode.OK and "no store was made" in result.out and not db.exists()  # issue 61
+    from reconcile import store
+
+    store.connect(db).close()  # a store, but no runs in it
     return db
 
 
@@ -57,6 +61,7 @@ def test_morning_on_an_empty_folder_exits_non_zero_and_says_why(cli, tmp_path):
     assert result.code == ExitCode.BAD_INPUT
     assert f"no runs in {folder}" in result.err and "1 passed over" in result.err
     assert not (tmp_path / "out" / "morning.html").exists()
+    assert not (tmp_path / "m.duckdb").exists()  # issue 61: a command that loaded nothing makes no store
 
 
 def test_check_reads_the_store_without_changing_it(cli, tmp_path):

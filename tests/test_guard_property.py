@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import duckdb
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import create_staging_macros
 from reconcile.ingest.validate import Field, check_lines
 from test_strict_types import _reasons  # the fast path, or every line examined in detail
+
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
 
 NATIVE_LINES = [
     {"v": 1, "type": "run_start", "run_id": "r", "ts": "2026-11-28T23:00:00Z", "agent": "a", "model": "m",

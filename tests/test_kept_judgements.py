@@ -26,6 +26,8 @@ from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 from reconcile.engine import DuckDBEngine
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 REAL_CC = ROOT / "tests" / "fixtures" / "realdata" / "claude-code-viewer" / "projects"
 LATER = ("side_effects_once", "retries_within_limit", "budgets_enforced")  # planted journals that arrive with the change
 STORE_WIDE = {"cost_per_request_stable", "costs_match_provider", "tokens_match_provider"}

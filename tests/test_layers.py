@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("reconcile.reports",)),
     ("workflow", ("reconcile.morning", "reconcile.watch")),
     ("interfaces", ("reconcile.api", "reconcile.journal", "reconcile.testing", "reconcile.cli",
-                    "reconcile.docs_gen", "reconcile.format_docs", "reconcile")),
+                    "reconcile.docs_gen", "reconcile.format_docs", "reconcile.cli_doc", "reconcile")),
 ]
 
 

@@ -26,6 +26,8 @@ from reconcile.redact import MASK, redact
 from reconcile.reports.reporting import _words
 from reconcile.store.status import map_stop_reason, named_limit
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 SECONDS_AN_INPUT = 10  # linear code needs under 1; the quadratic patterns needed from six minutes to hours
 M = 10**6
 

@@ -21,6 +21,8 @@ import oracle_costs_a
 import oracle_costs_b
 from run_identity import keyed_like_reconcile
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 PYDANTIC_AI = ROOT / "tests" / "fixtures" / "frameworks" / "pydantic_ai"
 FOLDERS = [*oracle_costs_a.READERS, *oracle_costs_b.READERS]

@@ -13,6 +13,9 @@ from journals import journal_file
 from reconcile import store
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
+import pytest
+
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
 
 RECONCILE = [sys.executable, "-m", "reconcile.cli"]
 

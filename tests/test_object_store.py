@@ -17,6 +17,8 @@ from reconcile.errors import BadInput, ExitCode
 from reconcile.ingest.driver import ingest
 from reconcile.journal import Journal
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 BUCKET = "agent-runs"
 
 

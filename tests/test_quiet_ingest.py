@@ -88,3 +88,22 @@ def test_runs_already_loaded_from_another_file_are_one_reason(cli, tmp_path, mon
     assert line.count("already loaded") == 1 and "run already loaded from another file" in line, line
     verbose = cli("ingest", str(journal.relative_to(tmp_path)), "again.jsonl", "--db", "v.duckdb", "-v").out
     assert verbose.count("was already loaded from") > 1  # each run, with the file that holds it
+
+
+def test_a_picture_is_not_a_journal_and_no_store_is_made(cli, tmp_path):
+    """Issue 61: a PNG named to ingest is "not a journal" in one line, no rejected lines, and no store left behind."""
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    db = tmp_path / "new.duckdb"
+    result = cli("ingest", picture, "--db", db)
+    assert result.code == 2 and not db.exists()
+    assert f"error: could not load {picture}: not a journal or transcript (a PNG image)" in result.err
+    assert result.err.count(str(picture)) == 1  # the path named once
+    assert "0 rejected" in result.out and "no store was made" in result.err
+    assert "--format" not in result.err  # no format would read it: no hint to force one
+
+
+def test_a_path_that_is_not_there_makes_no_store(cli, tmp_path):
+    db = tmp_path / "typo.duckdb"
+    result = cli("ingest", tmp_path / "nowhere.jsonl", "--db", db)
+    assert result.code == 2 and "No such file or folder" in result.err and not db.exists()

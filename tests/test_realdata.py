@@ -21,6 +21,8 @@ from reconcile.errors import ExitCode, NoRuns
 from reconcile.ingest.driver import ingest
 from reconcile.engine import DuckDBEngine
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 EXPECTED = ROOT / "tests" / "realdata_expected"
 SHARED = ROOT.parent / "shared" / "realdata"

@@ -189,6 +189,7 @@ def claude_code_night(tmp_path_factory):
     return base / "out"
 
 
+@pytest.mark.slow  # a browser: CI runs it (pytest -m slow)
 @pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"), reason="Debian's chromium is not installed here")
 @pytest.mark.parametrize("corpus", ["sample-night", "claude-code"])
 def test_reports_in_headless_chromium_offline_with_screenshots(night, claude_code_night, corpus):

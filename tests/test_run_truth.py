@@ -19,6 +19,8 @@ import oracle_costs_a
 import oracle_costs_b
 from run_identity import keyed_like_reconcile
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 REAL = ROOT / "tests" / "fixtures" / "realdata"
 FOLDERS = [*oracle_costs_a.READERS, *oracle_costs_b.READERS]
 BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens")

@@ -83,7 +83,8 @@ def _all_fit(db: Path, commands, columns: int) -> None:
         assert not missing, (" ".join(args), columns, missing, table_headers(lines))
 
 
-@pytest.mark.parametrize("columns", [80, 120, 200])
+@pytest.mark.parametrize("columns", [80, pytest.param(120, marks=pytest.mark.slow),
+                                     pytest.param(200, marks=pytest.mark.slow)])  # 80 is the narrow one
 def test_every_command_fits_the_terminal_on_the_sample_night(night_db, columns):
     _all_fit(night_db, COMMANDS, columns)
 
@@ -125,6 +126,7 @@ def test_a_table_that_cannot_fit_says_so(tmp_path, night_db):
     assert any("too wide for 80 columns" in line and "--csv" in line for line in lines), lines
 
 
+@pytest.mark.slow  # sixty-one renderings: CI runs it (pytest -m slow)
 def test_show_keeps_its_box_inside_80_columns_whatever_the_source_path(night_db, tmp_path, cli, monkeypatch):
     """Issue 61: the header box of `show` was as wide as the source path (one word, never folded), so where the
     clone lives decided whether it fit. Every path length from 40 to 100 characters, folded between separators."""
@@ -150,3 +152,11 @@ def test_show_keeps_its_box_inside_80_columns_whatever_the_source_path(night_db,
         cells = "".join(line.split("│")[2].strip() for line in lines if line.count("│") == 3
                         and line.split("│")[1].strip() in ("source", ""))
         assert path in cells, (length, cells)
+
+
+def test_help_fits_80_columns_and_cuts_no_description():
+    """Issue 61: `reconcile --help` listed every command's description cut with "..."; each is whole, folded."""
+    lines = in_pty(["--help"], 80, (0,))
+    assert max(len(line) for line in lines) <= 80
+    assert not [line for line in lines[1:] if line.rstrip().endswith("...")]  # (the usage line's ARGS... is no cut)
+    assert any("changed" in line for line in lines) and any(line.strip() == "ones replaced." for line in lines)

@@ -9,6 +9,8 @@ import pytest
 
 from terminal import in_pty, too_wide
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 # the commands that write (a store, a report, an export): each on its own copy of the night, at each width
 WRITERS = [(["ingest", "{sample}"], (0,)), (["report", "finance", "--out", "{tmp}/f.html"], (0,)),
            (["report", "morning", "--out", "{tmp}/m.html"], (0,)), (["export", "--to", "{tmp}/export"], (0,)),

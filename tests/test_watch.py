@@ -22,6 +22,8 @@ from reconcile.journal import Journal
 from reconcile.watch import Watch
 from signal_nights import Clock, write_nights
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 UTC = timezone.utc
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from conftest import ROOT, SAMPLE_NIGHT
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 
 @pytest.mark.slow
 def test_wheel_installs_and_runs_with_shipped_resources(tmp_path, monkeypatch):

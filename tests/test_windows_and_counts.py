@@ -161,3 +161,9 @@ def test_the_notebook_lists_the_runs_the_cli_lists(cli, mixed_db):
         assert sorted(rc.runs()["run_id"].to_list()) == sorted(listed)
         assert sorted(rc.runs(fold_subagents=False)["run_id"].to_list()) == sorted(every)
     assert len(every) > len(listed)  # the store holds sub-agents: folding changes the rows
+
+
+def test_usage_on_an_empty_window_says_what_the_store_spans(cli, mixed_db):
+    """Issue 61: `usage` on a window with no runs says so in the line every command uses, then why there is no bill."""
+    out = " ".join(cli("usage", *FUTURE, "--db", mixed_db).out.split())
+    assert _empty_line() in out and "No provider usage or cost export is loaded for this window (from 2099-01-01" in out

@@ -73,9 +73,9 @@ def projection_table(inputs: Inputs, turns: list[int]) -> list[dict[str, Any]]:
 
 PROJECTION_COLUMNS = [
     Column("turns", "turns", "count"), Column("cumulative_input_tokens", "cumulative input", "count"),
-    Column("output_tokens", "output", "count"), Column("catalogue_tax_tokens", "catalogue tax tok", "count"),
-    Column("catalogue_tax_uncached_micros", "catalogue tax, uncached", "money4"),
-    Column("catalogue_tax_cached_micros", "catalogue tax, cached", "money4"), Column("uncached_micros", "uncached", "money4"),
+    Column("output_tokens", "output", "count"), Column("catalogue_tax_tokens", "tool description tokens", "count"),
+    Column("catalogue_tax_uncached_micros", "tool descriptions, uncached", "money4"),
+    Column("catalogue_tax_cached_micros", "tool descriptions, cached", "money4"), Column("uncached_micros", "uncached", "money4"),
     Column("cached_micros", "cached", "money4"),
     Column("per_completed_task_uncached_micros", "per completed task, uncached", "money4"),
     Column("per_completed_task_cached_micros", "per completed task, cached", "money4"),

@@ -36,9 +36,10 @@ COST_COLUMNS = [
     Column("harness_sourced_micros", "of it, from the harness's records", "money", wide=True),
     Column("harness_sourced_runs", "harness runs", "count", wide=True), Column("priced_micros", "at reconcile's prices", "money", wide=True),
     Column("uncached_cost_micros", "uncached", "money"), Column("savings_micros", "saved by cache", "money"),
-    Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "catalogue tok", "count", wide=True),
-    Column("catalogue_tax_micros", "catalogue tax", "money"), Column("catalogue_tax_share", "tax share", "share"),
-    Column("harness_difference_micros", "harness − ours", "signed_money", wide=True),
+    Column("cache_hit_rate", "hit rate", "share"), Column("catalogue_tax_tokens", "tool description tokens", "count", wide=True),
+    # the tool descriptions (schemas) sent with every call: the name the finance report gives the same figure
+    Column("catalogue_tax_micros", "tool descriptions", "money"), Column("catalogue_tax_share", "their share", "share"),
+    Column("harness_difference_micros", "harness − reconcile", "signed_money", wide=True),
     Column("cost_per_completed_task_micros", "per completed task", "money", wide=True),
     Column("no_task_completed", "none completed", "bool", wide=True, export_only=True),
 ]
@@ -107,7 +108,7 @@ def cost_command(
     wide: WideOption = False,
     source: Source = Source(),
 ) -> None:
-    """What the runs cost: cached vs uncached, catalogue tax, cost per completed task, waste.
+    """What the runs cost: cached vs uncached, tool descriptions sent with every call, cost per completed task, waste.
 
     --csv and --parquet carry a row a group (money in exact dollars, no total row); --json the same rows under
     the same names, the total apart ("total"), and every other section.

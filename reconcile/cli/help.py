@@ -99,7 +99,8 @@ class MorningOrder(TyperGroup):
                 if command is None or command.hidden or name in listed:
                     continue
                 listed.add(name)
-                rows.append((name, command.get_short_help_str(limit=formatter.width - 20)))
+                # its first sentence whole, folded over lines: a description cut with "..." says nothing
+                rows.append((name, command.get_short_help_str(limit=10_000)))
             if rows:
                 with formatter.section(f"{title} commands"):
                     formatter.write_dl(rows)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from reconcile import store
-from reconcile.errors import ExitCode
+from reconcile.errors import ExitCode, ReconcileError
 from reconcile.formats import FORMATS
 from reconcile.ingest.driver import ingest
 from reconcile.ingest.result import NOT_LOADED
@@ -54,16 +54,24 @@ def ingest_command(
     if engine != "duckdb" or to is not None or master or remote:
         _spark_ingest(paths, engine, to, master, remote, config, json_out, strict)
         return
-    with store.connect(path) as con:
-        with _progress() as hook:
-            report = ingest(con, paths, format=format, progress=hook, window=config.window,
-                            abandoned_after=config.abandoned_after)
-        rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
-                              f"order by path, line limit {REJECTS_SHOWN}", [[f.path for f in report.files]]).fetchall()
+    new = not Path(path).exists()
+    try:
+        with store.connect(path) as con:
+            with _progress() as hook:
+                report = ingest(con, paths, format=format, progress=hook, window=config.window,
+                                abandoned_after=config.abandoned_after)
+            rejects = con.execute("select path, line, reason from rejects where path in (select unnest(?)) "
+                                  f"order by path, line limit {REJECTS_SHOWN}", [[f.path for f in report.files]]).fetchall()
+    except ReconcileError:  # a path that is not there, a bad --format: a store this command made is not left behind
+        if new and holds_nothing(Path(path)):  # (Ctrl-C after some files were saved keeps them)
+            remove_store(Path(path))
+        raise
+    # a store this command made and nothing was loaded into is not left behind: a typo, a folder of pictures
+    unmade = new and not any(f.status in ("loaded", "replaced") for f in report.files) and remove_store(Path(path))
     if json_out:
         print_json(report.to_json())
     else:
-        _print_report(report, rejects, AsGiven(paths), verbose)
+        _print_report(report, rejects, AsGiven(paths), verbose, unmade=unmade)
     if report.not_loaded or (strict and report.totals["rejected"]):
         raise typer.Exit(ExitCode.BAD_INPUT)
 
@@ -166,14 +174,17 @@ def rejected_note(report) -> str | None:
             "reconcile sql \"select path, line, reason from rejects\"")
 
 
-def _print_report(report, rejects, shown: AsGiven, verbose: bool) -> None:
+def _print_report(report, rejects, shown: AsGiven, verbose: bool, unmade: bool = False) -> None:
     if verbose:
         _print_details(report, rejects, shown)
     console.print(summary_line(report, verbose))
+    if unmade and not report.not_loaded:
+        console.print("nothing was loaded, so no store was made (reconcile ingest makes one with the first file it loads)")
     if not verbose and rejected_note(report):
         console.print(rejected_note(report))
-    print_not_loaded(report, "could not be loaded (recorded in ingested_files with why); every other file was. "
-                     "Fix them and ingest again.", shown)
+    kept = ("nothing was loaded, so no store was made" if unmade else
+            "recorded in ingested_files with why; every other file was")
+    print_not_loaded(report, f"could not be loaded ({kept}). Fix them and ingest again.", shown)
 
 
 def _print_details(report, rejects, shown: AsGiven) -> None:
@@ -203,6 +214,27 @@ def _print_details(report, rejects, shown: AsGiven) -> None:
 
 
 REJECTS_SHOWN = 50
+
+
+def holds_nothing(path: Path) -> bool:
+    """True for a store no file was ever recorded in (or none at all)."""
+    if not path.exists():
+        return False
+    try:
+        with store.connect(path, read_only=True) as con:
+            return con.execute("select count(*) from ingested_files").fetchone()[0] == 0
+    except Exception:  # noqa: BLE001 - a store that cannot be read is left as it is
+        return False
+
+
+def remove_store(path: Path) -> bool:
+    """Remove a store this command made (its file and write-ahead log); True once it is gone."""
+    try:
+        for name in (path, Path(f"{path}.wal")):
+            name.unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
 
 
 def print_not_loaded(report, closing: str, shown: AsGiven | None = None) -> None:

@@ -12,7 +12,7 @@ import typer
 from reconcile.checks import Scope
 from reconcile.analyses.coverage import require_runs
 from reconcile.engines.dataset import reading
-from reconcile.errors import BadInput, ExitCode
+from reconcile.errors import BadInput, ExitCode, ReconcileError
 from reconcile.money import amount_text, plural
 from reconcile.store import DEFAULT_DB
 from reconcile.reports.first import FIX_FIRST
@@ -20,7 +20,7 @@ from reconcile.morning import morning
 from reconcile.reports.reporting import write_finance, write_morning
 from reconcile.cli.root import app
 from reconcile.cli.check_cmd import print_not_judged, print_report
-from reconcile.cli.ingest_cmd import AsGiven, print_not_loaded, rejected_note, summary_line
+from reconcile.cli.ingest_cmd import AsGiven, holds_nothing, print_not_loaded, rejected_note, remove_store, summary_line
 from reconcile.cli.options import (ChecksDirOption, CostSourceOption, FromParquetOption, NightOption, SetOption, Store,
                                   Window, grouped)
 from reconcile.cli.render import console
@@ -40,7 +40,7 @@ def finance_command(
     source: Store = Store(),
     from_parquet: FromParquetOption = None,
 ) -> None:
-    """Write the finance report: spend, cache savings, catalogue tax, cost per completed task.
+    """Write the finance report: spend, cache savings, tool descriptions sent with every call, cost per completed task.
 
     Example: reconcile report finance --out finance.html --since 2026-11-01
     """
@@ -104,8 +104,14 @@ def morning_command(
     Example: reconcile morning sample_runs/ --out morning/ --night 2026-11-28
     """
     config, path = source.configured(setting)
-    result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
-                     zone=times.zone, night=night, scope=Scope(times.since, times.until))
+    new = not Path(path).exists()
+    try:
+        result = morning(path, folder, usage or [], out, config=config, checks_dir=checks_dir, source=cost_source,
+                         zone=times.zone, night=night, scope=Scope(times.since, times.until))
+    except ReconcileError:  # nothing loaded (an empty folder, a typo): a store this command made is not left behind
+        if new and holds_nothing(Path(path)):
+            remove_store(Path(path))
+        raise
     console.print(summary_line(result.ingested, verbose=True))  # the night's files one by one: reconcile ingest -v
     if rejected_note(result.ingested):
         console.print(rejected_note(result.ingested))

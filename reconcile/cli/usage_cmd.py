@@ -22,7 +22,7 @@ USAGE_COLUMNS = [
 ]
 
 
-NO_EXPORT = ("No provider usage or cost export is loaded for {window}, so there is no bill to match the journals "
+NO_EXPORT = ("No provider usage or cost export is loaded for this window ({window}, {zone}), so there is no bill to match the journals "
              "against. Load the providers' exports (reconcile ingest EXPORT; docs/usage.md lists the kinds) to see "
              "the bill beside the journals and the harness's counters; reconcile cost prices the journals alone.")
 
@@ -42,9 +42,11 @@ def usage_command(
     A provider's daily buckets are UTC days: --tz UTC keeps each one whole.
     Example: reconcile usage --by model --since 7d
     """
+    from reconcile.analyses.coverage import coverage
     from reconcile.analyses.usage import usage_report
     with source.reading(scope) as engine:
         use_zone(engine, scope.zone)
+        found = coverage(engine, scope, source.described)
         report = usage_report(engine, by, scope)
     # a bucket whose model has no price leaves its dollars unknown (empty), never $0: "unpriced buckets" says how many
     columns = every_key([Column("key", by), *USAGE_COLUMNS], [*report["groups"], report["total"]])
@@ -53,7 +55,9 @@ def usage_command(
                   title=f"Provider usage beside the journals and ledgers ({scope.describe()}, {scope.zone})")
     data = {**in_dollars(report), "groups": json_rows(sheet), "total": json_rows(Sheet(columns, [report["total"]]))[0]}
     if not report["groups"] and given.as_table:  # nothing billed to match: a sentence, not a row of blanks
-        console.print(NO_EXPORT.format(window=scope.describe()))
+        if found.bounded and not found.within:  # no runs either: what the store spans, as every command says it
+            console.print(found.empty_line())
+        console.print(NO_EXPORT.format(window=scope.describe(), zone=scope.zone))
         return None
     if output(sheet, given, json_data=data, wide=wide) and report["phantom_runs"]:
         console.print(f"Phantom calls come from runs: {', '.join(report['phantom_runs'][:20])}")

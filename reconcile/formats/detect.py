@@ -62,6 +62,16 @@ def _parse_head(head: bytes) -> list[object]:
     return values
 
 
+class Foreign(str):
+    """What a file is when it is no text at all (an image, a PDF, an archive, a database, binary data): not a journal
+    or transcript by any format, and no lines to count."""
+
+
+# Kinds of file a folder of journals often holds beside them, by their first bytes
+_FOREIGN = ((b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+            (b"%PDF-", "a PDF document"), (b"\x7fELF", "a program (ELF)"), (b"SQLite format 3\x00", "an SQLite database"),
+            (b"PAR1", "a Parquet file: reconcile reads an export of its own with --from-parquet DIR"))
+
 _ARCHIVES = ((b"PK\x03\x04", "zip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
              (b"7z\xbc\xaf\x27\x1c", "7-Zip"))
 
@@ -70,12 +80,17 @@ def _describe(head: bytes, values: list[object]) -> str:
     if not head.strip():
         return "an empty file"
     if head[8:12] == b"DUCK":
-        return "a DuckDB database (a reconcile store?), not a transcript"
+        return Foreign("a DuckDB database (a reconcile store?), not a transcript")
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return Foreign("a WebP image")
+    for magic, kind in _FOREIGN:
+        if head.startswith(magic):
+            return Foreign(kind)
     for magic, kind in _ARCHIVES:
         if head.startswith(magic):
-            return f"a {kind} archive: reconcile reads plain and gzip files; unpack it first"
+            return Foreign(f"a {kind} archive: reconcile reads plain and gzip files; unpack it first")
     if b"\x00" in head[:1024]:
-        return "binary data"
+        return Foreign("binary data")
     if values and isinstance(values[0], dict):
         keys = ", ".join(list(values[0])[:6])
         return f"JSON whose first object has keys {keys}"

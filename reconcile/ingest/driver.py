@@ -31,7 +31,7 @@ from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
 from reconcile.ingest.result import FileResult, IngestReport, PassedOver
 from reconcile.formats import FORMATS, format_fact_rows
-from reconcile.formats.detect import Unreadable, detect
+from reconcile.formats.detect import Foreign, Unreadable, detect
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
 
@@ -115,6 +115,9 @@ def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: Ing
         _failed(con, queue, report, path, "unreadable", str(exc))
         return [], None
     if fmt is None:
+        if explicit and isinstance(found, Foreign):  # no text at all: no lines to count, no format to force
+            _failed(con, queue, report, path, "failed", f"not a journal or transcript ({found})", lines=False)
+            return [], None
         if explicit:  # named, so meant to be loaded: a failure, where a folder's odd file is passed over
             _failed(con, queue, report, path, "failed", f"not a format reconcile reads (found {found}). Known formats: "
                     f"{', '.join(FORMATS)}. Use --format NAME to force one.")
@@ -162,8 +165,9 @@ def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestRepor
 
 
 def _failed(con: duckdb.DuckDBPyConnection, queue: list, report: IngestReport, path: str, status: str,
-            why: str) -> None:
-    source = inspect(Path(path)) if status == "failed" else Source(Path(path))  # its lines, read but not loaded
+            why: str, lines: bool = True) -> None:
+    # its lines, read but not loaded (a file of no text has none: nothing of it is a rejected line)
+    source = inspect(Path(path)) if status == "failed" and lines else Source(Path(path))
     result, reloads = record_failure(con, source, "unknown", status, why)
     report.files.append(result)
     _requeue(queue, reloads)

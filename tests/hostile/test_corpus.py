@@ -16,6 +16,8 @@ from reconcile.cli import main
 from reconcile.errors import ExitCode
 from reconcile.ingest.driver import ingest
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 RUNNABLE = [c for c in corpus.CASES if c.skip is None]
 
 

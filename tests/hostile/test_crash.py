@@ -21,6 +21,8 @@ from reconcile import store  # noqa: E402
 from reconcile.errors import ExitCode  # noqa: E402
 from test_state import snapshot  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 RECONCILE = [sys.executable, "-m", "reconcile.cli"]
 COPIES = 4
 

@@ -29,6 +29,8 @@ from reconcile.cli import main  # noqa: E402
 from reconcile.errors import ExitCode  # noqa: E402
 from reconcile.ingest.driver import ingest  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario: CI runs it (pytest -m slow); the README's command leaves it out
+
 RUNS = ("r1", "r2", "r3", "r4")
 FILES = ("a.jsonl", "b.jsonl", "c.jsonl")
 
@@ -80,6 +82,9 @@ def test_a_forced_wrong_format_records_nothing_and_a_later_ingest_loads(tmp_path
     folder.mkdir()
     write_files(folder, {"a.jsonl": ["r1"]})
     db = tmp_path / "s.duckdb"
+    assert main(["ingest", str(folder / "a.jsonl"), "--format", "otel", "--db", str(db)]) == ExitCode.BAD_INPUT
+    assert not db.exists()  # issue 61: a command that loaded nothing makes no store
+    store.connect(db).close()  # into a store that exists, the failure is recorded
     for forced in ("claude_code", "langfuse", "anthropic_usage", "otel", "openhands"):
         capsys.readouterr()
         code = main(["ingest", str(folder / "a.jsonl"), "--format", forced, "--db", str(db)])
