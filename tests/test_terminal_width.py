@@ -160,3 +160,9 @@ def test_help_fits_80_columns_and_cuts_no_description():
     assert max(len(line) for line in lines) <= 80
     assert not [line for line in lines[1:] if line.rstrip().endswith("...")]  # (the usage line's ARGS... is no cut)
     assert any("changed" in line for line in lines) and any(line.strip() == "ones replaced." for line in lines)
+
+
+def test_off_a_terminal_ids_stay_whole(cli, real_db):
+    """Issue 61: in a pipe or a log an id is copied to be used: never cut, whatever else the table leaves out."""
+    out = cli("runs", "--db", real_db).out
+    assert "fe5e1c67-53e7-4862-81ae-d0e013e3270b" in out and "fe5e1c67…" not in out

@@ -209,7 +209,9 @@ def sheet_table(sheet: Sheet, wide: bool = False, width: int | None = None) -> T
     if wide:
         return _sheet_layout(sheet, columns, cells, hidden, width=10**6)  # --wide: the note on one line
     width = width or console.width
-    shortened = _short_ids(sheet, cells)
+    # off a terminal (a pipe, a log) ids stay whole, so that an id copied from the log is the id; other columns still
+    # leave a table wider than the page
+    shortened = _short_ids(sheet, cells) if console.is_terminal else cells
     attempts = [(cells, None), (shortened, None), (shortened, NARROW_TEXT_MIN)]
     for rows, text_min in attempts:
         out = _sheet_layout(sheet, columns, rows, hidden, text_min, width=width)
