@@ -213,7 +213,7 @@ def consequence(group: dict[str, Any]) -> str:
             f"{group['successes_lost']} success(es) lost, {usd(group['spend_saved_micros'])} saved on runs that "
             f"did not succeed, {usd(group['spend_lost_micros'])} lost with the successes cut")
     if group["runs_on"]:
-        said += f"; {group['runs_on']} run(s) a fence stopped would run on"
+        said += f"; {plural(group['runs_on'], 'run')} its own limits stopped would run on"
     return said
 
 

@@ -80,7 +80,7 @@ def _group_lines(group: dict[str, Any]) -> list[str]:
                    for status in sorted(set(before) | set(after)) if before.get(status, 0) != after.get(status, 0)]
         said.append("stop reasons: " + ", ".join(changes))
     if group["runs_on"]:
-        said.append(f"{group['runs_on']} run(s) a fence stopped would have run on: what they would then have done "
+        said.append(f"{group['runs_on']} run(s) their own limits stopped would have run on: what they would then have done "
                     "is not in the journal")
     if group["not_judged_runs"]:
         said.append(f"{group['not_judged_runs']} run(s) not fully judged ({', '.join(group['not_judged_ceilings'])} "
