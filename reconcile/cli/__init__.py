@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
         if os.environ.get("RECONCILE_DEBUG"):
             raise
-        if _interrupted_query(exc):  # DuckDB stops its query on Ctrl-C and raises its own error instead
+        if is_interrupt(exc):  # DuckDB stops its query on Ctrl-C and raises its own error instead
             _errors().print(str(Interrupted()))
             return _exit(ExitCode.INTERRUPTED, argv)
         machine = _machine_failure(exc)
@@ -66,11 +66,6 @@ def _exit(code: int, argv: list[str] | None) -> int:
     if argv is None:
         sys.exit(int(code))
     return int(code)
-
-
-def _interrupted_query(exc: BaseException) -> bool:
-    """True for DuckDB's error for a query that Ctrl-C stopped."""
-    return is_interrupt(exc)
 
 
 _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
