@@ -200,6 +200,8 @@ def _print_details(report, rejects, shown: AsGiven) -> None:
     for f in changed:
         if f.status in NOT_LOADED:
             continue
+        if f.read:
+            console.print(f"  {shown(f.path)}: {f.read}")
         for note in f.notes:
             console.print(f"  {shown(f.path)}: skipped: {note}")
     for p in report.passed_over:

@@ -86,6 +86,11 @@ class TranscriptFormat(Format):
     examples: ClassVar[Mapping[str, str]] = {}  # fact -> a real file showing it (under tests/fixtures/realdata)
     zero_buckets: ClassVar[Mapping[str, str]] = {}  # bucket column -> why 0 is a fact for this format's provider
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
+    # lines: SQL over ``_stage_runs``, true for a run whose end the file recorded (nothing later changes it); a grown
+    # file is then read from its first open run on (``ingest.tail``). None: a grown file is read whole, and ``whole``
+    # says why in ``ingest -v``.
+    settled: ClassVar[str | None] = None
+    whole: ClassVar[str | None] = None
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
         return land(con, self, sources, forced)

@@ -124,6 +124,7 @@ class Codex(TranscriptFormat):
     name = "codex"
     description = "OpenAI Codex CLI session rollout (JSON Lines of timestamp, type, payload)"
     input = "lines"
+    whole = "a Codex session is one run that stays open, so a grown session is read again whole"
     fields = FIELDS
     facts: ClassVar[dict[str, str]] = {
         "usage": "each response's token_usage_record (0.171), else differences of token_count's cumulative "

@@ -95,6 +95,7 @@ class GeminiJsonl(_Gemini):
     name = "gemini_cli_jsonl"
     description = "Gemini CLI chat recording (JSON Lines: metadata, messages, $set, $rewindTo)"
     input = "lines"
+    whole = "a Gemini CLI session is one run that stays open, so a grown session is read again whole"
     layout = "jsonl"
     examples: ClassVar[dict[str, str]] = dict.fromkeys(FACTS, _LINES)
     fields = [

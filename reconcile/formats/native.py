@@ -20,6 +20,7 @@ class NativeJournal(TranscriptFormat):
     name = "native"
     description = "reconcile native journal v1 (JSON Lines of run_start / step / run_end)"
     input = "lines"
+    settled = "status <> 'running'"  # a run_end line ends a run: a grown journal is read from its first open run on
     fields = FIELDS
     extra_line_checks = """when json_type(f[1]) in ('BIGINT', 'UBIGINT') and f[1] ->> '$' <> '1'
         then 'journal version ' || (f[1] ->> '$') || ' is not supported; this reconcile reads v1'"""

@@ -25,7 +25,7 @@ def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
         con.execute(f"delete from {table} where run_id in ({owned})", {"path": path})
     con.execute("delete from runs where source_file = $path", {"path": path})
     for table, column in (("rejects", "path"), ("usage_buckets", "source_file"), ("billed_costs", "source_file"),
-                          ("ingested_files", "path")):
+                          ("ingested_files", "path"), ("file_checkpoints", "path")):
         con.execute(f"delete from {table} where {column} = ?", [path])
     con.execute("delete from ingest_deferrals where path = ? or owner = ?", [path, path])
     return dependents

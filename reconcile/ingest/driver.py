@@ -26,10 +26,12 @@ from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, s
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.display import with_article
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stored_name
+from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stamp, stored_name
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
 from reconcile.ingest.result import FileResult, IngestReport, PassedOver
+from reconcile.ingest.tail import (UNCHANGED, Checkpoint, TailConflict, checkpoints, forget_tail, read_tail,
+                                   record_checkpoints, remove_folder, tail_folder)
 from reconcile.formats import FORMATS, format_fact_rows
 from reconcile.formats.detect import Foreign, Unreadable, detect
 
@@ -200,10 +202,13 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
     the failure is pinned on one file. Returns the results and the files to load again.
     """
+    results, reloads, group, why = _load_tails(con, group, fmt, forced)
+    if not group:
+        return results, reloads
     beside = _load_beside_inspection(con, group, fmt, forced)
     if beside is not None:
-        return beside
-    results, todo, reloads = [], [], []
+        return results + beside[0], reloads + beside[1]
+    todo = []
     sources = list(zip(_inspected([path for path, _ in group]), [reload for _, reload in group]))
     known = recorded_many(con, [source.name for source, _ in sources if not source.error])
     stamped = []  # same content, now a stamp to trust: next time the file is not read
@@ -227,7 +232,7 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     if len(todo) > 1:
         try:
             loaded, again = _load_transaction(con, todo, fmt, forced)
-            return results + loaded, reloads + again
+            return results + _whole(loaded, why, fmt), reloads + again
         except FILE_FAILURES:
             pass  # one of them is bad: find out which, file by file
     for source, previous in todo:
@@ -236,9 +241,70 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
         except FILE_FAILURES as exc:  # that file's failure, recorded; the others load
             result, again = record_failure(con, source, fmt.name, "failed", reason(exc))
             loaded = [result]
-        results += loaded
+        results += _whole(loaded, why, fmt)
         reloads += again
     return results, reloads
+
+
+def _whole(results: list[FileResult], why: dict[str, str], fmt) -> list[FileResult]:
+    """Say, for ``ingest -v``, why a file loaded before was read whole rather than from where it was left."""
+    for result in results:
+        if result.status == "replaced":
+            because = why.get(result.path) or getattr(fmt, "whole", None)
+            result.read = f"read whole: {because}" if because else "read whole"
+    return results
+
+
+def _load_tails(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], fmt, forced: bool
+                ) -> tuple[list[FileResult], list[str], list[tuple[Path, bool]], dict[str, str]]:
+    """Load each grown file of ``group`` from its checkpoint on (``tail``), each in its own transaction.
+
+    Returns the results, the files to load again, the files left to read whole and, by stored name,
+    why a checkpointed file must be read whole (for ``ingest -v``).
+    """
+    results, reloads, rest, why = [], [], [], {}
+    if getattr(fmt, "input", None) != "lines" or not getattr(fmt, "settled", None):
+        return results, reloads, group, why
+    marks = checkpoints(con, [stored_name(path) for path, reload in group if not reload], fmt.name)
+    for path, reload in group:
+        mark = marks.get(stored_name(path))
+        if mark is None:
+            rest.append((path, reload))
+            continue
+        checkpoint, sha256 = mark
+        folder = tail_folder()
+        try:
+            found = read_tail(str(path), checkpoint, folder, sha256)
+            if found == UNCHANGED:  # its time changed, its bytes did not: a stamp to trust next time
+                results.append(FileResult(checkpoint.path, fmt.name, "unchanged", 0, 0, 0, 0))
+                con.execute("update ingested_files set mtime_ns = ? where path = ?", [_stamp(path), checkpoint.path])
+                continue
+            if isinstance(found, str):
+                why[checkpoint.path] = found
+                rest.append((path, reload))
+                continue
+            try:
+                loaded, again = _load_transaction(con, [(found, ("tail", fmt.name))], fmt, forced, tail=checkpoint)
+            except TailConflict as exc:
+                why[checkpoint.path] = str(exc)
+                rest.append((path, reload))
+                continue
+            except FILE_FAILURES as exc:  # read whole, the failure (if it is one) is recorded as for any file
+                why[checkpoint.path] = f"its new lines could not be loaded ({reason(exc)})"
+                rest.append((path, reload))
+                continue
+            results += loaded
+            reloads += again
+        finally:
+            remove_folder(folder)
+    return results, reloads, rest, why
+
+
+def _stamp(path: Path) -> int | None:
+    try:
+        return stamp(path)
+    except OSError:
+        return None
 
 
 def _inspected(paths: list[Path]) -> list:
@@ -294,7 +360,9 @@ def _load_beside_inspection(con: duckdb.DuckDBPyConnection, group: list[tuple[Pa
 
 
 def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], fmt,
-                      forced: bool, settle: Callable[[], None] | None = None) -> tuple[list[FileResult], list[str]]:
+                      forced: bool, settle: Callable[[], None] | None = None,
+                      tail: Checkpoint | None = None) -> tuple[list[FileResult], list[str]]:
+    """Load ``todo`` in one transaction; with ``tail``, one file from that checkpoint on (its copy in ``todo``)."""
     sources = [source for source, _ in todo]
     where = sources[0].name if len(sources) == 1 else f"a batch of {len(sources)} files from {sources[0].name}"
     aliases = Aliases(sources, decompress=getattr(fmt, "input", None) != "lines")
@@ -313,11 +381,13 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
         try:
             reloads = []
             for source, previous in todo:
-                if previous:
+                if tail is not None:
+                    forget_tail(con, source.name, tail)
+                elif previous:
                     reloads += forget_file(con, source.name)
             counts = fmt.load(con, sources, forced)
             reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
-            results = _record(con, todo, counts, fmt, forced)
+            results = _record(con, todo, counts, fmt, forced, tail)
             con.execute("commit")
         except duckdb.InterruptException as exc:  # Ctrl-C while DuckDB ran the load: nothing of it is kept
             _rollback(con)
@@ -352,15 +422,17 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | None]], counts, fmt,
-            forced: bool) -> list[FileResult]:
-    """Check each file's accounting and write the records, in one statement (only now: a record means it loaded)."""
+            forced: bool, tail: Checkpoint | None = None) -> list[FileResult]:
+    """Check each file's accounting and write the records and checkpoints, in one statement each (only now: a
+    record means it loaded). After a tail read the record counts the lines kept from before it too."""
     results = []
+    before = (tail.resume_line - 1, tail.prefix_loaded, tail.prefix_rejected, tail.prefix_skipped) if tail else (0, 0, 0, 0)
     for number, (source, previous) in enumerate(todo, 1):
         path, count = source.name, counts[number]
         # blank lines are skipped wherever they are: a file of nothing else is no evidence of a wrong format, and
         # loads nothing, as an empty file does
         blank_only = count.skipped_by.get("blank line", 0) == count.lines
-        if forced and count.lines and not count.loaded and not blank_only:
+        if forced and count.lines and not count.loaded and not before[1] and not blank_only:
             first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
             why = (f"line {first[0][0]}: {first[0][1]}" if first
                    else f"every line was skipped: {count.notes[0]}" if count.notes else "every line was skipped")
@@ -369,15 +441,19 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
         if count.loaded + count.rejected + count.skipped != count.lines:
             raise InternalError(f"{path}: accounting does not add up ({count}); nothing was loaded")
         status, why = "replaced" if previous and previous[0] else "loaded", None
-        if count.rejected and not count.loaded:  # nothing of it could be read: failed, never "loaded" (its rejects kept)
+        if tail is not None:
+            status = "grown"
+        if count.rejected and not count.loaded and not before[1]:  # nothing of it could be read: failed, never "loaded"
             first = con.execute("select line, reason from rejects where path = ? order by line limit 1", [path]).fetchall()
             unit = "record" if getattr(fmt, "input", None) == "document" else "line"
             status = "failed"
             why = (f"nothing of it could be read as {fmt.name}: every {unit} it holds was rejected"
                    + (f" ({unit} {first[0][0]}: {first[0][1]})" if first else "") + "; see its rejected lines")
         results.append(FileResult(path, fmt.name, status, count.lines, count.loaded, count.rejected, count.skipped,
-                                  [*count.notes, *([why] if why else [])], count.skipped_by))
+                                  [*count.notes, *([why] if why else [])], count.skipped_by,
+                                  _read_from(tail) if tail is not None and status == "grown" else None))
     sources = [source for source, _ in todo]
+    totals = [(before[0] + r.lines, before[1] + r.loaded, before[2] + r.rejected, before[3] + r.skipped) for r in results]
     # the lists are unnested side by side: one row a file
     con.execute("insert into ingested_files by name select unnest($path) as path, unnest($sha256) as sha256, "
                 "$format as format, unnest($size)::bigint as size_bytes, unnest($lines)::bigint as lines, "
@@ -387,12 +463,20 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
                 {"status": ["failed" if r.status == "failed" else "loaded" for r in results],
                  "reason": [r.notes[-1] if r.status == "failed" else None for r in results],
                  "path": [s.name for s in sources], "sha256": [s.sha256 for s in sources], "format": fmt.name,
-                 "size": [s.size for s in sources], "lines": [r.lines for r in results],
-                 "loaded": [r.loaded for r in results], "rejected": [r.rejected for r in results],
-                 "skipped": [r.skipped for r in results], "now": datetime.now(timezone.utc),
+                 "size": [s.size for s in sources], "lines": [t[0] for t in totals],
+                 "loaded": [t[1] for t in totals], "rejected": [t[2] for t in totals],
+                 "skipped": [t[3] for t in totals], "now": datetime.now(timezone.utc),
                  # a failed file's stamp is not kept: the next ingest reads it again (and says again that it failed)
                  "mtime": [None if r.status == "failed" else s.mtime_ns for s, r in zip(sources, results)]})
+    record_checkpoints(con, [(s, counts[n].resume, tail) for n, (s, r) in enumerate(zip(sources, results), 1)
+                             if s.mark is not None and counts[n].resume is not None and r.status != "failed"])
     return results
+
+
+def _read_from(tail: Checkpoint) -> str:
+    if tail.resume_line == 1:
+        return "read from its first line on (a run open when it was last read begins there)"
+    return f"read from line {tail.resume_line:,} on (the lines before it are as they were loaded)"
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:

@@ -26,8 +26,9 @@ def describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -
     con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
                 "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
     insert_rows(con, "_file_names",
-                    [[number, s.name, s.alias, *map(stored_name, (s.path.name, s.path.stem, s.path.parent.name,
-                      s.path.parent.parent.name)), s.newline_at_end] for number, s in enumerate(sources, 1)])
+                    [[number, s.name, s.alias, *map(stored_name, (s.user_path.name, s.user_path.stem,
+                      s.user_path.parent.name, s.user_path.parent.parent.name)), s.newline_at_end]
+                     for number, s in enumerate(sources, 1)])
     con.execute("""create or replace temp table _files as
                    select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name
                    from _file_names""")

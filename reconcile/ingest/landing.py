@@ -14,7 +14,8 @@ Everything after that is the same for every format and lives here, once:
 5. the final answer — where the format does not mark it — is the last main-thread model step
    with text that asks for no tool and after which no step asks for one;
 6. inserts into ``runs``, ``run_tools``, ``steps``, ``tool_calls``;
-7. accounting (every line or record loaded, skipped or rejected with its reason) and clean-up.
+7. accounting (every line or record loaded, skipped or rejected with its reason), where the next read of
+   a grown file may go on from (``tail``), and clean-up.
 
 The caller (``reconcile.ingest``) owns the transaction.
 """
@@ -30,6 +31,7 @@ from reconcile.ingest.inputs import describe_files, read_input
 from reconcile.ingest.result import FileCounts
 from reconcile.ingest.ownership import settle_ownership
 from reconcile.ingest.ranges import create_staging_macros, guard_sql
+from reconcile.ingest.tail import check_tail, resume_points
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -80,13 +82,17 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         except duckdb.Error as exc:
             raise InternalError(f"the {fmt.name} staging SQL failed: {exc}") from exc
         columns = _check_staged(con, fmt)
+        check_tail(con, sources)  # a late line for a run kept from before a tail read's start: read whole instead
         _canonical_arguments(con)
         _guard_ranges(con, columns)
         settle_ownership(con)
         _land_calls(con)
         _land_steps(con, columns["_stage_steps"])
         _land_runs(con, fmt, columns["_stage_runs"])
-        return _account(con, fmt)
+        counts = _account(con, fmt)
+        for number, resume in resume_points(con, fmt, sources).items():
+            counts[number].resume = resume
+        return counts
     finally:
         try:
             for view in _temp_views(con) - views_before:

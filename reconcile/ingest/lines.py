@@ -77,6 +77,9 @@ def load_lines_many(con: duckdb.DuckDBPyConnection, sources: list[Source], settl
         if counted.get(number, 0) != source.lines or source.raw_cr:  # a raw CR, a refused file, any disagreement
             con.execute("delete from _lines where file_no = ?", [number])
             _load_lines_exactly(con, number, source)
+    for number, source in enumerate(sources, 1):  # a tail read's lines keep the file's numbers
+        if source.first_line > 1:
+            con.execute("update _lines set line_no = line_no + ? where file_no = ?", [source.first_line - 1, number])
     # A UTF-8 byte-order mark (as some Windows tools write) marks the encoding; it is not part of the first line.
     con.execute(f"update _lines set line = substr(line, 2) where line_no = 1 and starts_with(line, {BOM_SQL})")
 

@@ -16,19 +16,21 @@ class FileCounts:
     skipped: int = 0
     notes: list[str] = field(default_factory=list)
     skipped_by: dict[str, int] = field(default_factory=dict)  # the skipped lines by their note (a reason, in full)
+    resume: object = None  # where a later read may go on from (``tail.Resume``); None: read it whole
 
 
 @dataclass
 class FileResult:
     path: str
     format: str
-    status: str  # loaded | replaced | unchanged | failed | unreadable (for the last two, notes[0] says why)
+    status: str  # loaded | replaced | grown | unchanged | failed | unreadable (for the last two, notes[0] says why)
     lines: int
     loaded: int
     rejected: int
     skipped: int
     notes: list[str] = field(default_factory=list)
     skipped_by: dict[str, int] = field(default_factory=dict)  # the skipped lines by their note
+    read: str | None = None  # how a file that changed was read: from a line on, or whole and why (``ingest -v``)
 
 
 # "run <id> was already loaded from <file>": a note per run, so its reason must drop the id and the file

@@ -64,7 +64,8 @@ def snapshot(con: duckdb.DuckDBPyConnection) -> dict[str, list]:
         "steps": "select run_id, idx, kind, input_uncached, output_tokens, args_hash, tool_status from steps order by all",
         "calls": "select run_id, step_idx, call_id, args_hash, idempotency_key from tool_calls order by all",
         "tools": "select run_id, name, side_effect from run_tools order by all",
-        "files": "select path, sha256, format, lines, loaded, rejected, skipped from ingested_files order by all",
+        # (not its digest: a file last read by its tail records a digest of its reads, docs/architecture.md)
+        "files": "select path, format, lines, loaded, rejected, skipped from ingested_files order by all",
         "rejects": "select path, line, reason from rejects order by all",
     }
     return {name: con.execute(sql).fetchall() for name, sql in queries.items()}

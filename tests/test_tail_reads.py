@@ -1,0 +1,222 @@
+"""Tail reads (issue 59): a store built by any sequence of ingests of growing files equals one fresh ingest.
+
+A writer plays a file of each line format forward — appends, half-written last lines, rotations,
+truncations, rewrites in place, lines that are not JSON, late copies of earlier lines, deletions —
+with ingests between, and some of them killed with SIGKILL mid-load; then the store is compared,
+table by table, with a store made by one ingest of the final files. A few seconds of it run in the
+default suite; ``-m slow`` runs more sequences, longer, with more kills.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from reconcile import store
+from reconcile.ingest.driver import ingest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+NOW = datetime(2026, 12, 6, 12, tzinfo=timezone.utc)  # the clock every compared ingest marks silent runs by
+
+
+def _native_lines() -> list[bytes]:
+    # the first 700 lines of the sample night's triage journal: runs that end, and runs still open at its end
+    return (ROOT / "sample_runs" / "2026-11-28" / "triage.jsonl").read_bytes().splitlines(keepends=True)[:700]
+
+
+FORMATS = {  # format: (the file's name in the folder, where its lines come from)
+    "native": ("night/triage.jsonl", None),
+    "claude_code": ("projects/-home-dev-acme-api/9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl",
+                    FIXTURES / "clients/claude_code/projects/-home-dev-acme-api/9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl"),
+    "codex": ("sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+              FIXTURES / "realdata/codex-cli/sessions/2026/02/23/"
+                         "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"),
+    "gemini_cli_jsonl": ("gemini/session.jsonl",
+                         FIXTURES / "realdata/gemini-cli/VibeCodingTracker__tests__fixtures__sessions__gemini.jsonl"),
+    "otel": ("otel/spans.jsonl", FIXTURES / "frameworks/pydantic_ai/base64/spans.jsonl"),
+}
+
+
+def source_lines(fmt: str) -> list[bytes]:
+    name, path = FORMATS[fmt]
+    lines = _native_lines() if path is None else path.read_bytes().splitlines(keepends=True)
+    return [line if line.endswith(b"\n") else line + b"\n" for line in lines]
+
+
+# What the compared stores must agree on: every table a load writes, in full, less the times of the ingest;
+# ingested_files less its digest (a file last read by its tail records a digest of its reads: docs/architecture.md).
+TABLES = {
+    "runs": "*", "steps": "*", "tool_calls": "*", "run_tools": "*", "ingest_deferrals": "*",
+    "rejects": "* exclude (ingested_at)",
+    "ingested_files": "* exclude (ingested_at, sha256, mtime_ns)",
+}
+
+
+def differences(built: Path, fresh: Path) -> dict[str, tuple[int, int]]:
+    """Per table, (rows only the built store has, rows only the fresh one has); empty when they are equal."""
+    con = duckdb.connect()
+    con.execute(f"attach '{built}' as built (read_only); attach '{fresh}' as fresh (read_only)")
+    found = {}
+    for table, columns in TABLES.items():
+        one = f"select {columns} from built.{table}"
+        two = f"select {columns} from fresh.{table}"
+        only_built = con.execute(f"select count(*) from ({one} except all {two})").fetchone()[0]
+        only_fresh = con.execute(f"select count(*) from ({two} except all {one})").fetchone()[0]
+        if only_built or only_fresh:
+            found[table] = (only_built, only_fresh)
+    con.close()
+    return found
+
+
+class Writer:
+    """A harness writing one file line by line, and the things that happen to files in the night."""
+
+    def __init__(self, folder: Path, fmt: str, chance: random.Random):
+        self.name, _ = FORMATS[fmt]
+        self.path = folder / self.name
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lines = source_lines(fmt)
+        self.next = 0  # the next line to write
+        self.half = 0  # bytes of the next line already written (a writer mid-line)
+        self.written: list[bytes] = []  # whole lines in the current file
+        self.rotations = 0
+        self.chance = chance
+
+    def append(self, count: int) -> None:
+        with open(self.path, "ab") as out:
+            for _ in range(count):
+                if self.next >= len(self.lines):
+                    return
+                line = self.lines[self.next]
+                out.write(line[self.half:])
+                self.written.append(line)
+                self.next, self.half = self.next + 1, 0
+
+    def half_line(self) -> None:
+        if self.next >= len(self.lines) or self.half:
+            return
+        line = self.lines[self.next]
+        self.half = self.chance.randrange(1, max(2, len(line) - 1))
+        with open(self.path, "ab") as out:
+            out.write(line[:self.half])
+
+    def rotate(self) -> None:
+        """logrotate's way: the file is renamed beside itself and a new one started under its name."""
+        if not self.path.exists():
+            return
+        self.rotations += 1
+        self.path.rename(self.path.with_name(f"{self.path.stem}-{self.rotations}{self.path.suffix}"))
+        self.written = []
+        self.half = 0
+
+    def truncate(self) -> None:
+        """``> file``: emptied in place; the writer goes on from where it was."""
+        with open(self.path, "wb"):
+            pass
+        self.written, self.half = [], 0
+
+    def rewrite_in_place(self) -> None:
+        """The same inode, the same size, one byte changed in its first line or in its last whole line."""
+        if not self.written or self.half:
+            return
+        data = bytearray(self.path.read_bytes())
+        where = self.chance.choice([0, len(data) - len(self.written[-1])])
+        position = data.find(b'"', where) + 1  # inside the first string of that line
+        if position <= 0 or data[position] in b'"\\\n':
+            return
+        data[position] = ord("x") if data[position] != ord("x") else ord("y")
+        with open(self.path, "r+b") as out:
+            out.write(bytes(data))
+        self.written = [line for line in bytes(data).splitlines(keepends=True)]
+
+    def garbage(self) -> None:
+        if self.half:
+            return
+        with open(self.path, "ab") as out:
+            out.write(b"this is not JSON {\n")
+        self.written.append(b"this is not JSON {\n")
+
+    def late_copy(self) -> None:
+        """A line written again later (a writer retrying), possibly of a run that has ended."""
+        if not self.written or self.half:
+            return
+        line = self.chance.choice(self.written)
+        with open(self.path, "ab") as out:
+            out.write(line)
+        self.written.append(line)
+
+    def delete(self) -> None:
+        if self.path.exists():
+            self.path.unlink()
+        self.written, self.half = [], 0
+
+    def touch(self) -> None:
+        if self.path.exists():
+            os.utime(self.path)
+
+
+OPERATIONS = (["append"] * 8 + ["half_line"] * 2 + ["rotate", "truncate", "rewrite_in_place", "garbage",
+                                                      "late_copy", "touch"] + ["delete"] * 1)
+
+
+def killed_ingest(folder: Path, db: Path, chance: random.Random) -> None:
+    """``reconcile ingest`` in a process killed with SIGKILL at a random moment of its work."""
+    process = subprocess.Popen([sys.executable, "-m", "reconcile.cli", "ingest", str(folder), "--db", str(db)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    time.sleep(chance.uniform(0.3, 1.5))  # (its start takes ~0.5 s: some kills land mid-load, some after)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def play(fmt: str, seed: int, steps: int, kills: int, tmp_path: Path) -> tuple[Path, Path]:
+    """Play a random night for ``fmt``; return the built store and the fresh one."""
+    chance = random.Random(f"{fmt}-{seed}")
+    folder = tmp_path / "files"
+    folder.mkdir()
+    writer = Writer(folder, fmt, chance)
+    built = tmp_path / "built.duckdb"
+    writer.append(chance.randrange(1, 40))
+    kill_at = set(chance.sample(range(steps), kills))
+    for step in range(steps):
+        operation = chance.choice(OPERATIONS)
+        if operation == "append":
+            writer.append(chance.randrange(1, 60))
+        else:
+            getattr(writer, operation)()
+        if step in kill_at:
+            killed_ingest(folder, built, chance)
+        elif chance.random() < 0.7:
+            with store.connect(built) as con:
+                ingest(con, [folder], now=NOW)
+    writer.append(chance.randrange(0, 20))
+    with store.connect(built) as con:
+        ingest(con, [folder], now=NOW)
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [folder], now=NOW)
+    return built, fresh
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, tmp_path):
+    built, fresh = play(fmt, seed=1, steps=14, kills=1 if fmt == "native" else 0, tmp_path=tmp_path)
+    assert differences(built, fresh) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 8))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_longer_nights_with_kills_end_where_a_fresh_ingest_would(fmt, seed, tmp_path):
+    built, fresh = play(fmt, seed=seed, steps=30, kills=3, tmp_path=tmp_path)
+    assert differences(built, fresh) == {}
