@@ -86,8 +86,8 @@ def test_a_grown_journal_replaces_its_rows(con, tmp_path):
     with Journal(path, clock=StepClock()) as journal:
         write_simple_run(journal, "b")
     report = ingest(con, [path])
-    assert report.files[0].status == "grown"  # read from run a's first line: it was open (issue 59)
-    assert report.files[0].read.startswith("read from its first line on")
+    assert report.files[0].status == "replaced"  # run a was open from the first line: read whole (issue 59)
+    assert report.files[0].read == "read whole: a run still open when it was last read begins on its first line"
     assert con.execute("select run_id, status from runs order by run_id").fetchall() == [("a", "budget_exceeded"), ("b", "succeeded")]
     assert counts(con) == (2, 10, 4, 4)
     assert con.execute("select count(*) from ingested_files").fetchall() == [(1,)]

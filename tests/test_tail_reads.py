@@ -220,3 +220,93 @@ def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, tmp_path):
 def test_longer_nights_with_kills_end_where_a_fresh_ingest_would(fmt, seed, tmp_path):
     built, fresh = play(fmt, seed=seed, steps=30, kills=3, tmp_path=tmp_path)
     assert differences(built, fresh) == {}
+
+
+def _journal(path: Path, lines: list[bytes]) -> None:
+    with open(path, "ab") as out:
+        out.write(b"".join(lines))
+
+
+def _checkpoint(db: Path) -> tuple | None:
+    with store.connect(db, read_only=True) as con:
+        rows = con.execute("select resume_line, prefix_loaded + prefix_rejected + prefix_skipped from file_checkpoints")
+        found = rows.fetchall()
+    return found[0] if found else None
+
+
+def _run(run_id: str, end: bool = True) -> list[bytes]:
+    """A small native run's lines, written by the journal writer."""
+    import io
+
+    from journals import StepClock, write_simple_run
+    from reconcile.journal import Journal
+
+    buffer = io.StringIO()
+    with Journal(buffer, clock=StepClock()) as journal:
+        write_simple_run(journal, run_id, end=end)
+    return buffer.getvalue().encode().splitlines(keepends=True)
+
+
+def test_a_grown_journal_is_read_from_its_first_open_run_and_ingest_v_says_so(tmp_path, capsys):
+    from reconcile.cli import main
+
+    journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
+    first, second = _run("r1"), _run("r2", end=False)
+    _journal(journal, first + second)
+    assert main(["ingest", str(journal), "--db", str(db)]) == 0
+    assert _checkpoint(db) == (len(first) + 1, len(first))  # r1 ended; r2 is open from its first line
+    _journal(journal, _run("r3"))
+    capsys.readouterr()
+    assert main(["ingest", str(journal), "--db", str(db), "-v"]) == 0
+    out = capsys.readouterr().out
+    assert f"read from line {len(first) + 1:,} on (the lines before it are as they were loaded)" in out
+    assert "grown" in out
+    journal.rename(tmp_path / "night-1.jsonl")  # rotated: another file under the name
+    _journal(journal, first + _run("r4"))
+    assert main(["ingest", str(journal), "--db", str(db), "-v"]) == 0
+    assert "read whole: another file has its name now (rotated or replaced)" in capsys.readouterr().out
+
+
+def test_a_late_line_for_a_run_that_had_ended_reads_the_file_whole(tmp_path):
+    journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
+    first = _run("r1")
+    _journal(journal, first + _run("r2"))
+    with store.connect(db) as con:
+        ingest(con, [journal], now=NOW)
+        _journal(journal, [first[1]])  # r1's step again: an exact repeat of a line before the resume line
+        report = ingest(con, [journal], now=NOW)
+    assert report.files[0].status == "replaced"
+    assert report.files[0].read.startswith("read whole: line ")
+    assert "belongs to run r1, which had ended" in report.files[0].read
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [journal], now=NOW)
+    assert differences(db, fresh) == {}
+
+
+def test_an_end_record_on_a_last_line_without_its_newline_is_read_again_when_whole(tmp_path):
+    """The boundary: a run whose end line has no newline yet is not settled; the resume line stays before it."""
+    journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
+    lines = _run("r1")
+    _journal(journal, lines[:-1] + [lines[-1].rstrip(b"\n")])
+    with store.connect(db) as con:
+        ingest(con, [journal], now=NOW)
+        assert con.execute("select status from runs").fetchall() == [("succeeded",)]
+    assert _checkpoint(db) == (1, 0)  # the run's end is not past a newline: nothing before line 1 is settled
+    _journal(journal, [b"\n"] + _run("r2"))
+    with store.connect(db) as con:
+        ingest(con, [journal], now=NOW)
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [journal], now=NOW)
+    assert differences(db, fresh) == {}
+    assert _checkpoint(db)[0] == len(lines) + len(_run("r2")) + 1  # both ended: the line after the last newline
+
+
+def test_lines_the_reader_changes_leave_no_checkpoint(tmp_path):
+    """CRLF endings: the line reader drops the CR, so no offset could be trusted; the file is read whole."""
+    journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
+    _journal(journal, [line.replace(b"\n", b"\r\n") for line in _run("r1")])
+    with store.connect(db) as con:
+        report = ingest(con, [journal], now=NOW)
+    assert report.files[0].loaded and _checkpoint(db) is None

@@ -474,8 +474,6 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
 
 
 def _read_from(tail: Checkpoint) -> str:
-    if tail.resume_line == 1:
-        return "read from its first line on (a run open when it was last read begins there)"
     return f"read from line {tail.resume_line:,} on (the lines before it are as they were loaded)"
 
 

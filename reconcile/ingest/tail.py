@@ -84,6 +84,8 @@ def read_tail(path: str, checkpoint: Checkpoint, folder: str, sha256: str) -> So
     handle reads all of it: the identity, the first bytes and the guarded bytes are checked on the bytes
     that are copied, so what is loaded is what was checked. ``sha256``: the file's digest as recorded.
     """
+    if checkpoint.resume_offset == 0:  # (a copy of all of it would only cost a temporary file its size)
+        return "a run still open when it was last read begins on its first line"
     try:
         handle = open(on_disk(path), "rb")
     except OSError as exc:
