@@ -28,6 +28,8 @@ from reconcile.ingest.driver import ingest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 NOW = datetime(2026, 12, 6, 12, tzinfo=timezone.utc)  # the clock every compared ingest marks silent runs by
+SPOTTER = FIXTURES / "realdata" / "spotter-real-sessions" / "projects" / "-home-marco-projects-spotter"
+LINES = 400  # a source's first lines: enough for every kind of line, few enough for seconds
 
 
 def _native_lines() -> list[bytes]:
@@ -37,8 +39,15 @@ def _native_lines() -> list[bytes]:
 
 FORMATS = {  # format: (the file's name in the folder, where its lines come from)
     "native": ("night/triage.jsonl", None),
-    "claude_code": ("projects/-home-dev-acme-api/9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl",
-                    FIXTURES / "clients/claude_code/projects/-home-dev-acme-api/9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl"),
+    # a real session's first 400 lines (side chains, compactions, tool calls), and a sub-agent's transcript
+    "claude_code": ("projects/-home-marco-projects-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+                    SPOTTER / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"),
+    "claude_code_subagent": ("projects/-home-marco-projects-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/"
+                             "agent-a2898e3.jsonl",
+                             SPOTTER / "4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"),
+    "claude_code_client": ("projects/-home-dev-acme-api/9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl",
+                           FIXTURES / "clients/claude_code/projects/-home-dev-acme-api/"
+                                      "9cdbc8ec-ee76-4a58-ab15-24fcee5b116a.jsonl"),
     "codex": ("sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
               FIXTURES / "realdata/codex-cli/sessions/2026/02/23/"
                          "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"),
@@ -50,7 +59,7 @@ FORMATS = {  # format: (the file's name in the folder, where its lines come from
 
 def source_lines(fmt: str) -> list[bytes]:
     name, path = FORMATS[fmt]
-    lines = _native_lines() if path is None else path.read_bytes().splitlines(keepends=True)
+    lines = _native_lines() if path is None else path.read_bytes().splitlines(keepends=True)[:LINES]
     return [line if line.endswith(b"\n") else line + b"\n" for line in lines]
 
 
@@ -310,3 +319,46 @@ def test_lines_the_reader_changes_leave_no_checkpoint(tmp_path):
     with store.connect(db) as con:
         report = ingest(con, [journal], now=NOW)
     assert report.files[0].loaded and _checkpoint(db) is None
+
+
+def _claude_sessions() -> list[Path]:
+    roots = [FIXTURES / "realdata" / "spotter-real-sessions", FIXTURES / "realdata" / "claude-code-viewer",
+             FIXTURES / "clients" / "claude_code"]
+    return sorted(path for root in roots for path in root.rglob("*.jsonl"))
+
+
+def grow_in_chunks(source: Path, tmp_path: Path, chance: random.Random, chunks: int) -> tuple[Path, Path, list[str]]:
+    """Write ``source`` (under its own folder names) in ``chunks`` pieces, ingesting after each; the built store,
+    a fresh one and how each grown file was read."""
+    relative = source.relative_to(FIXTURES)
+    target = tmp_path / "files" / relative
+    target.parent.mkdir(parents=True)
+    data = source.read_bytes()
+    cuts = sorted(chance.sample(range(1, max(len(data), 2)), min(chunks, max(len(data) - 1, 1))))
+    built, reads = tmp_path / "built.duckdb", []
+    with store.connect(built) as con:
+        for start, end in zip([0, *cuts], [*cuts, len(data)]):
+            with open(target, "ab") as out:
+                out.write(data[start:end])
+            report = ingest(con, [tmp_path / "files"], now=NOW)
+            reads += [f.read or f.status for f in report.files]
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [tmp_path / "files"], now=NOW)
+    return built, fresh, reads
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "agent-a2898e3.jsonl"])
+def test_a_real_claude_code_session_written_in_pieces_is_read_by_its_tail_and_ends_as_fresh(name, tmp_path):
+    source = next(path for path in _claude_sessions() if path.name == name)
+    built, fresh, reads = grow_in_chunks(source, tmp_path, random.Random(name), chunks=6)
+    assert any(read.startswith("read from line") for read in reads), reads  # the tails were read as tails
+    assert differences(built, fresh) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", _claude_sessions(), ids=lambda path: path.name[:24])
+def test_every_real_claude_code_session_written_in_pieces_ends_as_fresh(source, tmp_path):
+    built, fresh, _ = grow_in_chunks(source, tmp_path, random.Random(source.name), chunks=8)
+    assert differences(built, fresh) == {}

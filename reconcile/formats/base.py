@@ -91,6 +91,12 @@ class TranscriptFormat(Format):
     # says why in ``ingest -v``.
     settled: ClassVar[str | None] = None
     whole: ClassVar[str | None] = None
+    # lines: the staging SQL goes on inside a run still open. It reads ``_files.first_line`` and ``_files.carry``
+    # (its state there, JSON), leaves ``_tail_conflicts(file_no, line, reason)`` for what it cannot go on from
+    # (the file is then read whole), ``_tail_state(file_no, line, state)`` for where the next read may start, and
+    # ``_prior_model(file_no, run_id, idx, main, has_text, asks)`` for the kept model steps of a continued run (the
+    # final answer is found among them and the new ones alike).
+    continues: ClassVar[bool] = False
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
         return land(con, self, sources, forced)

@@ -107,7 +107,7 @@ class ClaudeCode(TranscriptFormat):
     name = "claude_code"
     description = "Claude Code session transcript (JSON Lines with sessionId)"
     input = "lines"
-    whole = "a Claude Code session is one run that stays open, so a grown session is read again whole"
+    continues = True  # a grown session is read from its last open exchange on (claude_code.sql: _tail_state)
     fields = FIELDS
     facts: ClassVar[dict[str, str]] = {
         "usage": "message.usage of each API response", "timestamps": "timestamp on every line",

@@ -11,6 +11,10 @@
 --   is the child run <sessionId>/<file name> of the session its lines name (ccusage lists it apart, by
 --   its file name; reconcile keeps the link the transcript records).
 -- The same run in two files (a copy, a second folder) is loaded once, from the fuller copy (the landing's rule).
+-- A tail read (ingest/tail.py) goes on inside the session from _files.first_line with the state kept there
+-- (_cc_carry): the file is the run it was; a line that would make it another is a _tail_conflicts row.
+create or replace temp table _cc_carry as select file_no, first_line, carry from _files where carry is not null;
+
 create or replace temp table _cc_files as
 with ids as (
     select file_no,
@@ -33,8 +37,13 @@ select file_no,
             when all_side then coalesce(session || '/', '') || stem  -- its sessionId is its parent's; no id of its own
             else coalesce(session, stem) end as run_id,
        case when subagent then coalesce(session, grandparent_name) when all_side then session end as parent_run_id,
-       session as own_session  -- the sessionId the file's own lines carry
+       session as own_session,  -- the sessionId the file's own lines carry
+       agent_id
 from named;
+
+update _cc_files set run_id = k.carry ->> 'run_id', parent_run_id = k.carry ->> 'parent_run_id',
+                     own_session = k.carry ->> 'own_session', agent_id = k.carry ->> 'agent_id'
+from _cc_carry k where k.file_no = _cc_files.file_no;
 
 -- Side-chain lines get a label: the agent id, else one per side chain (a chain starts at a line with no parent).
 -- A <synthetic> assistant message is one Claude Code wrote itself, not a model's answer: an API error (isApiErrorMessage,
@@ -42,15 +51,16 @@ from named;
 -- requested." after a --continue) answers no call at all.
 create or replace temp table _cc as
 select file_no, line_no, j, type, ts,
-       case when side then coalesce(j.agentId, 'sidechain-' || sum(case when side and j.parentUuid is null
-           then 1 else 0 end) over (partition by file_no order by line_no)) end as agent_label,
+       case when side then coalesce(j.agentId, 'sidechain-' || (sum(case when side and j.parentUuid is null
+           then 1 else 0 end) over (partition by file_no order by line_no) + chains_before)) end as agent_label,
        synthetic and failed as api_error, synthetic and not failed as no_call
 from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as ts,
              coalesce(j.isSidechain, false) and j.type in ('user', 'assistant') as side,
              j.type = 'assistant' and coalesce(j.message.model = '<synthetic>', false) as synthetic,
              coalesce(j.isApiErrorMessage, coalesce(j.message.content -> 0 ->> 'text', j.message.content ->> '$')
-                                           like 'API Error%', false) as failed
-      from _parsed);
+                                           like 'API Error%', false) as failed,
+             coalesce((k.carry ->> 'side_chains')::bigint, 0) as chains_before
+      from _parsed left join _cc_carry k using (file_no));
 
 -- History copied in: `--fork-session` (and older resumes) begin the new file with the earlier session's lines,
 -- verbatim (the same uuids, message and request ids, usage and timestamps). Those calls were made, and are
@@ -59,21 +69,21 @@ from (select file_no, line_no, j, j.type as type, (j.timestamp)::timestamptz as 
 -- lines before the file's own first message that are stamped before the file's first timestamp (2.1.197 writes
 -- the fork's own queue-operation lines first, the copies after them, stamped earlier) or that carry another
 -- session's id.
+create or replace temp table _cc_bounds as
+select c.file_no, arg_min(c.ts, c.line_no) filter (where c.ts is not null) as file_start, any_value(f.own_session) as own
+from _cc c join _cc_files f using (file_no) where c.file_no not in (select file_no from _cc_carry) group by c.file_no;
+
+create or replace temp table _cc_own_first as
+select c.file_no, min(c.line_no) as line_no
+from _cc c join _cc_bounds b using (file_no)
+where c.type in ('user', 'assistant') and c.ts >= b.file_start
+  and (c.j.sessionId is null or b.own is null or c.j.sessionId = b.own)
+group by c.file_no
+union all select file_no, 0 from _cc_carry;  -- a tail read starts past it
+
 create or replace temp table _cc_copied as
-with bounds as (
-    select c.file_no, arg_min(c.ts, c.line_no) filter (where c.ts is not null) as file_start,
-           any_value(f.own_session) as own
-    from _cc c join _cc_files f using (file_no) group by c.file_no
-),
-own_first as (
-    select c.file_no, min(c.line_no) as line_no
-    from _cc c join bounds b using (file_no)
-    where c.type in ('user', 'assistant') and c.ts >= b.file_start
-      and (c.j.sessionId is null or b.own is null or c.j.sessionId = b.own)
-    group by c.file_no
-)
 select c.file_no, c.line_no
-from _cc c join bounds b using (file_no) left join own_first o using (file_no)
+from _cc c join _cc_bounds b using (file_no) left join _cc_own_first o using (file_no)
 where (o.line_no is null or c.line_no < o.line_no)
   and (c.ts < b.file_start or coalesce(c.j.sessionId <> b.own, false));
 
@@ -123,8 +133,9 @@ delete from _cc where (file_no, line_no) in (select file_no, line_no from _cc_ba
 -- A subagent's own transcript is all side-chain lines: then they are its main thread.
 create or replace temp table _cc_files as
 select f.*, not exists (select 1 from _cc c where c.file_no = f.file_no and c.type in ('user', 'assistant')
-                        and c.agent_label is null) as all_side
-from _cc_files f;
+                        and c.agent_label is null)
+            and coalesce((k.carry ->> 'all_side')::boolean, true) as all_side
+from _cc_files f left join _cc_carry k using (file_no);
 
 -- One model step per API response: the lines sharing message.id and requestId.
 create or replace temp table _cc_model as
@@ -135,7 +146,9 @@ select c.file_no, coalesce(c.j.message.id || '|' || c.j.requestId, 'line ' || c.
        any_value(c.j.requestId) as request_id, any_value(c.agent_label) as agent_label,
        min(p.asked_ts) as asked_at, bool_or(c.api_error) as api_error
 from _cc c
-left join (select file_no, j.uuid as uuid, ts as asked_ts from _cc) p
+left join (select file_no, j.uuid as uuid, ts as asked_ts from _cc
+           union all select file_no, unnest(from_json(carry -> 'parent_uuids', '["VARCHAR"]')),
+                            unnest(from_json(carry -> 'parent_times', '["VARCHAR"]'))::timestamptz from _cc_carry) p
     on p.file_no = c.file_no and p.uuid = c.j.parentUuid
 where c.type = 'assistant'
 group by all;
@@ -172,8 +185,9 @@ with items as (
                 and coalesce(list_transform(string_split(nullif(regexp_extract(j.version, '^[0-9]+(\.[0-9]+)*'), ''), '.'),
                                             lambda x: x::integer) >= [2, 1, 197], false)
 )
-select row_number() over (partition by file_no order by line_no, position) - 1 as idx, i.*, f.run_id, f.all_side
-from items i join _cc_files f using (file_no);
+select row_number() over (partition by file_no order by line_no, position) - 1
+           + coalesce((k.carry ->> 'steps')::bigint, 0) as idx, i.*, f.run_id, f.all_side
+from items i join _cc_files f using (file_no) left join _cc_carry k using (file_no);
 
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx,
@@ -263,7 +277,7 @@ alter table _stage_calls drop column asked_at;
 -- Status, inferred: how the session's main thread ends. Its last message that says so decides: a local command's
 -- lines (/compact, /mcp: the command and what it printed) and a compaction's summary ask the model nothing, and
 -- leave the session as it stood; a max_turns_reached attachment is --max-turns stopping it.
-create or replace temp table _stage_runs as
+create or replace temp table _cc_main as
 with main as (
     select c.file_no, c.line_no, c.type, c.ts, coalesce(c.j.isCompactSummary, false) as summary,
            case when c.type = 'user' and json_type(c.j.message.content) = 'VARCHAR' then c.j.message.content ->> '$'
@@ -281,20 +295,28 @@ marked as (
                over (partition by file_no order by line_no) as output_next,
            regexp_matches(coalesce(user_text, ''), '^\s*<command-(name|message)>') as command
     from main
-),
-last_message as (
+)
+select *, type <> 'system' and not summary and not local_output and not (command and coalesce(output_next, false))
+          as says
+from marked;
+
+create or replace temp table _stage_runs as
+with last_message as (
     -- arg_max_null: the last line's own values, NULL included (arg_max would skip to an earlier one)
     select file_no, arg_max_null(type, line_no) as type, arg_max_null(user_text, line_no) as user_text,
            arg_max_null(response, line_no) as response
-    from marked
-    where type <> 'system' and not summary and not local_output and not (command and coalesce(output_next, false))
+    from _cc_main where says
     group by file_no
 ),
-ended as (select file_no, max(ts) as ts from main group by file_no),
+-- the last time on the main thread; a tail read's lines before it are remembered by the checkpoint
+ended as (select file_no, greatest(max(m.ts), any_value((k.carry ->> 'main_max_ts')::timestamptz)) as ts
+          from _cc_main m left join _cc_carry k using (file_no) group by file_no),
 asks as (select distinct file_no, response from _cc_blocks where type = 'assistant' and block ->> 'type' = 'tool_use'),
 models as (
-    select file_no, arg_min(model, idx) filter (where model is not null) as model
-    from _stage_steps where kind = 'model' group by file_no
+    select f.file_no, coalesce(any_value(k.carry ->> 'first_model'),
+                               arg_min(s.model, s.idx) filter (where s.model is not null)) as model
+    from _cc_files f left join _cc_carry k using (file_no) left join _stage_steps s on s.file_no = f.file_no and s.kind = 'model'
+    group by f.file_no
 ),
 outcome as (
     select l.file_no, e.ts, case
@@ -317,11 +339,134 @@ select f.file_no, f.run_id, f.parent_run_id, 1 as source_line, 'claude-code' as 
        case when regexp_matches(f.run_id, '/agent-acompact-[^/]*$') then 'context compaction' end as task_class,
        -- a subagent's file (every line a side chain) opens with the parent's hook reminders (isMeta) carried in with
        -- the parent's times: the subagent starts at its own first line, its prompt
-       coalesce((select min(ts) from _cc c where c.file_no = f.file_no and f.all_side and not coalesce(c.j.isMeta, false)),
-                (select min(ts) from _cc c where c.file_no = f.file_no)) as started_at,
+       coalesce(case when f.all_side then least((k.carry ->> 'min_own_ts')::timestamptz,
+                                                (select min(ts) from _cc c where c.file_no = f.file_no
+                                                 and not coalesce(c.j.isMeta, false))) end,
+                least((k.carry ->> 'min_ts')::timestamptz, (select min(ts) from _cc c where c.file_no = f.file_no)))
+           as started_at,
        case when o.status <> 'running' then o.ts end as ended_at, coalesce(o.status, 'running') as status,
        case o.status when 'succeeded' then o.finish_reason  -- the API's own stop_reason; often not written
                      when 'cancelled' then 'interrupted by user'
                      when 'failed' then o.finish_reason  -- the API error, as Claude Code wrote it
                      when 'budget_exceeded' then o.finish_reason end as stop_reason
-from _cc_files f left join outcome o using (file_no) left join models m using (file_no);
+from _cc_files f left join outcome o using (file_no) left join models m using (file_no) left join _cc_carry k using (file_no);
+
+-- A tail read's kept model steps (the final answer is found among them and the new ones alike).
+create or replace temp table _prior_model as
+select k.file_no, s.run_id, s.idx, s.agent_label is null or f.all_side as main, coalesce(s.output_text, '') <> '' as has_text,
+       exists (select 1 from tool_calls c where c.run_id = s.run_id and c.step_idx = s.idx) as asks
+from _cc_carry k join _cc_files f using (file_no)
+join steps s on s.run_id = f.run_id and s.idx < (k.carry ->> 'steps')::bigint and s.kind = 'model';
+
+-- What a tail read cannot go on from (the file is then read whole, as a fresh ingest reads it): a line naming
+-- another session or agent, a main-thread line in a file read as a side chain, an answer to a line the
+-- checkpoint does not remember, a result for a call made before the resume line, a response begun before it.
+create or replace temp table _tail_conflicts as
+select file_no, line, reason from (
+    select p.file_no, p.line_no as line, case
+        when p.j.sessionId is not null and p.j.sessionId is distinct from k.carry ->> 'own_session'
+            then 'names session ' || left(p.j.sessionId, 80) || ', not the one the file was read as'
+        when p.j.agentId is not null and p.j.agentId is distinct from k.carry ->> 'agent_id'
+            then 'names agent ' || left(p.j.agentId, 80) || ', not the one the file was read as'
+        when (k.carry ->> 'all_side')::boolean and p.j.type in ('user', 'assistant') and not coalesce(p.j.isSidechain, false)
+            then 'is on the main thread of a file read as a side chain'
+        end as reason
+    from _parsed p join _cc_carry k using (file_no)
+    union all
+    select c.file_no, c.line_no, 'answers a line before the lines the checkpoint remembers'
+    from _cc c join _cc_carry k using (file_no)
+    where c.type = 'assistant' and c.j.parentUuid is not null
+      and not exists (select 1 from _cc x where x.file_no = c.file_no and x.j.uuid = c.j.parentUuid)
+      and not list_contains(from_json(k.carry -> 'parent_uuids', '["VARCHAR"]'), c.j.parentUuid)
+    union all
+    select r.file_no, r.line_no, 'is the result of a call made before the line it was read from'
+    from _cc_results r join _cc_carry k using (file_no)
+    where not exists (select 1 from _stage_calls c where c.file_no = r.file_no and c.call_id = r.call_id)
+    union all
+    select m.file_no, m.line_no, 'continues a response begun before the line it was read from'
+    from _cc_model m join _cc_carry k using (file_no) join _cc_files f using (file_no)
+    where m.request_id is not null and exists (
+        select 1 from steps s where s.run_id = f.run_id and s.kind = 'model' and s.request_id = m.request_id
+                                and (s.response_id is null or s.response_id = m.response_id))
+) where reason is not null;
+
+-- Where the next tail read may go on from, and the state it needs there: the largest line no response and no
+-- call-and-result crosses, at or before the last line of the file, the session's last message that decides its
+-- status and the first response whose call has no result yet; past the file's own first message (before it,
+-- lines may be history copied in). No state where there is no such line.
+create or replace temp table _tail_state as
+with ends as (
+    select f.file_no, f.first_line, coalesce(k.carry, '{}'::json) as carry,
+           max(l.line_no) - case when any_value(f.newline_at_end) then 0 else 1 end as end_line
+    from _files f join _lines l using (file_no) left join _cc_carry k using (file_no)
+    group by f.file_no, f.first_line, k.carry
+),
+responses as (
+    select file_no, min(line_no) as first, max(line_no) as last
+    from _parsed where j.type = 'assistant'
+    group by file_no, coalesce(j.message.id || '|' || j.requestId, 'line ' || line_no)
+),
+calls as (
+    select c.file_no, m.line_no as first, min(r.line_no) as last
+    from _cc_blocks c join _cc_model m on m.file_no = c.file_no and m.response = c.response
+    left join _cc_results r on r.file_no = c.file_no and r.call_id = c.block ->> 'id'
+    where c.type = 'assistant' and c.block ->> 'type' = 'tool_use'
+    group by c.file_no, m.line_no, c.block ->> 'id'
+),
+spans as (select file_no, first, last from responses union all select file_no, first, last from calls where last is not null),
+ordered as (
+    select file_no, first, max(last) over (partition by file_no order by first rows between unbounded preceding
+                                                                          and 1 preceding) as reach
+    from spans
+),
+caps as (
+    select e.file_no, least(e.end_line + 1,
+                            (select max(line_no) from _cc_main m where m.file_no = e.file_no and m.says),
+                            (select min(first) from calls c where c.file_no = e.file_no and c.last is null)) as cap
+    from ends e
+),
+candidates as (
+    select file_no, first as line from ordered where coalesce(reach, 0) < first
+    union all select c.file_no, c.cap from caps c
+        where not exists (select 1 from spans s where s.file_no = c.file_no and s.first < c.cap and c.cap <= s.last)
+    union all select file_no, first_line from ends
+),
+chosen as (
+    select c.file_no, max(c.line) as line from candidates c join caps using (file_no)
+    where c.line <= caps.cap group by c.file_no
+),
+-- the times of the last lines before it (a later answer names its question by uuid), the newest first
+remembered as (
+    select file_no, uuid, ts, row_number() over (partition by file_no order by older, n) as n from (
+        select c.file_no, c.j.uuid as uuid, c.ts::varchar as ts, 0 as older, -c.line_no as n
+        from _cc c join chosen ch using (file_no) where c.line_no < ch.line and c.j.uuid is not null
+        union all
+        select file_no, unnest(from_json(carry -> 'parent_uuids', '["VARCHAR"]')),
+               unnest(from_json(carry -> 'parent_times', '["VARCHAR"]')), 1,
+               unnest(range(len(from_json(carry -> 'parent_uuids', '["VARCHAR"]'))))
+        from _cc_carry)
+    qualify row_number() over (partition by file_no order by older, n) <= 256
+)
+select e.file_no, ch.line,
+       case when ch.line > o.line_no and ch.line > 1 then json_object(
+           'run_id', f.run_id, 'parent_run_id', f.parent_run_id, 'own_session', f.own_session, 'agent_id', f.agent_id,
+           'all_side', f.all_side,
+           'steps', coalesce((e.carry ->> 'steps')::bigint, 0)
+                    + (select count(*) from _cc_steps s where s.file_no = e.file_no and s.line_no < ch.line),
+           'side_chains', coalesce((e.carry ->> 'side_chains')::bigint, 0)
+                    + (select count(*) from _parsed p where p.file_no = e.file_no and p.line_no < ch.line
+                       and coalesce(p.j.isSidechain, false) and p.j.type in ('user', 'assistant') and p.j.parentUuid is null),
+           'min_ts', least((e.carry ->> 'min_ts')::timestamptz,
+                           (select min(ts) from _cc c where c.file_no = e.file_no and c.line_no < ch.line))::varchar,
+           'min_own_ts', least((e.carry ->> 'min_own_ts')::timestamptz,
+                               (select min(ts) from _cc c where c.file_no = e.file_no and c.line_no < ch.line
+                                and not coalesce(c.j.isMeta, false)))::varchar,
+           'main_max_ts', greatest((e.carry ->> 'main_max_ts')::timestamptz,
+                                   (select max(ts) from _cc_main m where m.file_no = e.file_no and m.line_no < ch.line))::varchar,
+           'first_model', coalesce(e.carry ->> 'first_model',
+                                   (select arg_min(s.model, s.idx) from _stage_steps s where s.file_no = e.file_no
+                                    and s.kind = 'model' and s.model is not null and s.source_line < ch.line)),
+           'parent_uuids', (select list(uuid order by n) from remembered r where r.file_no = e.file_no),
+           'parent_times', (select list(ts order by n) from remembered r where r.file_no = e.file_no))
+       end as state
+from ends e join chosen ch using (file_no) join _cc_files f using (file_no) left join _cc_own_first o using (file_no);

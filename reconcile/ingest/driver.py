@@ -263,7 +263,7 @@ def _load_tails(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], 
     why a checkpointed file must be read whole (for ``ingest -v``).
     """
     results, reloads, rest, why = [], [], [], {}
-    if getattr(fmt, "input", None) != "lines" or not getattr(fmt, "settled", None):
+    if getattr(fmt, "input", None) != "lines" or not (getattr(fmt, "settled", None) or getattr(fmt, "continues", False)):
         return results, reloads, group, why
     marks = checkpoints(con, [stored_name(path) for path, reload in group if not reload], fmt.name)
     for path, reload in group:

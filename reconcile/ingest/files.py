@@ -55,6 +55,7 @@ class Source:
     shown: Path | None = None  # the user's file, where ``path`` is a copy of part of it (a tail read: ``tail``)
     mark: "Mark | None" = None  # where a later read may go on from (``tail``); None: read it whole next time
     first_line: int = 1  # the file's line number of the first line read (a tail read starts past the first)
+    carry: str | None = None  # a tail read's format state at ``first_line`` (JSON, ``tail.Checkpoint.state``)
 
     @property
     def name(self) -> str:

@@ -24,13 +24,17 @@ def describe_files(con: duckdb.DuckDBPyConnection, sources: list, lines: bool) -
     For a line format ``_files`` already exists (``lines.load_lines_many``), with newline_at_end.
     """
     con.execute("create or replace temp table _file_names (file_no integer, path varchar, alias varchar, name varchar, "
-                "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean)")
+                "stem varchar, parent_name varchar, grandparent_name varchar, newline_at_end boolean, "
+                "first_line bigint, carry json)")
     insert_rows(con, "_file_names",
                     [[number, s.name, s.alias, *map(stored_name, (s.user_path.name, s.user_path.stem,
-                      s.user_path.parent.name, s.user_path.parent.parent.name)), s.newline_at_end]
+                      s.user_path.parent.name, s.user_path.parent.parent.name)), s.newline_at_end,
+                      s.first_line, s.carry]
                      for number, s in enumerate(sources, 1)])
+    # first_line and carry: where a tail read starts and the format's state there (ingest/tail.py); 1 and NULL else
     con.execute("""create or replace temp table _files as
-                   select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name
+                   select file_no, path, alias, newline_at_end, name, stem, parent_name, grandparent_name,
+                          first_line, carry
                    from _file_names""")
 
 

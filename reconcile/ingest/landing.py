@@ -31,7 +31,7 @@ from reconcile.ingest.inputs import describe_files, read_input
 from reconcile.ingest.result import FileCounts
 from reconcile.ingest.ownership import settle_ownership
 from reconcile.ingest.ranges import create_staging_macros, guard_sql
-from reconcile.ingest.tail import check_tail, resume_points
+from reconcile.ingest.tail import check_continued, check_tail, resume_points
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -85,6 +85,7 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         check_tail(con, sources)  # a late line for a run kept from before a tail read's start: read whole instead
         _canonical_arguments(con)
         _guard_ranges(con, columns)
+        check_continued(con, sources)
         settle_ownership(con)
         _land_calls(con)
         _land_steps(con, columns["_stage_steps"])
@@ -294,12 +295,29 @@ def _final_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
             select s.run_id, s.idx, {main} as main, coalesce({text}, '') <> '' as has_text, a.calls is not null as asks
             from _stage_steps s left join asks a on a.run_id = s.run_id and a.step_idx = s.idx
             where s.kind = 'model'
+            {"union all select run_id, idx, main, has_text, asks from _prior_model" if _prior(con) else ""}
         ),
         last_ask as (select run_id, max(idx) filter (where main and asks) as idx from model group by run_id)
         select m.run_id, max(m.idx) as idx
         from model m join last_ask l using (run_id)
         where m.main and m.has_text and not m.asks and m.idx > coalesce(l.idx, -1)
         group by m.run_id"""
+    )
+
+
+def _prior(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this load continues runs whose earlier model steps are kept (``_prior_model``, a tail read)."""
+    return "_prior_model" in _temp_tables(con) and con.execute("select count(*) from _prior_model").fetchall()[0][0] > 0
+
+
+def _refinalize_prior(con: duckdb.DuckDBPyConnection) -> None:
+    """The kept model steps of a continued run are its final answer or not as the whole run now decides."""
+    con.execute(
+        """update steps set is_final = p.final
+        from (select p.run_id, p.idx, coalesce(f.idx = p.idx, false) as final
+              from _prior_model p left join _final f using (run_id)) p
+        where steps.run_id = p.run_id and steps.idx = p.idx and steps.kind = 'model'
+          and steps.is_final is distinct from p.final"""  # (the one or two that change, not every kept step)
     )
 
 
@@ -351,9 +369,10 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         "output_sha256": f"case when s.kind = 'model' then coalesce({given('output_sha256')}, sha256({given('output_text')})) end",
         "result_shape": f"case when s.kind = 'tool' then coalesce({given('result_shape')}, sh.shape) end",
     }
-    final_join = ""
+    final_join, prior = "", False
     if "is_final" not in has:
         _final_steps(con, staged)
+        prior = _prior(con)
         computed["is_final"] = "case when s.kind = 'model' then fin.idx is not null end"
         final_join = "left join _final fin on fin.run_id = s.run_id and fin.idx = s.idx"
     select = [f"{computed[c]} as {c}" if c in computed else f"s.{c}" for c in steps_columns if c in computed or c in has]
@@ -369,6 +388,8 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         left join _shapes sh on s.kind = 'tool' and sh.structure = {STRUCTURE.format(text=shaped)}
         {final_join}"""
     )
+    if prior:
+        _refinalize_prior(con)
 
 
 def _land_runs(con: duckdb.DuckDBPyConnection, fmt, staged: list[str]) -> None:
@@ -381,8 +402,9 @@ def _land_runs(con: duckdb.DuckDBPyConnection, fmt, staged: list[str]) -> None:
     }
     step_columns = _columns(con, "_stage_steps")
     if "final_output" not in has and "output_text" in step_columns:
-        computed["final_output"] = ("(select any_value(x.output_text) from _stage_steps x join _final fin "
-                                    "on fin.run_id = x.run_id and fin.idx = x.idx where x.run_id = s.run_id)"
+        # a continued run's answer may be a kept step: read from the steps as stored (the new ones are, by now)
+        computed["final_output"] = (f"(select any_value(x.output_text) from {'steps' if _prior(con) else '_stage_steps'} "
+                                    "x join _final fin on fin.run_id = x.run_id and fin.idx = x.idx where x.run_id = s.run_id)"
                                     if "is_final" not in step_columns else
                                     "(select arg_max(x.output_text, x.idx) from _stage_steps x "
                                     "where x.run_id = s.run_id and x.is_final)")

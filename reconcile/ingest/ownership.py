@@ -34,17 +34,21 @@ def settle_ownership(con: duckdb.DuckDBPyConnection) -> None:
             from (select run_id, count(*) as steps from steps where run_id in (select run_id from _held)
                   group by run_id) n where n.run_id = _held.run_id"""
         )
+    # The owner is the fullest copy of all, this batch's and the stored one alike (a copy of this batch better than
+    # this file's is not the owner when the stored copy is better still: a fresh ingest would defer to that one).
     con.execute(
         """create or replace temp table _owners as
-        with claimed as (
-            select s.file_no, s.run_id, s.path, h.path as stored,
-                   h.steps > s.steps or (h.steps = s.steps and h.path < s.path) as stored_better,
-                   (select arg_min(e.path, [-e.steps, e.file_no]) from _copies e where e.run_id = s.run_id
-                      and (e.steps > s.steps or (e.steps = s.steps and e.file_no < s.file_no))) as better
-            from _copies s left join _held h using (run_id)
+        with best as (
+            select run_id, arg_min(path, [-steps, file_no]) as path, max(steps) as steps from _copies group by run_id
+        ),
+        claimed as (
+            select s.file_no, s.run_id, s.path, h.path as stored, b.path as best,
+                   h.path is not null and (h.steps > b.steps or (h.steps = b.steps and h.path < b.path)) as stored_best
+            from _copies s join best b using (run_id) left join _held h using (run_id)
         )
-        select file_no, run_id, path, coalesce(better, case when stored_better then stored end) as owner,
-               case when better is null and stored is not null and not stored_better then stored end as outranked
+        select file_no, run_id, path,
+               case when stored_best then stored when best <> path then best end as owner,
+               case when stored is not null and not stored_best and best = path then stored end as outranked
         from claimed"""
     )
     for (outranked,) in con.execute("select distinct outranked from _owners where outranked is not null").fetchall():

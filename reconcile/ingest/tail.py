@@ -25,6 +25,7 @@ would be the first, so such a file is read whole, and ``-v`` says so.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -52,6 +53,7 @@ class Checkpoint:
     prefix_loaded: int
     prefix_rejected: int
     prefix_skipped: int
+    state: str | None = None  # a continued format's state at resume_line (JSON; the format's own keys)
 
 
 COLUMNS = [f.name for f in fields(Checkpoint)]
@@ -125,7 +127,8 @@ def read_tail(path: str, checkpoint: Checkpoint, folder: str, sha256: str) -> So
             return "the bytes before where it was last read changed (rewritten in place)"
         if offset == checkpoint.size_bytes:
             return UNCHANGED
-        source = Source(Path(copy), shown=Path(path), size=offset, first_line=checkpoint.resume_line)
+        source = Source(Path(copy), shown=Path(path), size=offset, first_line=checkpoint.resume_line,
+                        carry=checkpoint.state)
         source.alias = copy
         source.lines, source.raw_cr, source.newline_at_end = counter.result()
         source.sha256 = "tail:" + hashlib.sha256(f"{sha256}\x1e{checkpoint.resume_offset}\x1e{content.hexdigest()}"
@@ -154,11 +157,17 @@ def _stamp(path: str) -> int | None:
 def forget_tail(con: duckdb.DuckDBPyConnection, path: str, checkpoint: Checkpoint) -> None:
     """Delete what a tail read from the checkpoint's resume line replaces: its runs and its lines' rejects.
 
-    The file's record and checkpoint go too (they are written again with the new rows). The caller owns
-    the transaction.
+    Where the checkpoint continues a run still open (``state`` names it and its steps before the resume
+    line), that run's later steps and calls and its row go, its earlier steps stay. The file's record and
+    checkpoint go too (they are written again with the new rows). The caller owns the transaction.
     """
-    again = "select run_id from runs where source_file = $path and source_line >= $line"
     params = {"path": path, "line": checkpoint.resume_line}
+    if checkpoint.state is not None:
+        run = {"run": json.loads(checkpoint.state)["run_id"], "steps": json.loads(checkpoint.state)["steps"]}
+        con.execute("delete from steps where run_id = $run and idx >= $steps", run)
+        con.execute("delete from tool_calls where run_id = $run and step_idx >= $steps", run)
+        con.execute("delete from runs where run_id = $run and source_file = $path", {"run": run["run"], "path": path})
+    again = "select run_id from runs where source_file = $path and source_line >= $line"
     for table in ("steps", "tool_calls", "run_tools"):
         con.execute(f"delete from {table} where run_id in ({again})", params)
     con.execute("delete from runs where source_file = $path and source_line >= $line", params)
@@ -172,6 +181,11 @@ def check_tail(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> None:
     tails = [(number, source.name, source.first_line) for number, source in enumerate(sources, 1) if source.first_line > 1]
     if not tails:
         return
+    tables = {row[0] for row in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
+    if "_tail_conflicts" in tables:  # what a continued format found it cannot go on from (its staging says why)
+        hit = con.execute("select line, reason from _tail_conflicts order by line limit 1").fetchall()
+        if hit:
+            raise TailConflict(f"line {hit[0][0]:,} {hit[0][1]}")
     hit = con.execute(
         """select t.path, r.record_no, r.run_id
         from _stage_records r
@@ -184,6 +198,23 @@ def check_tail(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> None:
         raise TailConflict(f"line {line:,} belongs to run {run}, which had ended before the line it was read from")
 
 
+def check_continued(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> None:
+    """Raise ``TailConflict`` if a continued run cannot be landed on its kept steps: the range guards rejected it
+    whole (its kept steps would stand alone), or another file holds a copy of it (which copy is the fuller is
+    decided on whole runs)."""
+    carried = [(number, json.loads(source.carry)["run_id"]) for number, source in enumerate(sources, 1)
+               if source.carry is not None]
+    if not carried:
+        return
+    for number, run in carried:
+        staged = con.execute("select count(*) from _stage_runs where file_no = ? and run_id = ?", [number, run])
+        if not staged.fetchall()[0][0]:
+            raise TailConflict(f"run {run} was rejected whole when read again")
+        elsewhere = con.execute("select source_file from runs where run_id = ? limit 1", [run]).fetchall()
+        if elsewhere:
+            raise TailConflict(f"run {run} is kept in {elsewhere[0][0]} too")
+
+
 @dataclass
 class Resume:
     """Where the next tail read of a file goes on from, found by the load that just ran."""
@@ -193,6 +224,7 @@ class Resume:
     loaded: int  # the outcomes of this load's lines before ``line``
     rejected: int
     skipped: int
+    state: str | None = None  # a continued format's state at ``line``
 
 
 def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) -> dict[int, Resume]:
@@ -206,8 +238,13 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
     ``_lines``, ``_checked`` and ``_outcome``.
     """
     marked = [(n, s) for n, s in enumerate(sources, 1) if s.mark is not None]
-    if not marked or not getattr(fmt, "settled", None):
+    continued = getattr(fmt, "continues", False)
+    if not marked or not (getattr(fmt, "settled", None) or continued):
         return {}
+    if continued:  # the format chose each file's resume line and its state there (``_tail_state``)
+        has = con.execute("select count(*) from duckdb_tables() where temporary and table_name = '_tail_state'")
+        if not has.fetchall()[0][0]:
+            return {}
     con.execute("create or replace temp table _tail_files (file_no integer, first_line bigint, end_line bigint, "
                 "bom integer)")
     con.execute("insert into _tail_files select unnest($n), unnest($first), unnest($end), unnest($bom)",
@@ -218,7 +255,7 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
         f"""with spans as (
             select file_no, run_id, min(record_no) as first, max(record_no) as last
             from _stage_records where run_id is not null and file_no in (select file_no from _tail_files) group by all),
-        settled as (select distinct file_no, run_id from _stage_runs where {fmt.settled}),
+        settled as (select distinct file_no, run_id from _stage_runs where {fmt.settled or 'false'}),
         ordered as (
             select s.file_no, s.first, s.last, x.run_id is null as open,
                    max(s.last) over (partition by s.file_no order by s.first
@@ -232,9 +269,7 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
             select file_no, first as line from ordered where coalesce(reach, 0) < first
             union all select t.file_no, t.end_line + 1 from _tail_files t join caps c using (file_no) where c.end_free
             union all select file_no, first_line from _tail_files),
-        chosen as (
-            select c.file_no, max(c.line) as line from candidates c join caps using (file_no)
-            where c.line <= caps.cap group by c.file_no),
+        chosen as ({CHOSEN_BY_STATE if continued else CHOSEN_BY_RUNS}),
         bytes as (
             select t.file_no, ch.line,
                    coalesce(sum(strlen(coalesce(l.line, '')) + 1) filter (where l.line_no < ch.line), 0) + t.bom as offset,
@@ -250,17 +285,25 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
             from _checked c join chosen ch using (file_no) left join _outcome o using (file_no, line_no)
             where c.line_no < ch.line group by c.file_no)
         select b.file_no, b.line, b.offset, b.ends, b.unread, coalesce(o.loaded, 0), coalesce(o.rejected, 0),
-               coalesce(o.skipped, 0)
-        from bytes b left join outcomes o using (file_no)""").fetchall()
+               coalesce(o.skipped, 0), ch.state
+        from bytes b left join outcomes o using (file_no) join chosen ch using (file_no)""").fetchall()
     con.execute("drop table _tail_files")
     found = {}
-    for number, line, offset, ends, unread, loaded, rejected, skipped in rows:
+    for number, line, offset, ends, unread, loaded, rejected, skipped, state in rows:
         source = sources[number - 1]
         start = source.mark.start
         if unread or start + ends != source.mark.end:
             continue  # the reader changed some line's bytes: no offset can be trusted
-        found[number] = Resume(line, start + offset, loaded, rejected, skipped)
+        found[number] = Resume(line, start + offset, loaded, rejected, skipped, state)
     return found
+
+
+# The resume line of a format whose runs end (``settled``): the largest candidate under the cap.
+CHOSEN_BY_RUNS = """select c.file_no, max(c.line) as line, null::json as state from candidates c join caps using (file_no)
+            where c.line <= caps.cap group by c.file_no"""
+# A continued format's own choice, kept only where it lies in what this load read and has a state.
+CHOSEN_BY_STATE = """select s.file_no, s.line, s.state from _tail_state s join _tail_files t using (file_no)
+            where s.state is not null and s.line between t.first_line and t.end_line + 1"""
 
 
 def record_checkpoints(con: duckdb.DuckDBPyConnection, entries: list[tuple[Source, Resume, Checkpoint | None]]) -> None:
@@ -271,7 +314,7 @@ def record_checkpoints(con: duckdb.DuckDBPyConnection, entries: list[tuple[Sourc
         prefix = (before.prefix_loaded, before.prefix_rejected, before.prefix_skipped) if before else (0, 0, 0)
         rows.append([source.name, mark.device, mark.inode, mark.size, mark.end, mark.head_bytes, mark.head,
                      mark.guard_from, mark.guard, resume.line, resume.offset, prefix[0] + resume.loaded,
-                     prefix[1] + resume.rejected, prefix[2] + resume.skipped])
+                     prefix[1] + resume.rejected, prefix[2] + resume.skipped, resume.state])
     if rows:  # one statement, the columns side by side (a batch may hold thousands of files)
         columns = list(zip(*rows))
         con.execute(f"insert into file_checkpoints ({', '.join(COLUMNS)}) select "

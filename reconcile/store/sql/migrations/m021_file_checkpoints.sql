@@ -15,5 +15,6 @@ create table file_checkpoints (
     resume_offset bigint not null,   -- its byte offset
     prefix_loaded bigint not null,   -- the outcomes of the lines before resume_line, kept as they were
     prefix_rejected bigint not null,
-    prefix_skipped bigint not null
+    prefix_skipped bigint not null,
+    state json                       -- what the format needs to go on from resume_line inside a run still open
 );
