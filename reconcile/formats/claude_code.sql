@@ -394,14 +394,8 @@ select file_no, line, reason from (
 -- call-and-result crosses, at or before the last line of the file, the session's last message that decides its
 -- status and the first response whose call has no result yet; past the file's own first message (before it,
 -- lines may be history copied in). No state where there is no such line.
-create or replace temp table _tail_state as
-with ends as (
-    select f.file_no, f.first_line, coalesce(k.carry, '{}'::json) as carry,
-           max(l.line_no) - case when any_value(f.newline_at_end) then 0 else 1 end as end_line
-    from _files f join _lines l using (file_no) left join _cc_carry k using (file_no)
-    group by f.file_no, f.first_line, k.carry
-),
-responses as (
+create or replace temp table _tail_spans as
+with responses as (
     select file_no, min(line_no) as first, max(line_no) as last
     from _parsed where j.type = 'assistant'
     group by file_no, coalesce(j.message.id || '|' || j.requestId, 'line ' || line_no)
@@ -412,29 +406,18 @@ calls as (
     left join _cc_results r on r.file_no = c.file_no and r.call_id = c.block ->> 'id'
     where c.type = 'assistant' and c.block ->> 'type' = 'tool_use'
     group by c.file_no, m.line_no, c.block ->> 'id'
-),
-spans as (select file_no, first, last from responses union all select file_no, first, last from calls where last is not null),
-ordered as (
-    select file_no, first, max(last) over (partition by file_no order by first rows between unbounded preceding
-                                                                          and 1 preceding) as reach
-    from spans
-),
-caps as (
-    select e.file_no, least(e.end_line + 1,
-                            (select max(line_no) from _cc_main m where m.file_no = e.file_no and m.says),
-                            (select min(first) from calls c where c.file_no = e.file_no and c.last is null)) as cap
-    from ends e
-),
-candidates as (
-    select file_no, first as line from ordered where coalesce(reach, 0) < first
-    union all select c.file_no, c.cap from caps c
-        where not exists (select 1 from spans s where s.file_no = c.file_no and s.first < c.cap and c.cap <= s.last)
-    union all select file_no, first_line from ends
-),
-chosen as (
-    select c.file_no, max(c.line) as line from candidates c join caps using (file_no)
-    where c.line <= caps.cap group by c.file_no
-),
+)
+select file_no, first, last from responses union all select file_no, first, last from calls;
+
+create or replace temp table _tail_caps as
+select e.file_no, least(e.end_line + 1,
+                        (select max(line_no) from _cc_main m where m.file_no = e.file_no and m.says),
+                        (select min(first) from _tail_spans c where c.file_no = e.file_no and c.last is null)) as cap
+from file_ends() e;
+
+create or replace temp table _tail_state as
+with ends as (select file_no, coalesce(carry, '{}'::json) as carry from _files),  -- (the state read from)
+chosen as (select * from resume_lines()),
 -- the times of the last lines before it (a later answer names its question by uuid), the newest first
 remembered as (
     select file_no, uuid, ts, row_number() over (partition by file_no order by older, n) as n from (

@@ -68,10 +68,12 @@ class _Gemini(TranscriptFormat):
     layout: ClassVar[str]
 
     def staging_sql(self) -> list[str]:
-        """This layout's reading of the messages, then the staging both layouts share."""
+        """This layout's reading of the messages, then the staging both layouts share (and, for a layout read on
+        from a checkpoint, what its tail read needs)."""
         folder = resources.files(__package__)
+        after = [f"gemini_{self.layout}_tail.sql"] if getattr(self, "continues", False) else []
         text = "\n".join(folder.joinpath(name).read_text(encoding="utf-8")
-                         for name in (f"gemini_{self.layout}.sql", "gemini.sql"))
+                         for name in (f"gemini_{self.layout}.sql", "gemini.sql", *after))
         return [statement for statement in _split_statements(self.render(text)) if statement]
 
 
@@ -95,7 +97,7 @@ class GeminiJsonl(_Gemini):
     name = "gemini_cli_jsonl"
     description = "Gemini CLI chat recording (JSON Lines: metadata, messages, $set, $rewindTo)"
     input = "lines"
-    whole = "a Gemini CLI session is one run that stays open, so a grown session is read again whole"
+    continues = True  # a grown session is read from its last message on (gemini.sql: _tail_state)
     layout = "jsonl"
     examples: ClassVar[dict[str, str]] = dict.fromkeys(FACTS, _LINES)
     fields = [

@@ -41,7 +41,9 @@ with items as (
     union all select file_no, run_id, record_no, position, 'tool' from _gm_calls
     union all select file_no, run_id, record_no, 0, 'event' from _gm where rewind_to is not null or sets_history
 )
-select row_number() over (partition by file_no order by record_no, position) - 1 as idx, * from items;
+select row_number() over (partition by file_no order by record_no, position) - 1
+           + coalesce((k.carry ->> 'steps')::bigint, 0) as idx, i.*
+from items i left join _gm_carry k using (file_no);
 
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, m.idx as step_idx, c.position - 1 as call_position,
@@ -114,26 +116,34 @@ where s.kind = 'event';
 
 -- Status, inferred (a chat has no end record): succeeded when the session ends on the model's answer
 -- (a gemini message with text and no tool call), failed when on an error message, else running.
+-- an info "Request cancelled." is the user stopping the request (Esc or Ctrl-C): the session's last word if
+-- nothing follows it
+create or replace temp table _gm_said as
+select file_no, record_no, mtype, m from _gm_msgs where mtype in ('user', 'gemini', 'error')
+union all
+select file_no, record_no, mtype, m from _gm where mtype = 'info' and trim(m ->> 'content') = 'Request cancelled.';
+
 create or replace temp table _stage_runs as
 with last_message as (
-    -- an info "Request cancelled." is the user stopping the request (Esc or Ctrl-C): the session's last word if
-    -- nothing follows it
     select file_no, arg_max(case when mtype = 'info' then 'cancelled' else mtype end, record_no) as mtype,
            arg_max(json_array_length(coalesce(m -> 'toolCalls', '[]'::json)), record_no) as calls,
            arg_max(m ->> 'content', record_no) as content, max(staged_timestamp(m ->> 'timestamp')) as ts
-    from (select file_no, record_no, mtype, m from _gm_msgs where mtype in ('user', 'gemini', 'error')
-          union all
-          select file_no, record_no, mtype, m from _gm where mtype = 'info' and trim(m ->> 'content') = 'Request cancelled.')
+    from _gm_said
     group by file_no
 ),
-models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
-           from _stage_steps where kind = 'model' group by file_no)
+models as (select s.file_no, coalesce(any_value(k.carry ->> 'first_model'),
+                                      arg_min(x.model, x.idx) filter (where x.model is not null)) as model
+           from _gm_session s left join _gm_carry k using (file_no)
+           left join _stage_steps x on x.file_no = s.file_no and x.kind = 'model' group by s.file_no)
 select s.file_no, s.run_id, s.parent_run_id, 'gemini-cli' as agent, m.model, 'google' as provider,
-       coalesce(s.started_at, (select min(staged_timestamp(g.m ->> 'timestamp')) from _gm g where g.file_no = s.file_no))
+       coalesce(s.started_at, least((k.carry ->> 'min_ts')::timestamptz,
+                                    (select min(staged_timestamp(g.m ->> 'timestamp')) from _gm g where g.file_no = s.file_no)))
            as started_at,
-       case when l.mtype in ('gemini', 'error', 'cancelled') then l.ts end as ended_at,
+       case when l.mtype in ('gemini', 'error', 'cancelled') then greatest(l.ts, (k.carry ->> 'said_max_ts')::timestamptz)
+            end as ended_at,
        case when l.mtype = 'gemini' and l.calls = 0 and nullif(trim(coalesce(l.content, '')), '') is not null then 'succeeded'
             when l.mtype = 'error' then 'failed' when l.mtype = 'cancelled' then 'cancelled' else 'running' end as status,
        case when l.mtype = 'error' then left(l.content, 200) when l.mtype = 'cancelled' then 'Request cancelled.' end
            as stop_reason
-from _gm_session s left join last_message l using (file_no) left join models m using (file_no);
+from _gm_session s left join last_message l using (file_no) left join models m using (file_no)
+left join _gm_carry k using (file_no);

@@ -1,5 +1,7 @@
 -- Gemini CLI, legacy layout. Input: _doc(file_no, j), one chat recording per file: its messages.
 
+create or replace temp table _gm_carry as select file_no, carry from _files where carry is not null;  -- (none: a document)
+
 create or replace temp table _gm_session as
 select d.file_no, coalesce(d.j ->> 'sessionId', f.stem) as run_id, staged_timestamp(d.j ->> 'startTime') as started_at,
        case when d.j ->> 'kind' = 'subagent' then f.parent_name end as parent_run_id

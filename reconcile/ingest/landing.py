@@ -31,7 +31,7 @@ from reconcile.ingest.inputs import describe_files, read_input
 from reconcile.ingest.result import FileCounts
 from reconcile.ingest.ownership import settle_ownership
 from reconcile.ingest.ranges import create_staging_macros, guard_sql
-from reconcile.ingest.tail import check_continued, check_tail, resume_points
+from reconcile.ingest.tail import check_continued, check_tail, create_tail_macros, resume_points
 
 # Staged columns that are not columns of the target table: what the landing consumes.
 STAGING_ONLY = {
@@ -75,6 +75,8 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         describe_files(con, sources, lines=fmt.input == "lines")
         read_input(con, fmt)
         create_staging_macros(con)
+        if fmt.input == "lines":
+            create_tail_macros(con)
         try:
             fmt.stage(con)
         except (duckdb.OutOfMemoryException, duckdb.InterruptException):

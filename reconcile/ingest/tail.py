@@ -215,6 +215,41 @@ def check_continued(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> No
             raise TailConflict(f"run {run} is kept in {elsewhere[0][0]} too")
 
 
+# Where a file's next tail read may start: the largest line no span crosses, at or below the file's cap — a
+# span's first line, the cap itself, or the first line this load read. One rule for every format: a format gives
+# the spans that must not be cut (a run, a response, a call and its result, a message's copies) in
+# ``_tail_spans(file_no, first, last)`` and its cap in ``_tail_caps(file_no, cap)``.
+TAIL_MACROS = [
+    """create or replace temp macro resume_lines() as table
+    with ordered as (
+        select file_no, first, max(last) over (partition by file_no order by first
+                                               rows between unbounded preceding and 1 preceding) as reach
+        from _tail_spans),
+    candidates as (
+        select file_no, first as line from ordered where coalesce(reach, 0) < first
+        union all select c.file_no, c.cap from _tail_caps c
+            where not exists (select 1 from _tail_spans s where s.file_no = c.file_no and s.first < c.cap
+                              and c.cap <= s.last)
+        union all select file_no, first_line from _files)
+    select c.file_no, max(c.line) as line from candidates c join _tail_caps k using (file_no)
+    where c.line <= k.cap group by c.file_no""",
+    # each file's first line read and its last whole line (a last line without its newline is not whole yet)
+    """create or replace temp macro file_ends() as table
+    select f.file_no, f.first_line, max(l.line_no) - case when any_value(f.newline_at_end) then 0 else 1 end as end_line
+    from _files f join _lines l using (file_no) group by f.file_no, f.first_line""",
+]
+
+
+def create_tail_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The macros, for a load of a line format (over ``_files`` and ``_lines``). DuckDB binds a macro's tables
+    when it is made and again when it is used: the span and cap tables are made empty first, for the format to
+    replace."""
+    con.execute("create temp table if not exists _tail_spans (file_no integer, first bigint, last bigint)")
+    con.execute("create temp table if not exists _tail_caps (file_no integer, cap bigint)")
+    for statement in TAIL_MACROS:
+        con.execute(statement)
+
+
 @dataclass
 class Resume:
     """Where the next tail read of a file goes on from, found by the load that just ran."""
@@ -251,25 +286,19 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
                 {"n": [n for n, _ in marked], "first": [s.first_line for _, s in marked],
                  "end": [s.first_line - 1 + s.lines - (0 if s.newline_at_end else 1) for _, s in marked],
                  "bom": [3 if s.first_line == 1 and s.mark.bom else 0 for _, s in marked]})
-    rows = con.execute(
-        f"""with spans as (
+    if not continued:  # a run's lines are a span; the cap: the first line of the first run still open
+        con.execute(
+            f"""create or replace temp table _tail_spans as
             select file_no, run_id, min(record_no) as first, max(record_no) as last
-            from _stage_records where run_id is not null and file_no in (select file_no from _tail_files) group by all),
-        settled as (select distinct file_no, run_id from _stage_runs where {fmt.settled or 'false'}),
-        ordered as (
-            select s.file_no, s.first, s.last, x.run_id is null as open,
-                   max(s.last) over (partition by s.file_no order by s.first
-                                     rows between unbounded preceding and 1 preceding) as reach
-            from spans s left join settled x using (file_no, run_id)),
-        caps as (
-            select t.file_no, least(t.end_line + 1, coalesce(min(o.first) filter (where o.open), t.end_line + 1)) as cap,
-                   coalesce(max(o.last) filter (where o.first < t.end_line + 1), 0) < t.end_line + 1 as end_free
-            from _tail_files t left join ordered o using (file_no) group by t.file_no, t.end_line),
-        candidates as (
-            select file_no, first as line from ordered where coalesce(reach, 0) < first
-            union all select t.file_no, t.end_line + 1 from _tail_files t join caps c using (file_no) where c.end_free
-            union all select file_no, first_line from _tail_files),
-        chosen as ({CHOSEN_BY_STATE if continued else CHOSEN_BY_RUNS}),
+            from _stage_records where run_id is not null and file_no in (select file_no from _tail_files) group by all""")
+        con.execute(
+            f"""create or replace temp table _tail_caps as
+            select t.file_no, least(t.end_line + 1, (select min(s.first) from _tail_spans s where s.file_no = t.file_no
+                   and not exists (select 1 from _stage_runs r where r.file_no = s.file_no and r.run_id = s.run_id
+                                   and {fmt.settled}))) as cap
+            from _tail_files t""")
+    rows = con.execute(
+        f"""with chosen as ({CHOSEN_BY_STATE if continued else CHOSEN_BY_RUNS}),
         bytes as (
             select t.file_no, ch.line,
                    coalesce(sum(strlen(coalesce(l.line, '')) + 1) filter (where l.line_no < ch.line), 0) + t.bom as offset,
@@ -298,9 +327,9 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
     return found
 
 
-# The resume line of a format whose runs end (``settled``): the largest candidate under the cap.
-CHOSEN_BY_RUNS = """select c.file_no, max(c.line) as line, null::json as state from candidates c join caps using (file_no)
-            where c.line <= caps.cap group by c.file_no"""
+# The resume line of a format whose runs end (``settled``), by the one rule.
+CHOSEN_BY_RUNS = """select file_no, line, null::json as state from resume_lines()
+            where file_no in (select file_no from _tail_files)"""
 # A continued format's own choice, kept only where it lies in what this load read and has a state.
 CHOSEN_BY_STATE = """select s.file_no, s.line, s.state from _tail_state s join _tail_files t using (file_no)
             where s.state is not null and s.line between t.first_line and t.end_line + 1"""
