@@ -366,3 +366,26 @@ def test_a_real_session_written_in_pieces_is_read_by_its_tail_and_ends_as_fresh(
 def test_every_real_session_written_in_pieces_ends_as_fresh(source, tmp_path):
     built, fresh, _ = grow_in_chunks(source, tmp_path, random.Random(source.name), chunks=8)
     assert differences(built, fresh) == {}
+
+
+def test_a_tail_that_cannot_be_copied_is_read_whole_and_says_why(tmp_path, monkeypatch):
+    """A full temporary folder is no failure of the file: it is read whole, in place, and -v says why."""
+    from reconcile.ingest import driver
+
+    journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
+    _journal(journal, _run("r1"))
+    with store.connect(db) as con:
+        ingest(con, [journal], now=NOW)
+        _journal(journal, _run("r2"))
+
+        def full(*args):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(driver, "read_tail", full)
+        report = ingest(con, [journal], now=NOW)
+    assert report.files[0].status == "replaced"
+    assert report.files[0].read == "read whole: its new lines could not be copied (No space left on device)"
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [journal], now=NOW)
+    assert differences(db, fresh) == {}

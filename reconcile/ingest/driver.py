@@ -272,9 +272,17 @@ def _load_tails(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], 
             rest.append((path, reload))
             continue
         checkpoint, sha256 = mark
-        folder = tail_folder()
         try:
-            found = read_tail(str(path), checkpoint, folder, sha256)
+            folder = tail_folder()
+        except OSError as exc:  # no room for the copy in the temporary folder: the file is read whole, in place
+            why[checkpoint.path] = f"its new lines could not be copied ({exc.strerror or exc})"
+            rest.append((path, reload))
+            continue
+        try:
+            try:
+                found = read_tail(str(path), checkpoint, folder, sha256)
+            except OSError as exc:
+                found = f"its new lines could not be copied ({exc.strerror or exc})"
             if found == UNCHANGED:  # its time changed, its bytes did not: a stamp to trust next time
                 results.append(FileResult(checkpoint.path, fmt.name, "unchanged", 0, 0, 0, 0))
                 con.execute("update ingested_files set mtime_ns = ? where path = ?", [_stamp(path), checkpoint.path])
