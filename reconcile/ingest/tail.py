@@ -27,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import duckdb
 
-from reconcile.ingest.files import CHUNK, HEAD_BYTES, LineCounter, MarkFinder, Source, on_disk, stamp
+from reconcile.ingest.files import CHUNK, LineCounter, Source, on_disk, stamp
+from reconcile.ingest.marks import HEAD_BYTES, MarkFinder
 
 
 @dataclass
@@ -163,7 +165,8 @@ def forget_tail(con: duckdb.DuckDBPyConnection, path: str, checkpoint: Checkpoin
     """
     params = {"path": path, "line": checkpoint.resume_line}
     if checkpoint.state is not None:
-        run = {"run": json.loads(checkpoint.state)["run_id"], "steps": json.loads(checkpoint.state)["steps"]}
+        state = json.loads(checkpoint.state)
+        run = {"run": state["run_id"], "steps": state["steps"]}
         con.execute("delete from steps where run_id = $run and idx >= $steps", run)
         con.execute("delete from tool_calls where run_id = $run and step_idx >= $steps", run)
         con.execute("delete from runs where run_id = $run and source_file = $path", {"run": run["run"], "path": path})
@@ -358,8 +361,6 @@ def tail_folder() -> str:
 
 
 def remove_folder(folder: str) -> None:
-    for name in os.listdir(folder):
-        os.unlink(os.path.join(folder, name))
-    os.rmdir(folder)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
