@@ -26,12 +26,12 @@ from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, s
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.display import with_article
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stamp, stored_name
+from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stored_name
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
 from reconcile.ingest.result import FileResult, IngestReport, PassedOver
-from reconcile.ingest.tail import (UNCHANGED, Checkpoint, TailConflict, checkpoints, forget_tail, read_tail,
-                                   record_checkpoints, remove_folder, tail_folder)
+from reconcile.ingest.tail import Checkpoint, forget_tail, record_checkpoints
+from reconcile.ingest.tail_loads import load_tails, read_from, said_whole
 from reconcile.formats import FORMATS, format_fact_rows
 from reconcile.formats.detect import Foreign, Unreadable, detect
 
@@ -202,7 +202,7 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     format is an error (nothing is loaded). If a batch fails, its files are retried one by one so
     the failure is pinned on one file. Returns the results and the files to load again.
     """
-    results, reloads, group, why = _load_tails(con, group, fmt, forced)
+    results, reloads, group, why = load_tails(con, group, fmt, forced, _load_transaction)
     if not group:
         return results, reloads
     beside = _load_beside_inspection(con, group, fmt, forced)
@@ -232,7 +232,7 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     if len(todo) > 1:
         try:
             loaded, again = _load_transaction(con, todo, fmt, forced)
-            return results + _whole(loaded, why, fmt), reloads + again
+            return results + said_whole(loaded, why, fmt), reloads + again
         except FILE_FAILURES:
             pass  # one of them is bad: find out which, file by file
     for source, previous in todo:
@@ -241,78 +241,9 @@ def load_files(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
         except FILE_FAILURES as exc:  # that file's failure, recorded; the others load
             result, again = record_failure(con, source, fmt.name, "failed", reason(exc))
             loaded = [result]
-        results += _whole(loaded, why, fmt)
+        results += said_whole(loaded, why, fmt)
         reloads += again
     return results, reloads
-
-
-def _whole(results: list[FileResult], why: dict[str, str], fmt) -> list[FileResult]:
-    """Say, for ``ingest -v``, why a file loaded before was read whole rather than from where it was left."""
-    for result in results:
-        if result.status == "replaced":
-            because = why.get(result.path) or getattr(fmt, "whole", None)
-            result.read = f"read whole: {because}" if because else "read whole"
-    return results
-
-
-def _load_tails(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], fmt, forced: bool
-                ) -> tuple[list[FileResult], list[str], list[tuple[Path, bool]], dict[str, str]]:
-    """Load each grown file of ``group`` from its checkpoint on (``tail``), each in its own transaction.
-
-    Returns the results, the files to load again, the files left to read whole and, by stored name,
-    why a checkpointed file must be read whole (for ``ingest -v``).
-    """
-    results, reloads, rest, why = [], [], [], {}
-    if getattr(fmt, "input", None) != "lines" or not (getattr(fmt, "settled", None) or getattr(fmt, "continues", False)):
-        return results, reloads, group, why
-    marks = checkpoints(con, [stored_name(path) for path, reload in group if not reload], fmt.name)
-    for path, reload in group:
-        mark = marks.get(stored_name(path))
-        if mark is None:
-            rest.append((path, reload))
-            continue
-        checkpoint, sha256 = mark
-        try:
-            folder = tail_folder()
-        except OSError as exc:  # no room for the copy in the temporary folder: the file is read whole, in place
-            why[checkpoint.path] = f"its new lines could not be copied ({exc.strerror or exc})"
-            rest.append((path, reload))
-            continue
-        try:
-            try:
-                found = read_tail(str(path), checkpoint, folder, sha256)
-            except OSError as exc:
-                found = f"its new lines could not be copied ({exc.strerror or exc})"
-            if found == UNCHANGED:  # its time changed, its bytes did not: a stamp to trust next time
-                results.append(FileResult(checkpoint.path, fmt.name, "unchanged", 0, 0, 0, 0))
-                con.execute("update ingested_files set mtime_ns = ? where path = ?", [_stamp(path), checkpoint.path])
-                continue
-            if isinstance(found, str):
-                why[checkpoint.path] = found
-                rest.append((path, reload))
-                continue
-            try:
-                loaded, again = _load_transaction(con, [(found, ("tail", fmt.name))], fmt, forced, tail=checkpoint)
-            except TailConflict as exc:
-                why[checkpoint.path] = str(exc)
-                rest.append((path, reload))
-                continue
-            except FILE_FAILURES as exc:  # read whole, the failure (if it is one) is recorded as for any file
-                why[checkpoint.path] = f"its new lines could not be loaded ({reason(exc)})"
-                rest.append((path, reload))
-                continue
-            results += loaded
-            reloads += again
-        finally:
-            remove_folder(folder)
-    return results, reloads, rest, why
-
-
-def _stamp(path: Path) -> int | None:
-    try:
-        return stamp(path)
-    except OSError:
-        return None
 
 
 def _inspected(paths: list[Path]) -> list:
@@ -459,7 +390,7 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
                    + (f" ({unit} {first[0][0]}: {first[0][1]})" if first else "") + "; see its rejected lines")
         results.append(FileResult(path, fmt.name, status, count.lines, count.loaded, count.rejected, count.skipped,
                                   [*count.notes, *([why] if why else [])], count.skipped_by,
-                                  _read_from(tail) if tail is not None and status == "grown" else None))
+                                  read_from(tail) if tail is not None and status == "grown" else None))
     sources = [source for source, _ in todo]
     totals = [(before[0] + r.lines, before[1] + r.loaded, before[2] + r.rejected, before[3] + r.skipped) for r in results]
     # the lists are unnested side by side: one row a file
@@ -479,10 +410,6 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
     record_checkpoints(con, [(s, counts[n].resume, tail) for n, (s, r) in enumerate(zip(sources, results), 1)
                              if s.mark is not None and counts[n].resume is not None and r.status != "failed"])
     return results
-
-
-def _read_from(tail: Checkpoint) -> str:
-    return f"read from line {tail.resume_line:,} on (the lines before it are as they were loaded)"
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:
