@@ -89,7 +89,14 @@ def _assert_same(merged: Path, single: Path) -> None:
         assert _rows(merged, name) == _rows(single, name), name
     assert _rows(merged, "ingest_deferrals") == _rows(single, "ingest_deferrals")
     kept = ("path", "sha256", "format", "lines", "loaded", "rejected", "skipped", "status", "reason")
-    assert [[f[k] for k in kept] for f in ours["source_files"]] == [[f[k] for k in kept] for f in theirs["source_files"]]
+
+    def facts(entry: dict, tail_read: bool) -> list:  # a file read by its tail has a digest of its reads (tail:…)
+        return [None if k == "sha256" and tail_read else entry[k] for k in kept]
+
+    read_by_tail = [f["sha256"].startswith("tail:") for f in ours["source_files"]]
+    assert [facts(f, t) for f, t in zip(ours["source_files"], read_by_tail)] == [
+        facts(f, t) for f, t in zip(theirs["source_files"], read_by_tail)]
+    assert len(ours["source_files"]) == len(theirs["source_files"])
     for name in ours["tables"]:
         assert ours["tables"][name]["rows"] == theirs["tables"][name]["rows"], name
 

@@ -321,6 +321,12 @@ def test_a_distributed_ingest_settles_what_crosses_shards_on_the_executors(engin
     result = distributed_ingest([str(tmp_path / "in")], tmp_path / "distributed", master="local[2]")
     assert result["shards"] == 2 and result["loaded_again_in_merge"] == [str(files[0]), str(files[1])]
     assert result["shards_read_in_merge"] == 2
+    # a second run, c's journal grown: the shard without c is not sent to an executor; the other reads c's tail
+    with Journal(files[2], clock=StepClock(dt.datetime(2026, 11, 29, 22, tzinfo=dt.timezone.utc))) as journal:
+        write_simple_run(journal, "c2")
+    again = distributed_ingest([str(tmp_path / "in")], tmp_path / "distributed", master="local[2]")
+    assert (again["shards"], again["shards_ingested"]) == (2, 1)
+    assert again["loaded_again_in_merge"] == [str(files[0]), str(files[1])]
     with store.connect(tmp_path / "single.duckdb") as con:
         ingest(con, [tmp_path / "in"])
     export(tmp_path / "single.duckdb", tmp_path / "single")

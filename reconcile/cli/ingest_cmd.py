@@ -47,7 +47,8 @@ def ingest_command(
 
     Prints one summary line (files, lines loaded, rejected, skipped by reason); -v for each file.
     With --engine spark the files are loaded on Spark's executors, sharded by folder, and the
-    result is written as a dataset (--to DIR) for --from-parquet.
+    result is written as a dataset (--to DIR) for --from-parquet; a local DIR keeps its shards
+    (DIR/.reconcile-kept), so a second run reads only the files that changed.
     Example: reconcile ingest sample_runs/ --db night.duckdb
     """
     config, path = source.configured()
@@ -92,7 +93,9 @@ def _spark_ingest(paths, engine, to, master, remote, config, json_out, strict) -
     else:
         totals = {k: sum(s[k] for s in result["shard_results"]) for k in ("files", "lines", "loaded", "rejected",
                                                                           "skipped")}
-        console.print(f"{result['files']} file(s) in {result['shards']} shard(s): {totals['lines']} lines, "
+        unchanged = result["shards"] - result["shards_ingested"]
+        kept = f" ({unchanged} unchanged since the last run, not read again)" if unchanged else ""
+        console.print(f"{result['files']} file(s) in {result['shards']} shard(s){kept}: {totals['lines']} lines, "
                       f"{totals['loaded']} loaded, {totals['rejected']} rejected, {totals['skipped']} skipped; "
                       f"{result['passed_over']} file(s) passed over (no format reconcile reads); "
                       f"{len(result['loaded_again_in_merge'])} file(s) loaded again in the merge "

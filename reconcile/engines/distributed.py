@@ -25,6 +25,7 @@ from pathlib import Path
 
 from reconcile import store
 from reconcile.engines.export import dataset_location, export, previous_manifest
+from reconcile.engines.kept_shards import KeptShards, stamp
 from reconcile.engines.merge import SETTLED, merge_shards, settle_part, window_of, window_text
 from reconcile.engines.object_store import RemoteDataset
 from reconcile.errors import BadInput
@@ -48,20 +49,36 @@ def shards_of(files: list[tuple[Path, bool]], tasks: int | None = None) -> list[
     """The files cut into shards: grouped by folder (``shard_key``; a group is never split), and with ``tasks``
     the groups packed into at most that many shards of about equal bytes — the largest group first, each
     into the lightest shard so far — so no task gets several large folders while another idles."""
+    placed, _ = place(files, tasks)
+    return [placed[n] for n in sorted(placed)]
+
+
+def place(files: list[tuple[Path, bool]], tasks: int | None = None,
+          kept: dict[str, int] | None = None) -> tuple[dict[int, list[tuple[str, bool]]], dict[str, int]]:
+    """``shards_of`` for a dataset that kept its shards: each folder group stays in the shard ``kept`` names; a
+    new group goes to a shard of its own while there are fewer than ``tasks``, else (the largest first) to the
+    lightest. Returns the shards by number, and each group's shard."""
     grouped: dict[str, list[tuple[str, bool]]] = {}
     for path, explicit in files:
         grouped.setdefault(shard_key(path), []).append((str(path), explicit))
-    keys = sorted(grouped)
-    if tasks is None or tasks >= len(keys):
-        return [grouped[key] for key in keys]
-    weight = {key: sum(_bytes(path) for path, _ in grouped[key]) for key in keys}
-    packed: list[list[str]] = [[] for _ in range(max(tasks, 1))]
-    loads = [0] * len(packed)
-    for key in sorted(keys, key=lambda k: (-weight[k], k)):
-        lightest = min(range(len(packed)), key=lambda n: (loads[n], n))
-        packed[lightest].append(key)
-        loads[lightest] += weight[key]
-    return [[file for key in sorted(shard) for file in grouped[key]] for shard in packed if shard]
+    numbers = {key: (kept or {})[key] for key in grouped if key in (kept or {})}
+    fresh = sorted(key for key in grouped if key not in numbers)
+    used = set(numbers.values())
+    if tasks is None or len(used) + len(fresh) <= tasks:  # a shard a group
+        free = (n for n in range(len(used) + len(fresh) + 1) if n not in used)
+        numbers.update({key: next(free) for key in fresh})
+    else:
+        weight = {key: sum(_bytes(path) for path, _ in grouped[key]) for key in grouped}
+        loads = {n: 0 for n in (used | set(range(max(tasks, 1))))}
+        for key, number in numbers.items():
+            loads[number] += weight[key]
+        for key in sorted(fresh, key=lambda k: (-weight[k], k)):
+            numbers[key] = lightest = min(loads, key=lambda n: (loads[n], n))
+            loads[lightest] += weight[key]
+    placed: dict[int, list[tuple[str, bool]]] = {}
+    for key in sorted(grouped):
+        placed.setdefault(numbers[key], []).extend(grouped[key])
+    return placed, numbers
 
 
 def _bytes(path: str) -> int:
@@ -75,8 +92,10 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
                        window=None) -> dict:
     """Ingest ``paths`` on Spark into the dataset ``target``; return what was loaded and how it was merged.
 
-    Every shard is verified before the dataset is touched (``verify_shards``): a shard the driver cannot
-    read back, or files an executor could not read that the driver can, stop the ingest with the path
+    A local dataset keeps its shards' stores between runs (``kept_shards``): a shard whose files are all as
+    they were is not sent to an executor, and in the others a grown file is read by its tail.
+    Every shard ingested is verified before the dataset is touched (``verify_shards``): a shard the driver
+    cannot read back, or files an executor could not read that the driver can, stop the ingest with the path
     named, and the dataset stays as it was. The staging folder is removed on every exit."""
     from reconcile.engines.spark import SparkEngine
 
@@ -94,25 +113,44 @@ def distributed_ingest(paths: list[str], target: Path, master: str | None = None
     previous = previous_manifest(target)  # a --to that cannot take the dataset is refused before the cluster works
     if beside is not None:
         beside.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=beside))
+    created = beside is not None and not target.exists()  # a first run that fails leaves no folder behind
+    kept = KeptShards(target, window_text(window)) if beside is not None else None
     try:
-        engine = SparkEngine(master=master, remote=remote)
+        staging = Path(tempfile.mkdtemp(prefix=".reconcile-shards-", dir=beside))
         try:
-            require_reconcile_on_executors(engine)
-            shards = shards_of(found, engine.parallelism())
-            summaries = _run_shards(engine, shards, staging, window)
-            verify_shards(shards, summaries, staging)
-            result, settled, read = merge_shards(  # what crosses shards is settled on the executors too
-                [staging / f"shard-{n}" for n in range(len(shards))], staging, target, previous, window,
-                settle=lambda jobs: on_executors(engine, jobs, lambda _, job: settle_part(job), SETTLED))
+            engine = SparkEngine(master=master, remote=remote)
+            try:
+                require_reconcile_on_executors(engine)
+                placed, groups = place(found, engine.parallelism(), kept.groups if kept else None)
+                stamps = {path: stamp(path) for files in placed.values() for path, _ in files}
+                todo = {n: files for n, files in placed.items() if not (kept and kept.unchanged(n, files))}
+                if kept:
+                    kept.begin(placed, groups, list(todo))
+                exports = kept.folder if kept else staging
+                summaries = _run_shards(engine, todo, exports, window, kept)
+                verify_shards(todo, summaries, exports)
+                summaries += [kept.summary(n) for n in placed if n not in todo]
+                result, settled, read = merge_shards(  # what crosses shards is settled on the executors too
+                    [exports / f"shard-{n}" for n in sorted(placed)], staging, target, previous, window,
+                    settle=lambda jobs: on_executors(engine, jobs, lambda _, job: settle_part(job), SETTLED))
+                if kept:
+                    kept.done(placed, stamps, summaries)
+            finally:
+                engine.close()
         finally:
-            engine.close()
+            shutil.rmtree(staging, ignore_errors=True)
+    except BaseException:
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return {"to": str(target), "files": len(found), "shards": len(shards),
+        if kept:
+            kept.close()
+    return {"to": str(target), "files": len(found), "shards": len(placed), "shards_ingested": len(todo),
+            "kept": str(kept.folder) if kept else None,
             "passed_over": len(passed_over) + sum(s["passed_over"] for s in summaries),
-            "shard_results": summaries, "loaded_again_in_merge": settled, "shards_read_in_merge": read,
-            "export": result.to_json()}
+            "shard_results": sorted(summaries, key=lambda s: s["shard"]), "loaded_again_in_merge": settled,
+            "shards_read_in_merge": read, "export": result.to_json()}
 
 
 def require_reconcile_on_executors(engine) -> None:
@@ -132,14 +170,15 @@ def executor_version() -> str:
     return version.__version__
 
 
-def verify_shards(shards: list[list[tuple[str, bool]]], summaries: list[dict], staging: Path) -> None:
+def verify_shards(shards: dict[int, list[tuple[str, bool]]] | list[list[tuple[str, bool]]], summaries: list[dict],
+                  staging: Path) -> None:
     """Refuse a distributed ingest whose shards do not account for the files they were given.
 
     Each shard must have reported, for every file it was given (loaded, or passed over as no format
     reconcile reads), and left a dataset the driver can read. A file an executor could not read but the
     driver can means the executors do not see the input where the driver does."""
     by_shard = {s["shard"]: s for s in summaries}
-    for number, files in enumerate(shards):
+    for number, files in (shards.items() if isinstance(shards, dict) else enumerate(shards)):
         where = shard_key(Path(files[0][0])) if files else "?"
         summary = by_shard.get(number)
         if summary is None:
@@ -165,10 +204,17 @@ def shard_frame(spark, rows: list[tuple[int, str]]):
     return spark.createDataFrame(rows, "shard int, files string").repartitionByRange(len(rows), "shard")
 
 
-def _run_shards(engine, shards: list[list[tuple[str, bool]]], staging: Path, window) -> list[dict]:
-    folder, limits = str(staging), window_text(window)
-    return on_executors(engine, [json.dumps(files) for files in shards],
-                        lambda number, files: ingest_shard(number, json.loads(files), folder, limits), SHARD_SUMMARY)
+def _run_shards(engine, shards: dict[int, list[tuple[str, bool]]], exports: Path, window,
+                kept: KeptShards | None) -> list[dict]:
+    folder, limits = str(exports), window_text(window)
+    numbers = sorted(shards)
+    jobs = [json.dumps({"shard": n, "files": shards[n], "store": kept.store(n) if kept else None}) for n in numbers]
+
+    def task(_, job):
+        spec = json.loads(job)
+        return ingest_shard(spec["shard"], spec["files"], folder, limits, kept_store=spec["store"])
+
+    return on_executors(engine, jobs, task, SHARD_SUMMARY)
 
 
 def on_executors(engine, payloads: list[str], task, schema: str) -> list[dict]:
@@ -197,22 +243,28 @@ def on_executors(engine, payloads: list[str], task, schema: str) -> list[dict]:
 
 # what an executor reports of its shard (integers as Arrow infers them: int64)
 SHARD_SUMMARY = ("shard bigint, files bigint, lines bigint, loaded bigint, rejected bigint, skipped bigint, "
-                 "passed_over bigint, unreadable string")
+                 "passed_over bigint, unchanged bigint, unreadable string")
 
 
-def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits: str | None) -> dict:
-    """One shard, on an executor: the single-machine ingest into a private store, exported to staging."""
+def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits: str | None,
+                 kept_store: str | None = None) -> dict:
+    """One shard, on an executor: the single-machine ingest into a private store, exported to ``staging``.
+
+    With ``kept_store`` (a local dataset's ``kept_shards``) the store is that one, kept from the run before: it
+    is made to hold exactly ``files`` (an unchanged file costs a stat, a grown one its tail, one no longer given
+    is forgotten), and its export in ``staging`` is brought up to date (only changed days are written)."""
     window = window_of(limits)
     work = tempfile.mkdtemp(prefix=f"reconcile-shard-{shard}-")
     try:
-        db = os.path.join(work, "shard.duckdb")
+        db = kept_store or os.path.join(work, "shard.duckdb")
         with store.connect(db) as con:
-            report = ingest(con, [], window=window, discovered=[(Path(p), explicit) for p, explicit in files])
+            report = ingest(con, [], window=window, discovered=[(Path(p), explicit) for p, explicit in files],
+                            exactly=kept_store is not None)
         export(db, Path(staging) / f"shard-{shard}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     totals = report.totals
     unreadable = [(f.path, f.notes[0] if f.notes else "cannot be read") for f in report.files if f.status == "unreadable"]
     return {"shard": shard, "files": totals["files"], **{k: totals[k] for k in ("lines", "loaded", "rejected",
-                                                                                  "skipped", "passed_over")},
+                                                                                  "skipped", "passed_over", "unchanged")},
             "unreadable": json.dumps(unreadable)}

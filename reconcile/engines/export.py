@@ -42,6 +42,7 @@ from reconcile.prices.pricing import SHIPPED
 from reconcile.sql_text import identifier, string_literal
 
 MANIFEST = "manifest.json"
+KEPT_SHARDS = ".reconcile-kept"  # a distributed ingest's kept shards (engines/kept_shards.py), inside its dataset
 FORMAT = "reconcile-export"
 UNKNOWN_DAY = "unknown"
 
@@ -168,7 +169,7 @@ def previous_manifest(target: Path | RemoteDataset) -> dict | None:
         raise BadInput(f"--to {target}: is a file; give a folder for the dataset (it is created if missing).")
     if (target / MANIFEST).exists():
         return read_manifest(target)
-    if target.exists() and any(target.iterdir()):
+    if target.exists() and any(item.name != KEPT_SHARDS for item in target.iterdir()):  # a first run kept its shards
         raise BadInput(f"--to {target}: the folder has files but no {MANIFEST}; give an empty or new folder, "
                        "or one a previous export wrote.")
     return None

@@ -144,7 +144,7 @@ def _assemble(parts: list[Path], whole: Path, out: Path, target, previous: dict 
             folder.mkdir(parents=True)
             for number, part in enumerate(parts):  # each part's files side by side, named by their part
                 for file in sorted((part / name / f"day={day}").glob("*.parquet")):
-                    os.replace(file, folder / f"part-{number}-{file.name}")
+                    _link(file, folder / f"part-{number}-{file.name}")
         result.rows[name] = sum(facts["rows"] for facts in days.values())
         result.written[name], result.removed[name] = changed, sorted(set(old) - set(days))
         result.unchanged[name] = len(days) - len(changed)
@@ -157,6 +157,15 @@ def _assemble(parts: list[Path], whole: Path, out: Path, target, previous: dict 
     files = sorted((entry for manifest in manifests for entry in manifest["source_files"]), key=lambda e: e["path"])
     write_manifest(out, new_manifest(tables, files))
     return result
+
+
+def _link(file: Path, to: Path) -> None:
+    """Another name for a part's file in the merged layout: a hard link (a kept shard's export stays whole for
+    the next run; an export never rewrites a file in place, it replaces it), else a copy."""
+    try:
+        os.link(file, to)
+    except OSError:  # another file system, or one without hard links
+        shutil.copyfile(file, to)
 
 
 @contextmanager

@@ -46,12 +46,14 @@ BATCH_BYTES = 256 * 1024 * 1024
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
            progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
            discovered: list[tuple[Path, bool]] | None = None, hold_unfinished: float | None = None,
-           abandoned_after: float = ABANDONED_AFTER_SECONDS, now: datetime | None = None) -> IngestReport:
+           abandoned_after: float = ABANDONED_AFTER_SECONDS, now: datetime | None = None,
+           exactly: bool = False) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are.
 
     ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
     ``discovered``: ``(file, named explicitly)`` pairs someone else listed (a shard of a distributed
-    ingest), loaded instead of walking ``paths``. ``hold_unfinished``: a file whose last line has no newline
+    ingest), loaded instead of walking ``paths``; with ``exactly``, the store is to hold those files and no
+    other: any other it holds is forgotten (a distributed ingest's kept shard store). ``hold_unfinished``: a file whose last line has no newline
     yet and that changed within that many seconds is passed over this time, its earlier rows kept (a writer
     mid-line: ``reconcile watch`` loads it when the line is whole). Last, every run with no end record is
     running or ``abandoned`` as of now (``abandoned_after``: seconds of silence for a run without a wall-clock
@@ -67,7 +69,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
     for path, explicit in found:
         heapq.heappush(queue, (str(path), explicit, False))
-    for path in vanished(con, folders):
+    gone = vanished(con, folders) if not exactly else _not_given(con, found)
+    for path in gone:
         _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)), f"forgetting {path}")
         report.forgotten.append(path)
     done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
@@ -91,6 +94,13 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         resolve_prices(con)  # new models or days: price them once, here, not in every query
         durability.save(con, "the prices of the models just loaded", before)
     return report
+
+
+def _not_given(con: duckdb.DuckDBPyConnection, found: list[tuple[Path, bool]]) -> list[str]:
+    """Files the store holds that are not among ``found`` (in path order)."""
+    given = {stored_name(path) for path, _ in found}
+    return [path for (path,) in con.execute("select path from ingested_files order by path").fetchall()
+            if path not in given]
 
 
 def _requeue(queue: list, paths: Iterable[str]) -> None:
