@@ -49,6 +49,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(json_values, min_size=1, max_size=20))
 def test_sql_canonicalizer_matches_python_on_any_json(values):

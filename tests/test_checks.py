@@ -189,6 +189,7 @@ def test_terminal_output_tables_and_summary(cli, night_db):
     assert f"{len(REQUIRED)} check(s) ran over 300 run(s), {len(REQUIRED) - len(NOT_ON_ONE_NIGHT)} failing" in out
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_only_since_until_and_agent_narrow_what_is_reported(cli, night_db):
     only = cli("check", "--only", "final_answer_not_overwritten", "--json", "--db", night_db).json()
     assert [c["name"] for c in only["checks"]] == ["final_answer_not_overwritten"]

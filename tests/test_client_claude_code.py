@@ -341,6 +341,7 @@ def lines_of(session_id: str) -> list[str]:
     return (PROJECT / f"{session_id}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_a_fork_counts_once_whatever_order_the_files_load_in(tmp_path, cli):
     """Within the fork's own file: loading it alone, before or after its parent, gives the store one load of both."""
     fork, base = PROJECT / f"{FORK}.jsonl", PROJECT / f"{BASE}.jsonl"

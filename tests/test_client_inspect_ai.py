@@ -283,6 +283,7 @@ def test_status_stop_reason_model_provider_and_times(db, cli):
             assert "CancelledError(" in sample["error"] and len(sample["error"]) > 200
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_show_every_step_tokens_errors_final_answer_limits_and_ledger(db, cli):
     path, _ = db
     wrong = []

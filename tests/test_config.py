@@ -77,6 +77,7 @@ def test_the_store_path_comes_from_the_file(cli, tmp_path, monkeypatch):
     assert db["value"] == str(tmp_path / "stores" / "night.duckdb") and "reconcile.toml" in db["from"]
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_severity_thresholds_and_switching_a_check_off(cli, night_db, tmp_path):
     plain = check_json(cli, "--db", night_db)
     assert {c["name"]: c["outcome"] for c in plain.json()["checks"]}["tool_errors_flagged"] == "warn"
@@ -108,6 +109,7 @@ def test_every_error_check_below_its_threshold_exits_zero(cli, night_db, tmp_pat
     assert cli("check", "--db", night_db).code == ExitCode.OK
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_settings_by_agent_and_format_and_where_they_came_from(cli, night_db, tmp_path):
     flagged = findings_of(check_json(cli, "--db", night_db), "tool_errors_flagged")
     run = flagged[0]["run_id"]
@@ -139,6 +141,7 @@ def test_a_format_s_documented_default_applies_only_until_configuration_speaks(c
                                       for f in strict["findings"])
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_morning_takes_config_set_and_checks_dir(cli, tmp_path):
     night = tmp_path / "night"
     shutil.copytree(ROOT / "sample_runs", night)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import ROUND_HALF_UP, Decimal
 
+import pytest
 
 from conftest import ROOT
 from reconcile.errors import ExitCode
@@ -216,6 +217,7 @@ def test_by_model_a_fallback_run_s_success_is_the_answering_model_s(cli, tmp_pat
     assert groups["claude-sonnet-4-5"]["no_task_completed"] is True  # paid for, and it completed nothing
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_finance_report_s_four_groupings_at_once_equal_each_asked_alone(night_db, tmp_path):
     """cost_reports shares the total, cost per completed task, spend by status and price lists between
     groupings: each grouping's report must be what cost_report gives for it alone, on the sample night and on

@@ -67,6 +67,7 @@ def test_the_store_is_read_through_a_duckdb_engine(night):
     assert night.statement_kinds("select 1; insert into x values (1)") == ["SELECT", "INSERT"]
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_an_engine_without_capabilities_finds_the_same(night_db):
     checks = load_checks()
     with store.connect(night_db, read_only=True) as con:

@@ -64,6 +64,7 @@ def test_morning_on_an_empty_folder_exits_non_zero_and_says_why(cli, tmp_path):
     assert not (tmp_path / "m.duckdb").exists()  # issue 61: a command that loaded nothing makes no store
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_check_reads_the_store_without_changing_it(cli, tmp_path):
     db = tmp_path / "night.duckdb"
     cli("ingest", SAMPLE_RUNS, "--db", db)

@@ -134,6 +134,7 @@ def test_a_file_forced_to_the_wrong_format_says_what_it_expected(cli, db_path):
     assert not db_path.exists()  # nothing loaded: no store made, so no rejects kept either
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_a_batch_loads_like_files_one_by_one(tmp_path):
     folder = tmp_path / "projects" / "p"
     folder.mkdir(parents=True)

@@ -173,6 +173,7 @@ def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_
         earlier.search((base / "out" / "morning.html").read_text())[1]
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_night_chooses_the_night_to_judge(two_nights, cli, tmp_path):
     """Issue 50: `morning --night DATE` (and `report morning --night`) judge that night, not the latest."""
     base, folder, code = two_nights

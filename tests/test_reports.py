@@ -92,6 +92,7 @@ def test_hostile_transcripts_are_inert_and_secrets_redacted(night, name):
         assert "&lt;script&gt;" in html and "[redacted]" in html
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_report_commands(cli, night, tmp_path):
     db = night[0] / "night.duckdb"
     assert cli("report", "finance", "--out", tmp_path / "f.html", "--since", "2026-11-29", "--db", db).code == ExitCode.OK

@@ -83,8 +83,9 @@ def _all_fit(db: Path, commands, columns: int) -> None:
         assert not missing, (" ".join(args), columns, missing, table_headers(lines))
 
 
-@pytest.mark.parametrize("columns", [80, pytest.param(120, marks=pytest.mark.slow),
-                                     pytest.param(200, marks=pytest.mark.slow)])  # 80 is the narrow one
+# 80 is the narrow one; all three under -m slow (the README's command keeps 80 columns on real sessions, below)
+@pytest.mark.parametrize("columns", [pytest.param(80, marks=pytest.mark.slow), pytest.param(120, marks=pytest.mark.slow),
+                                     pytest.param(200, marks=pytest.mark.slow)])
 def test_every_command_fits_the_terminal_on_the_sample_night(night_db, columns):
     _all_fit(night_db, COMMANDS, columns)
 

@@ -106,6 +106,7 @@ def _limit_file_size():  # the store may not grow past 3 MB: a full disk, as Duc
     resource.setrlimit(resource.RLIMIT_FSIZE, (3_000_000, 3_000_000))
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_a_full_disk_is_a_clear_error_and_leaves_the_store_as_it_was(tmp_path):
     db = tmp_path / "full.duckdb"
     (tmp_path / "small").mkdir()
