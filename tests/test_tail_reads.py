@@ -9,8 +9,10 @@ default suite; ``-m slow`` runs more sequences, longer, with more kills.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -51,6 +53,11 @@ FORMATS = {  # format: (the file's name in the folder, where its lines come from
     "codex": ("sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
               FIXTURES / "realdata/codex-cli/sessions/2026/02/23/"
                          "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"),
+    # a Codex Desktop session of many turns (a task's calls and outputs cross every line inside it: it is read on
+    # from a turn's first line)
+    "codex_turns": ("sessions/2026/02/23/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
+                    FIXTURES / "realdata/codex-cli/sessions/2026/02/23/"
+                               "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"),
     "gemini_cli_jsonl": ("gemini/session.jsonl",
                          FIXTURES / "realdata/gemini-cli/VibeCodingTracker__tests__fixtures__sessions__gemini.jsonl"),
     "otel": ("otel/spans.jsonl", FIXTURES / "frameworks/pydantic_ai/base64/spans.jsonl"),
@@ -219,7 +226,7 @@ def play(fmt: str, seed: int, steps: int, kills: int, tmp_path: Path) -> tuple[P
 
 # the formats read by their tail, in the default suite (a night that reads some files by their tail); every
 # format, longer, with SIGKILLs, under -m slow
-@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1), ("gemini_cli_jsonl", 4)])
+@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1), ("codex_turns", 5), ("gemini_cli_jsonl", 4)])
 def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, seed, tmp_path):
     built, fresh, statuses = play(fmt, seed=seed, steps=8, kills=0, tmp_path=tmp_path)
     assert "grown" in statuses  # some loads were tail reads
@@ -325,9 +332,9 @@ def test_lines_the_reader_changes_leave_no_checkpoint(tmp_path):
 
 
 def _sessions() -> list[Path]:
-    """Every real session of a format read on inside its run: Claude Code's, and Gemini CLI's JSON Lines."""
+    """Every real session of a format read on inside its run: Claude Code's, Codex's and Gemini CLI's JSON Lines."""
     roots = [FIXTURES / "realdata" / "spotter-real-sessions", FIXTURES / "realdata" / "claude-code-viewer",
-             FIXTURES / "clients" / "claude_code"]
+             FIXTURES / "clients" / "claude_code", FIXTURES / "realdata" / "codex-cli", FIXTURES / "clients" / "codex_cli"]
     gemini = sorted((FIXTURES / "realdata" / "gemini-cli").glob("*.jsonl"))
     return sorted(path for root in roots for path in root.rglob("*.jsonl")) + gemini
 
@@ -355,6 +362,7 @@ def grow_in_chunks(source: Path, tmp_path: Path, chance: random.Random, chunks: 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "agent-a2898e3.jsonl",
+                                  "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
                                   "VibeCodingTracker__tests__fixtures__sessions__gemini.jsonl"])
 def test_a_real_session_written_in_pieces_is_read_by_its_tail_and_ends_as_fresh(name, tmp_path):
     source = next(path for path in _sessions() if path.name == name)
@@ -391,3 +399,53 @@ def test_a_tail_that_cannot_be_copied_is_read_whole_and_says_why(tmp_path, monke
     with store.connect(fresh) as con:
         ingest(con, [journal], now=NOW)
     assert differences(db, fresh) == {}
+
+
+CODEX = FIXTURES / "realdata" / "codex-cli" / "sessions" / "2026" / "02" / "23"
+
+
+def test_a_codex_rollout_goes_on_from_a_turn_and_an_end_event_for_a_kept_call_reads_it_whole(tmp_path):
+    """A rollout of many turns is read on from a turn's first line; an end event naming a call made before that
+    line (0.171 writes an interrupted command's after the turn) would change a kept step: the file is read whole."""
+    source = CODEX / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    rollout, db = folder / source.name, tmp_path / "built.duckdb"
+    _journal(rollout, lines[:170])
+    with store.connect(db) as con:
+        ingest(con, [folder], now=NOW)
+        resume = con.execute("select resume_line from file_checkpoints").fetchall()[0][0]
+        opening = json.loads(lines[resume - 1])
+        assert resume > 1 and opening["payload"]["type"] == "message" and opening["payload"]["role"] == "user"
+        _journal(rollout, lines[170:240])
+        grown = ingest(con, [folder], now=NOW).files[0]
+        assert (grown.status, grown.read) == ("grown", f"read from line {resume:,} on (the lines before it are as "
+                                                       "they were loaded)")
+        kept = next(json.loads(line)["payload"]["call_id"] for line in lines[:resume - 1]
+                    if json.loads(line)["payload"].get("type") == "function_call")
+        late = {"timestamp": "2026-02-23T12:30:00.000Z", "type": "event_msg",
+                "payload": {"type": "exec_command_end", "call_id": kept, "exit_code": 1}}
+        _journal(rollout, [json.dumps(late).encode() + b"\n"])
+        whole = ingest(con, [folder], now=NOW).files[0]
+    assert whole.status == "replaced"
+    assert re.fullmatch(rf"read whole: line [\d,]+ names call {kept}, made before the line it was read from", whole.read)
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [folder], now=NOW)
+    assert differences(db, fresh) == {}
+
+
+def test_a_codex_task_of_one_request_after_another_has_no_line_to_go_on_from_and_v_says_so(tmp_path):
+    source = CODEX / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    _journal(folder / source.name, lines[:40])
+    with store.connect(tmp_path / "built.duckdb") as con:
+        ingest(con, [folder], now=NOW)
+        _journal(folder / source.name, lines[40:])
+        read = ingest(con, [folder], now=NOW).files[0].read
+    assert read == ("read whole: when it was last read no line after the model first spoke was free of a call "
+                    "awaiting its output (inside one task, each call's output starts the next request): there was "
+                    "no line to go on from")

@@ -88,7 +88,7 @@ class TranscriptFormat(Format):
     policy: ClassVar[Mapping[str, tuple[str, str]]] = {}  # setting -> (value, where the harness documents it)
     # lines: SQL over ``_stage_runs``, true for a run whose end the file recorded (nothing later changes it); a grown
     # file is then read from its first open run on (``ingest.tail``). None: a grown file is read whole, and ``whole``
-    # says why in ``ingest -v``.
+    # says why in ``ingest -v`` (for a ``continues`` format: why a file may have no line to go on from).
     settled: ClassVar[str | None] = None
     whole: ClassVar[str | None] = None
     # lines: the staging SQL goes on inside a run still open. It reads ``_files.first_line`` and ``_files.carry``

@@ -64,6 +64,15 @@ it); a resumed session sends its opening instructions again and rebuilds the con
 ``resume`` event). A later ``task_started`` is an event too: a call still unanswered then was
 passed by the session, its result lost rather than in flight. On the real rollouts in
 tests/fixtures/realdata/codex-cli that explains every one of 21 drops.
+
+A rollout that grew is read on from where it was left (docs/architecture.md, "Reading a grown
+file"): from the first line of a request's segment that no call and its output or end event cross,
+after the model first spoke (in practice a turn's first message; inside one task each call's output
+begins the next request, so a task in progress is read again from its start), with the state kept
+there: the model in force, the last count's cumulative totals, how the last task ended, the digests
+of the opening instructions, the last step that asked for a tool and the final answer so far. A
+``session_meta`` line, or an output or end event naming a call made before that line, reads the
+file whole.
 """
 
 from __future__ import annotations
@@ -124,7 +133,9 @@ class Codex(TranscriptFormat):
     name = "codex"
     description = "OpenAI Codex CLI session rollout (JSON Lines of timestamp, type, payload)"
     input = "lines"
-    whole = "a Codex session is one run that stays open, so a grown session is read again whole"
+    continues = True  # a grown rollout is read from its last segment no call crosses (codex.sql: _tail_state)
+    whole = ("when it was last read no line after the model first spoke was free of a call awaiting its output "
+             "(inside one task, each call's output starts the next request): there was no line to go on from")
     fields = FIELDS
     facts: ClassVar[dict[str, str]] = {
         "usage": "each response's token_usage_record (0.171), else differences of token_count's cumulative "

@@ -11,6 +11,12 @@
 -- with a token_usage_record since the count before it is that record's request counted again
 -- (0.171 writes it after the tool outputs, in the next segment): skipped.
 
+-- A tail read (ingest/tail.py) goes on inside the session from _files.first_line, a segment's first line, with
+-- the state kept there (_cx_carry): the run, its steps before the line, the model in force, the cumulative totals
+-- of the last token_count, how the last task ended, the final-answer facts; what it cannot go on from is a
+-- _tail_conflicts row (the file is then read whole).
+create or replace temp table _cx_carry as select file_no, first_line, carry from _files where carry is not null;
+
 create or replace temp table _cx as
 select file_no, line_no, j, j.type as type, j.payload.type as ptype, (j.timestamp)::timestamptz as ts,
        (j.type = 'response_item' and (j.payload.type in ('function_call_output', 'custom_tool_call_output')
@@ -21,8 +27,9 @@ from _parsed;
 
 create or replace temp table _cx as
 select *, sum(case when is_input or type = 'compacted' then 1 else 0 end) over (partition by file_no order by line_no) as segment,
-       last_value(case when type = 'turn_context' then j.payload.model end ignore nulls)
-           over (partition by file_no order by line_no) as model,
+       coalesce(last_value(case when type = 'turn_context' then j.payload.model end ignore nulls)
+                    over (partition by file_no order by line_no),
+                (select k.carry ->> 'model' from _cx_carry k where k.file_no = _cx.file_no)) as model,
        -- when the request a line belongs to was sent: the latest input, compaction or finished response before it
        max(case when is_input or type in ('compacted', 'token_usage_record') then ts end)
            over (partition by file_no order by line_no rows between unbounded preceding and 1 preceding) as open_ts
@@ -52,6 +59,10 @@ left join (select file_no, arg_min(j.payload.id, line_no) as id, arg_min(j.paylo
                           or coalesce(json_type(j.payload.history_base), 'NULL') <> 'NULL') as forked
            from _cx where type = 'session_meta' group by file_no) m using (file_no);
 
+update _cx_files set run_id = k.carry ->> 'run_id', provider = k.carry ->> 'provider',
+                     started_at = (k.carry ->> 'started_at')::timestamptz, forked = (k.carry ->> 'forked')::boolean
+from _cx_carry k where k.file_no = _cx_files.file_no;
+
 -- Each response's usage as Codex recorded it against its response id (0.171's token_usage_record).
 create or replace temp table _cx_records as
 select file_no, line_no, ts, j.payload.response_id as response_id,
@@ -79,10 +90,27 @@ with counted as (
                    j.payload.info.last_token_usage.output_tokens,
                    j.payload.info.last_token_usage.reasoning_output_tokens) is not null
 ),
+ordered as (
+    select c.*, lag(t) over (partition by file_no order by line_no) as p_before,
+           lag(line_no) over (partition by file_no order by line_no) as line_before,
+           row_number() over (partition by file_no order by line_no) = 1 and k.carry is not null as carried
+    from counted c left join _cx_carry k using (file_no) where not made_up
+),
+-- p: the totals of the count before (a tail read's first count: the last count before the resume line, kept)
 compared as (
-    select *, lag(t) over (partition by file_no order by line_no) as p,
-           lag(line_no) over (partition by file_no order by line_no) as p_line
-    from counted where not made_up
+    select o.* exclude (p_before, line_before),
+           case when carried then k.carry -> 'last_count' else to_json(p_before) end as pj,
+           case when carried then (k.carry ->> 'last_count_line')::bigint else line_before end as p_line,
+           carried and coalesce((k.carry ->> 'record_after_count')::boolean, false) as record_before
+    from ordered o left join _cx_carry k using (file_no)
+),
+compared_totals as (
+    select * exclude (pj),
+           case when pj is not null and json_type(pj) = 'OBJECT' then
+               {'input_tokens': (pj ->> 'input_tokens')::bigint, 'cached_input_tokens': (pj ->> 'cached_input_tokens')::bigint,
+                'output_tokens': (pj ->> 'output_tokens')::bigint,
+                'reasoning_output_tokens': (pj ->> 'reasoning_output_tokens')::bigint} end as p
+    from compared
 ),
 judged as (
     select c.*,
@@ -95,9 +123,9 @@ judged as (
            coalesce(t.input_tokens < p.input_tokens or t.cached_input_tokens < p.cached_input_tokens
                     or t.output_tokens < p.output_tokens, false) or (p is null and f.forked) as restarted,
            -- its request's usage was recorded against the response (a token_usage_record since the count before)
-           exists (select 1 from _cx_records r where r.file_no = c.file_no and r.line_no < c.line_no
-                   and r.line_no > coalesce(c.p_line, 0)) as covered
-    from compared c join _cx_files f using (file_no)
+           record_before or exists (select 1 from _cx_records r where r.file_no = c.file_no and r.line_no < c.line_no
+                                    and r.line_no > coalesce(c.p_line, 0)) as covered
+    from compared_totals c join _cx_files f using (file_no)
 )
 select file_no, line_no, ts, p_line, repeat, covered, false as made_up,
        case when restarted then {'input': l.input_tokens, 'cached': l.cached_input_tokens, 'output': l.output_tokens,
@@ -220,14 +248,18 @@ from _cx where type = 'response_item' and ptype = 'web_search_call';
 -- first spoke) sent again after the model has spoken. One event per such block.
 create or replace temp table _cx_resumed as
 with lines as (
-    select file_no, line_no, type, ptype, j.payload.role as role, (j.payload.content)::varchar as content,
-           max(case when is_output then line_no end) over (partition by file_no order by line_no
-                                                           rows between unbounded preceding and 1 preceding) as last_output
+    select file_no, line_no, type, ptype, j.payload.role as role, md5((j.payload.content)::varchar) as content,
+           coalesce(max(case when is_output then line_no end) over (partition by file_no order by line_no
+                                                                    rows between unbounded preceding and 1 preceding),
+                    (select (k.carry ->> 'last_output')::bigint from _cx_carry k where k.file_no = _cx.file_no))
+               as last_output
     from _cx
 ),
 opening as (
     select distinct file_no, content from lines
     where type = 'response_item' and ptype = 'message' and role = 'developer' and last_output is null
+    union
+    select file_no, unnest(from_json(carry -> 'opening', '["VARCHAR"]')) from _cx_carry
 )
 select file_no, min(l.line_no) as line_no
 from lines l join opening o using (file_no, content)
@@ -249,13 +281,15 @@ with items as (
     -- a new task after the first: the session moved on (a call still unanswered then was lost, not in flight)
     union all select file_no, line_no, line_no, 0, 'event', null, null from _cx c
               where type = 'event_msg' and ptype = 'task_started'
-                and exists (select 1 from _cx_model m where m.file_no = c.file_no and m.line_no < c.line_no)
+                and (exists (select 1 from _cx_model m where m.file_no = c.file_no and m.line_no < c.line_no)
+                     or c.file_no in (select file_no from _cx_carry))
     -- the session taken up again (a resume): its instructions sent anew as developer messages after the model
     -- had spoken — the context is rebuilt from the rollout, on the record
     union all select file_no, line_no, line_no, 0, 'event', null, null from _cx_resumed
 )
-select row_number() over (partition by file_no order by pos, sub, line_no) - 1 as idx, i.*, f.run_id
-from items i join _cx_files f using (file_no);
+select row_number() over (partition by file_no order by pos, sub, line_no) - 1
+           + coalesce((k.carry ->> 'steps')::bigint, 0) as idx, i.*, f.run_id
+from items i join _cx_files f using (file_no) left join _cx_carry k using (file_no);
 
 create or replace temp table _stage_calls as
 select s.file_no, s.run_id, s.idx as step_idx,
@@ -328,27 +362,10 @@ select s.file_no, s.run_id, s.idx::integer as idx, 'event' as kind, c.ts as star
 from _cx_steps s join _cx c using (file_no, line_no)
 where s.kind = 'event';
 
--- The final answer: the last model step with text that asks for no tool the harness runs, after which no step asks
--- for one (a hosted web search is asked and answered inside its response: it leaves nothing for the harness to do).
-create or replace temp table _cx_final as
-with asks as (select run_id, step_idx from _stage_calls where not hosted group by all),
-model as (
-    select s.run_id, s.idx, coalesce(s.output_text, '') <> '' as has_text, a.step_idx is not null as asks
-    from _stage_steps s left join asks a on a.run_id = s.run_id and a.step_idx = s.idx
-    where s.kind = 'model'
-),
-last_ask as (select run_id, max(idx) filter (where asks) as idx from model group by run_id)
-select m.run_id, max(m.idx) as idx
-from model m join last_ask l using (run_id)
-where m.has_text and not m.asks and m.idx > coalesce(l.idx, -1)
-group by m.run_id;
-
-create or replace temp table _stage_steps as
-select s.*, case when s.kind = 'model' then fin.idx is not null end as is_final
-from _stage_steps s left join _cx_final fin on fin.run_id = s.run_id and fin.idx = s.idx;
-
+-- The final answer is the landing's (the last model step with text that asks for no tool the harness runs, after
+-- which none does): a hosted web search (`hosted`) is asked and answered inside its response, no ask; a tail read's
+-- kept steps take part through _prior_model.
 alter table _stage_calls drop column asked_at;
-alter table _stage_calls drop column hosted;
 
 -- An end event is read when it gives a call's status (the last for the call, whose output is in the file).
 create or replace temp table _cx_read_ends as
@@ -387,16 +404,27 @@ from read c join _cx_files f using (file_no);
 -- carrying an error (0.171: a request refused, e.g. for exceeding the context window) is a failed run.
 create or replace temp table _stage_runs as
 with tasks as (
-    select file_no, ptype as last_task, ts as task_ts, j.payload.error as error
-    from _cx where type = 'event_msg' and ptype in ('task_started', 'task_complete', 'turn_aborted')
+    select file_no, last_task, task_ts, error from (
+        select file_no, line_no, ptype as last_task, ts as task_ts, (j.payload.error)::json as error
+        from _cx where type = 'event_msg' and ptype in ('task_started', 'task_complete', 'turn_aborted')
+        union all
+        select file_no, 0, carry ->> 'last_task', (carry ->> 'task_ts')::timestamptz, carry -> 'task_error'
+        from _cx_carry where carry ->> 'last_task' is not null)
     qualify row_number() over (partition by file_no order by line_no desc) = 1
 ),
 last_item as (
-    select file_no, arg_max(case when ptype = 'message' then 'text' else ptype end, line_no) as item, max(ts) as ts
-    from _cx where is_output or is_input group by file_no
+    select file_no, arg_max(item, line_no) as item, max(ts) as ts from (
+        select file_no, line_no, case when ptype = 'message' then 'text' else ptype end as item, ts
+        from _cx where is_output or is_input
+        union all
+        select file_no, 0, carry ->> 'last_item', (carry ->> 'last_item_ts')::timestamptz
+        from _cx_carry where carry ->> 'last_item' is not null)
+    group by file_no
 ),
-models as (select file_no, arg_min(model, idx) filter (where model is not null) as model
-           from _stage_steps where kind = 'model' group by file_no),
+models as (select f.file_no, coalesce(any_value(k.carry ->> 'first_model'),
+                                      arg_min(s.model, s.idx) filter (where s.model is not null)) as model
+           from _cx_files f left join _cx_carry k using (file_no)
+           left join _stage_steps s on s.file_no = f.file_no and s.kind = 'model' group by f.file_no),
 outcome as (
     select f.file_no, case when t.last_task = 'task_complete' and coalesce(json_type(t.error), 'NULL') <> 'NULL' then 'failed'
                            when t.last_task = 'task_complete' then 'succeeded'
@@ -417,3 +445,137 @@ select f.file_no, f.run_id, 1 as source_line, 'codex' as agent, m.model, f.provi
        case when o.error is not null then o.error
             when o.last_task in ('task_complete', 'turn_aborted') then o.last_task end as stop_reason
 from _cx_files f join outcome o using (file_no) left join models m using (file_no);
+
+-- A tail read's kept model steps, as the final answer needs them: the last that asked for a tool the harness runs
+-- and the last with text after it (the final answer so far); the landing decides over them and the new ones.
+create or replace temp table _prior_model as
+select k.file_no, f.run_id, (k.carry ->> 'last_ask')::bigint as idx, true as main, false as has_text, true as asks
+from _cx_carry k join _cx_files f using (file_no) where k.carry ->> 'last_ask' is not null
+union all
+select k.file_no, f.run_id, (k.carry ->> 'candidate')::bigint, true, true, false
+from _cx_carry k join _cx_files f using (file_no) where k.carry ->> 'candidate' is not null;
+
+-- What a tail read cannot go on from (the file is then read whole, as a fresh ingest reads it): a session_meta line
+-- (the session's identity is read from all of them), a call or an output or a call's end event naming a call kept
+-- from before the resume line.
+create or replace temp table _tail_conflicts as
+with kept as (
+    select k.file_no, t.call_id
+    from _cx_carry k join tool_calls t on t.run_id = k.carry ->> 'run_id' and t.step_idx < (k.carry ->> 'steps')::bigint
+)
+select c.file_no, c.line_no as line, case
+        when c.type = 'session_meta' then 'is a session_meta line (a session is read from all of them)'
+        else 'names call ' || left(x.call_id, 80) || ', made before the line it was read from' end as reason
+from _cx c join _cx_carry k using (file_no)
+left join kept x on x.file_no = c.file_no and x.call_id = coalesce(c.j.payload.call_id, c.j.payload.item.id ->> '$')
+where c.type = 'session_meta' or x.call_id is not null;
+
+-- Where the next tail read may go on from: the largest line that is a segment's first (a segment holds one
+-- response and its usage, the last one still open), that no call and its output or end event cross, nor a resumed
+-- session's opening block, after the model first spoke; at or before the last segment's first line.
+create or replace temp table _tail_spans as
+with segments as (
+    select file_no, first, lead(first) over (partition by file_no order by segment) - 1 as last
+    from (select file_no, segment, min(line_no) as first from _cx group by file_no, segment)
+),
+ends as (
+    select file_no, coalesce(j.payload.call_id, j.payload.item.id ->> '$') as call_id, max(line_no) as line
+    from _cx where type = 'event_msg' and ptype in ('exec_command_end', 'patch_apply_end', 'mcp_tool_call_end', 'item_completed')
+    group by all
+),
+calls as (
+    select c.file_no, c.line_no as first, case when o.line is not null then greatest(o.line, coalesce(e.line, 0)) end as last
+    from _cx c
+    left join (select file_no, call_id, max(line_no) as line from _cx_outputs group by all) o
+           on o.file_no = c.file_no and o.call_id = c.j.payload.call_id
+    left join ends e on e.file_no = c.file_no and e.call_id = c.j.payload.call_id
+    where c.type = 'response_item' and c.ptype in ('function_call', 'custom_tool_call')
+),
+spoke as (
+    select file_no, 1 as first, min(line_no) filter (where is_output) as last
+    from _cx where file_no not in (select file_no from _cx_carry) group by file_no
+),
+resumed as (
+    select r.file_no, r.line_no as first,
+           (select min(c.line_no) from _cx c where c.file_no = r.file_no and c.is_output and c.line_no > r.line_no) as last
+    from _cx_resumed r
+)
+select file_no, first, last from segments
+union all select file_no, first, last from calls
+union all select file_no, first, last from spoke
+union all select file_no, first, last from resumed;
+
+create or replace temp table _tail_caps as
+select e.file_no, least(e.end_line + 1, (select min(first) from _tail_spans c where c.file_no = e.file_no and c.last is null))
+           as cap
+from file_ends() e;
+
+create or replace temp table _tail_state as
+with ends as (select file_no, coalesce(carry, '{}'::json) as carry from _files),  -- (the state read from)
+chosen as (select * from resume_lines()),
+counted as (
+    select e.file_no, ch.line,
+           coalesce((e.carry ->> 'steps')::bigint, 0)
+               + (select count(*) from _cx_steps s where s.file_no = e.file_no and s.pos < ch.line) as steps,
+           (select max(k.line_no) from _cx_counts k where k.file_no = e.file_no and not k.made_up and k.line_no < ch.line)
+               as count_line
+    from ends e join chosen ch using (file_no)
+),
+asked as (
+    select s.file_no, s.idx, coalesce(s.output_text, '') <> '' as has_text,
+           exists (select 1 from _stage_calls c where c.run_id = s.run_id and c.step_idx = s.idx and not c.hosted) as asks
+    from _stage_steps s join counted n using (file_no) where s.kind = 'model' and s.idx < n.steps
+),
+finals as (
+    select n.file_no, greatest((e.carry ->> 'last_ask')::bigint, max(a.idx) filter (where a.asks)) as last_ask
+    from counted n join ends e using (file_no) left join asked a using (file_no) group by n.file_no, e.carry
+)
+select e.file_no, n.line,
+       case when n.line > 1 and (e.file_no in (select file_no from _cx_carry)
+                                 or n.line > (select min(line_no) from _cx c where c.file_no = e.file_no and c.is_output))
+       then json_object(
+           'run_id', f.run_id, 'provider', f.provider, 'forked', f.forked,
+           'started_at', (select r.started_at from _stage_runs r where r.file_no = e.file_no)::varchar,
+           'steps', n.steps,
+           'model', coalesce((select arg_max(c.model, c.line_no) from _cx c where c.file_no = e.file_no and c.line_no < n.line),
+                             e.carry ->> 'model'),
+           'last_count', case when n.count_line is not null
+                              then (select to_json(c.j.payload.info.total_token_usage) from _cx c
+                                    where c.file_no = e.file_no and c.line_no = n.count_line)
+                              else e.carry -> 'last_count' end,
+           'last_count_line', coalesce(n.count_line, (e.carry ->> 'last_count_line')::bigint),
+           'record_after_count', exists (select 1 from _cx_records r where r.file_no = e.file_no and r.line_no < n.line
+                                         and r.line_no > coalesce(n.count_line, 0))
+                                 or (n.count_line is null and coalesce((e.carry ->> 'record_after_count')::boolean, false)),
+           'opening', coalesce(e.carry -> 'opening',
+                               to_json((select list(distinct md5((c.j.payload.content)::varchar)) from _cx c
+                                        where c.file_no = e.file_no and c.type = 'response_item' and c.ptype = 'message'
+                                          and c.j.payload.role = 'developer'
+                                          and c.line_no < (select min(x.line_no) from _cx x
+                                                           where x.file_no = e.file_no and x.is_output)))),
+           'last_output', coalesce((select max(c.line_no) from _cx c where c.file_no = e.file_no and c.is_output
+                                    and c.line_no < n.line), (e.carry ->> 'last_output')::bigint),
+           'last_task', coalesce(t.last_task, e.carry ->> 'last_task'),
+           'task_ts', coalesce(t.task_ts::varchar, e.carry ->> 'task_ts'),
+           'task_error', case when t.last_task is not null then t.error else e.carry -> 'task_error' end,
+           'last_item', coalesce(i.item, e.carry ->> 'last_item'),
+           'last_item_ts', greatest(i.ts, (e.carry ->> 'last_item_ts')::timestamptz)::varchar,
+           'first_model', coalesce(e.carry ->> 'first_model',
+                                   (select arg_min(s.model, s.idx) from _stage_steps s where s.file_no = e.file_no
+                                    and s.kind = 'model' and s.model is not null and s.idx < n.steps)),
+           'last_ask', fi.last_ask,
+           'candidate', greatest(case when (e.carry ->> 'candidate')::bigint > coalesce(fi.last_ask, -1)
+                                      then (e.carry ->> 'candidate')::bigint end,
+                                 (select max(a.idx) from asked a where a.file_no = e.file_no and a.has_text
+                                  and not a.asks and a.idx > coalesce(fi.last_ask, -1))))
+       end as state
+from ends e join counted n using (file_no) join _cx_files f using (file_no) join finals fi using (file_no)
+left join (select c.file_no, arg_max(c.ptype, c.line_no) as last_task, arg_max(c.ts, c.line_no) as task_ts,
+                  arg_max_null((c.j.payload.error)::json, c.line_no) as error
+           from _cx c join chosen ch using (file_no)
+           where c.type = 'event_msg' and c.ptype in ('task_started', 'task_complete', 'turn_aborted') and c.line_no < ch.line
+           group by c.file_no) t using (file_no)
+left join (select c.file_no, arg_max(case when c.ptype = 'message' then 'text' else c.ptype end, c.line_no) as item,
+                  max(c.ts) as ts
+           from _cx c join chosen ch using (file_no) where (c.is_output or c.is_input) and c.line_no < ch.line
+           group by c.file_no) i using (file_no);

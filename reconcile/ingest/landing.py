@@ -38,7 +38,7 @@ STAGING_ONLY = {
     "_stage_records": {"file_no", "record_no", "decision", "note", "run_id", "raw"},
     "_stage_runs": {"file_no"},
     "_stage_steps": {"file_no", "args", "result_text", "main_thread"},
-    "_stage_calls": {"file_no", "args"},
+    "_stage_calls": {"file_no", "args", "hosted"},  # hosted: the provider ran it inside its response (no ask)
     "_stage_tools": {"file_no"},
 }
 REQUIRED = {
@@ -290,9 +290,11 @@ def _final_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
     """``_final(run_id, idx)``: the detected final answer of each run (formats that do not mark one)."""
     main = "coalesce(s.main_thread, true)" if "main_thread" in staged else "true"
     text = "s.output_text" if "output_text" in staged else "null"
+    # a call the provider ran inside its response (a hosted web search) leaves the harness nothing to run: no ask
+    hosted = "where not coalesce(hosted, false)" if "hosted" in _columns(con, "_stage_calls") else ""
     con.execute(
         f"""create or replace temp table _final as
-        with asks as (select run_id, step_idx, count(*) as calls from _stage_calls group by all),
+        with asks as (select run_id, step_idx, count(*) as calls from _stage_calls {hosted} group by all),
         model as (
             select s.run_id, s.idx, {main} as main, coalesce({text}, '') <> '' as has_text, a.calls is not null as asks
             from _stage_steps s left join asks a on a.run_id = s.run_id and a.step_idx = s.idx

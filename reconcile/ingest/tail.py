@@ -17,9 +17,10 @@ ingest would read it, and ``ingest -v`` says why. Because the checkpoint commits
 kill at any moment leaves the two in agreement: the next ingest neither re-reads what was kept
 nor skips what was not.
 
-Only a format that says when a run has ended (``TranscriptFormat.settled``) is read by its tail;
-in a format whose file is one open run (a Claude Code, Codex or Gemini CLI session) the resume line
-would be the first, so such a file is read whole, and ``-v`` says so.
+A format that says when a run has ended (``TranscriptFormat.settled``) is read from its first open run;
+a format whose file is one open run (a Claude Code, Codex or Gemini CLI session: ``continues``) goes on
+inside it from a line its staging chooses, with the state it keeps there (``_tail_state``). Any other
+line format is read whole, and ``-v`` says so.
 """
 
 from __future__ import annotations
