@@ -125,6 +125,7 @@ def test_on_the_sample_night_max_steps_is_the_ceiling_of_the_exact_p99(cli, nigh
     assert big["share_above_bound"] > 0  # the planted unbounded results
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_emit_toml_yaml_and_python(cli, night_db):
     groups = {g["key"]: g for g in cli("budgets", "--json", "--db", night_db).json()["groups"]}
     toml_text = cli("budgets", "--emit", "toml", "--db", night_db).out

@@ -10,6 +10,8 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from reconcile import store
 from reconcile.analyses.budgets import latency_and_size
 from reconcile.ingest.driver import ingest
@@ -54,6 +56,7 @@ def test_csv_and_json_carry_each_ceiling_in_its_unit(cli, night_db):
     assert steps["unit"] == "steps" and steps["configured"] == "60" and steps["recommended"].isdigit()
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_emit_carries_the_sample_size_and_flags_beside_each_value(cli, tmp_path, night_db):
     db = one_run_db(tmp_path)
     emitted = cli("budgets", "--emit", "toml", "--db", db).out

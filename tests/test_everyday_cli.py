@@ -90,6 +90,7 @@ def test_one_night_is_one_day_in_the_team_s_zone(cli, night_db):
     assert "days in America/Los_Angeles" in table
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_every_reporting_command_takes_the_same_window(cli, night_db):
     early = ["--since", "2026-11-28T22:00Z", "--until", "2026-11-29T00:00Z"]
     runs = cli("runs", *early, "--json", "--db", night_db).json()

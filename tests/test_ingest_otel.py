@@ -716,6 +716,7 @@ def test_the_langgraph_delegation_is_the_supervisor_s_run_and_its_research_agent
     assert runs[1]["final_output"] == result == research[-1]["text"]
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_frameworks_runs_have_no_error_finding_and_the_checks_judge_them(framework_stores, cli):
     for name, db in framework_stores.items():
         report = cli("check", "--json", "--exit-zero", "--db", db).json()

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 import shlex
 
+import pytest
+
 from conftest import SAMPLE_RUNS
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_morning_prints_the_reports_fix_first_order_and_a_next_step_that_runs(cli, tmp_path):
     db, out = tmp_path / "night.duckdb", tmp_path / "out"
     result = cli("morning", SAMPLE_RUNS, "--out", out, "--db", db)

@@ -269,6 +269,7 @@ def test_the_notebook_api_answers_as_the_command_does(planted):
         assert rc.replay(["max_steps=5"], runs=True).height == 5
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_morning_report_says_what_the_recommended_limits_would_have_done_last_night(cli, night_db, tmp_path):
     out = tmp_path / "morning.html"
     assert cli("report", "morning", "--db", night_db, "--out", out).code == 0

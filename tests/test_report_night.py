@@ -146,6 +146,7 @@ def test_report_morning_on_the_store_is_the_same_night(two_nights, cli, tmp_path
     assert _tiles(html) == _tiles((base / "out" / "morning.html").read_text())
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_morning_keeps_its_verdicts_on_the_earlier_runs_too(two_nights, tmp_path, monkeypatch):
     """A history no morning judged night by night (here the July copy, ingested with the night) is judged once:
     the morning keeps the verdicts its second pass reached, and the next morning reuses them all."""

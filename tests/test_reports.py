@@ -287,6 +287,7 @@ def test_morning_report_opens_with_the_night_at_a_glance(night):
     assert "<svg" in glance and "Stop reasons over the last 1 night(s)" not in glance  # drawn as paths, no text
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_night_before_is_compared(cli, tmp_path):
     """Two nights: the glance says what changed from the one before."""
     from reconcile.journal import Journal

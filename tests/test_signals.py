@@ -307,6 +307,7 @@ def test_every_built_in_signal_parses_and_names_its_failure():
         assert parse_signal(signal.path, True) == signal
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_the_morning_report_opens_with_the_signals_that_crossed(cli, nights, tmp_path):
     planted, clean = nights["planted"][0], nights["clean"][0]
     assert cli("report", "morning", "--db", planted, "--out", tmp_path / "planted.html").code == 0

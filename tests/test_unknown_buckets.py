@@ -71,6 +71,7 @@ def test_the_ledger_check_does_not_judge_a_run_whose_token_sums_are_unknown(con)
         "carry): the token sums are unknown"]
 
 
+@pytest.mark.slow  # out of the README's command (its 5-minute budget); CI runs it with -m slow
 def test_cost_buckets_are_null_where_a_run_records_no_usage(cli, tmp_path):
     """SWE-agent records no token usage: ``cost --json`` says its buckets are unknown (null), never 0, in its
     group and in the total; a native journal's are numbers; a store of both has the total unknown, each run its own."""
