@@ -178,6 +178,36 @@ def test_a_run_already_loaded_from_another_file_is_skipped(con, tmp_path):
     assert counts(con)[:2] == (1, 5)
 
 
+def test_an_ingest_stopped_after_forgetting_an_owner_loads_the_files_deferring_to_it_next_time(con, tmp_path,
+                                                                                               monkeypatch):
+    """A run kept in two files; its owner is deleted; the ingest forgets it and is stopped (a kill) before the file
+    that deferred to it is loaded again: the next ingest loads that file, though it did not change (a SIGKILL of
+    tests/test_tail_reads.py's longer nights found it: the run was lost for good)."""
+    from reconcile.ingest import driver
+
+    folder = tmp_path / "night"
+    folder.mkdir()
+    owner = journal_file(folder / "a.jsonl", runs=("a",))
+    copy = folder / "b.jsonl"
+    copy.write_bytes(owner.read_bytes() + b"\n")  # different bytes, the same run: b defers to a
+    ingest(con, [folder])
+    assert counts(con)[:2] == (1, 5)
+    owner.unlink()
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "load_files", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            ingest(con, [folder])
+    assert counts(con)[0] == 0  # a forgotten; b not loaded again yet
+    again = ingest(con, [folder]).files
+    assert [(f.path, f.loaded) for f in again] == [(str(copy), 7)]
+    assert counts(con)[:2] == (1, 5) and accounting_holds(con)
+    assert con.execute("select count(*) from pending_reloads").fetchall() == [(0,)]
+
+
 def test_invalid_utf8_costs_one_line(con, tmp_path):
     path = journal_file(tmp_path / "j.jsonl", runs=("a",))
     data = path.read_bytes().splitlines(keepends=True)

@@ -4,7 +4,8 @@ A run kept in several files belongs to the first of them in path order — as a 
 the same files would have it; the others skip its lines ("already loaded from …") and record the
 deferral. When the owner goes (rewritten without the run, deleted, or outranked by a new file
 earlier in order), the files that deferred to it are loaded again, so the run is never lost and
-never counted twice.
+never counted twice: they are written to ``pending_reloads`` in the transaction that forgets the owner
+and taken out in the one that loads them, so an ingest killed in between leaves them to the next.
 """
 
 from __future__ import annotations
@@ -28,7 +29,17 @@ def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
                           ("ingested_files", "path"), ("file_checkpoints", "path")):
         con.execute(f"delete from {table} where {column} = ?", [path])
     con.execute("delete from ingest_deferrals where path = ? or owner = ?", [path, path])
+    # the files deferring to it are loaded again: recorded here, in the forgetting transaction, so that an ingest
+    # stopped before they are still has them to load (``pending_reloads``); their own loads delete the rows
+    con.execute("delete from pending_reloads where path = ?", [path])
+    con.execute("insert into pending_reloads select unnest($files) except select path from pending_reloads",
+                {"files": dependents})
     return dependents
+
+
+def pending_reloads(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Files a forgotten owner's runs are to be loaded from again, left by an ingest that stopped first."""
+    return [path for (path,) in con.execute("select path from pending_reloads order by path").fetchall()]
 
 
 def recorded(con: duckdb.DuckDBPyConnection, path: str) -> tuple[str, str] | None:

@@ -22,7 +22,8 @@ from reconcile.errors import BadInput, InternalError, Interrupted, UnknownFormat
 from reconcile.prices.pricing import resolve as resolve_prices
 from reconcile.sql_text import insert_rows
 from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
-from reconcile.ingest.bookkeeping import forget_file, recorded, recorded_many, stamps, unchanged_by_stamp
+from reconcile.ingest.bookkeeping import (forget_file, pending_reloads, recorded, recorded_many, stamps,
+                                          unchanged_by_stamp)
 from reconcile.ingest.discovery import discover, vanished
 from reconcile.display import with_article
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
@@ -73,6 +74,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     for path in gone:
         _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)), f"forgetting {path}")
         report.forgotten.append(path)
+    _requeue(queue, pending_reloads(con))  # owners forgotten by an ingest that stopped before these were loaded again
     done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
     while queue:
         group, fmt = _next_group(con, queue, forced, report, known, hold_unfinished)
@@ -337,6 +339,8 @@ def _load_transaction(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, t
             counts = fmt.load(con, sources, forced)
             reloads += [row[0] for row in con.execute("select path from _takeovers").fetchall()]
             results = _record(con, todo, counts, fmt, forced, tail)
+            con.execute("delete from pending_reloads where path in (select unnest($paths))",
+                        {"paths": [source.name for source, _ in todo]})
             con.execute("commit")
         except duckdb.InterruptException as exc:  # Ctrl-C while DuckDB ran the load: nothing of it is kept
             _rollback(con)
