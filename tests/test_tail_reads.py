@@ -60,13 +60,28 @@ FORMATS = {  # format: (the file's name in the folder, where its lines come from
                                "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"),
     "gemini_cli_jsonl": ("gemini/session.jsonl",
                          FIXTURES / "realdata/gemini-cli/VibeCodingTracker__tests__fixtures__sessions__gemini.jsonl"),
-    "otel": ("otel/spans.jsonl", FIXTURES / "frameworks/pydantic_ai/base64/spans.jsonl"),
+    "otel": ("otel/spans.jsonl", FIXTURES / "frameworks/pydantic_ai/hex/spans.jsonl"),  # a request a line
 }
+
+
+def _otel_lines(path: Path) -> list[bytes]:
+    """A collector's file of many requests: the pydantic-ai traces again and again, each copy with trace ids of its
+    own (a trace's lines interleave with another's, and some roots come lines after their spans)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    ids = sorted(set(re.findall(rb'"traceId":"([0-9a-f]{32})"', b"".join(lines))))
+    copies = []
+    for copy in range(12):
+        for line in lines:
+            for trace in ids:
+                line = line.replace(trace, trace[:-4] + b"%04x" % copy)
+            copies.append(line)
+    return copies
 
 
 def source_lines(fmt: str) -> list[bytes]:
     name, path = FORMATS[fmt]
-    lines = _native_lines() if path is None else path.read_bytes().splitlines(keepends=True)[:LINES]
+    lines = (_native_lines() if path is None else _otel_lines(path) if fmt == "otel"
+             else path.read_bytes().splitlines(keepends=True)[:LINES])
     return [line if line.endswith(b"\n") else line + b"\n" for line in lines]
 
 
@@ -226,7 +241,8 @@ def play(fmt: str, seed: int, steps: int, kills: int, tmp_path: Path) -> tuple[P
 
 # the formats read by their tail, in the default suite (a night that reads some files by their tail); every
 # format, longer, with SIGKILLs, under -m slow
-@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1), ("codex_turns", 5), ("gemini_cli_jsonl", 4)])
+@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1), ("codex_turns", 5), ("gemini_cli_jsonl", 4),
+                                      ("otel", 3)])
 def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, seed, tmp_path):
     built, fresh, statuses = play(fmt, seed=seed, steps=8, kills=0, tmp_path=tmp_path)
     assert "grown" in statuses  # some loads were tail reads
@@ -449,3 +465,30 @@ def test_a_codex_task_of_one_request_after_another_has_no_line_to_go_on_from_and
     assert read == ("read whole: when it was last read no line after the model first spoke was free of a call "
                     "awaiting its output (inside one task, each call's output starts the next request): there was "
                     "no line to go on from")
+
+
+def test_an_otel_file_goes_on_from_its_first_open_trace_and_a_late_span_of_a_trace_read_before_reads_it_whole(
+        tmp_path):
+    """OTLP JSON Lines: a trace is open until its root span (exported last) and a run of it are in; a span of a
+    trace already read (a child that ended after its root) would change kept runs: the file is read whole."""
+    lines = _otel_lines(FIXTURES / "frameworks" / "pydantic_ai" / "hex" / "spans.jsonl")
+    folder = tmp_path / "otel"
+    folder.mkdir()
+    spans, db = folder / "spans.jsonl", tmp_path / "built.duckdb"
+    _journal(spans, lines[:20])
+    with store.connect(db) as con:
+        ingest(con, [folder], now=NOW)
+        resume = con.execute("select resume_line from file_checkpoints").fetchall()[0][0]
+        _journal(spans, lines[20:40])
+        grown = ingest(con, [folder], now=NOW).files[0]
+        assert (grown.status, grown.read) == ("grown", f"read from line {resume:,} on (the lines before it are as they "
+                                                       "were loaded)")
+        _journal(spans, lines[:1])  # a span of a trace read before, written again
+        late = ingest(con, [folder], now=NOW).files[0]
+    assert late.status == "replaced"
+    assert re.fullmatch(r"read whole: line 41 holds a span of trace [0-9a-f]+, whose runs were read before the line "
+                        r"it was read from", late.read)
+    fresh = tmp_path / "fresh.duckdb"
+    with store.connect(fresh) as con:
+        ingest(con, [folder], now=NOW)
+    assert differences(db, fresh) == {}

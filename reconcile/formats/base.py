@@ -97,6 +97,10 @@ class TranscriptFormat(Format):
     # ``_prior_model(file_no, run_id, idx, main, has_text, asks)`` for the kept model steps of a continued run (the
     # final answer is found among them and the new ones alike).
     continues: ClassVar[bool] = False
+    # text: a file that may hold one record per line (OTLP JSON Lines) is read by its tail as a line format is: its
+    # staging numbers a tail's lines on from ``_files.first_line``, fills ``_lines`` (their text, for the offsets) and
+    # gives ``_tail_spans`` and ``_tail_caps`` itself, and ``_tail_conflicts`` for what it cannot go on from
+    tail_text: ClassVar[bool] = False
 
     def load(self, con: duckdb.DuckDBPyConnection, sources: list, forced: bool) -> dict[int, FileCounts]:
         return land(con, self, sources, forced)

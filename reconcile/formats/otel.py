@@ -48,6 +48,10 @@ it reads, per convention (GenAI ``gen_ai.*``, OpenInference, OpenLLMetry).
   ``gen_ai.aggregated_usage.*`` on an agent span its ledger; ids written base64 are read as hex.
 - Catalogue: the tools a model span was offered, from ``gen_ai.tool.definitions`` (opt-in), else
   OpenInference ``llm.tools.N.tool.json_schema``; whether a tool changes the world is not recorded.
+- A file of one request a line that grew (the collector's file exporter appends) is read on from the first
+  line of its earliest trace still open: a trace is open until its root span (exported when it ends, after
+  every span under it) and one of its runs are in the file. A span of a trace read before that line (a child
+  that ended after its root, a request written twice) reads the file whole (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -103,6 +107,9 @@ class OpenTelemetry(TranscriptFormat):
     name = "otel"
     description = "OpenTelemetry spans as OTLP JSON (resourceSpans; one request or one per line)"
     input = "text"
+    # a file of one request per line (the collector's file exporter appends them) is read on from its first trace still
+    # open, as a line format is (otel.sql: _tail_spans); a file that is one request is read whole
+    tail_text = True
     facts: ClassVar[dict[str, str]] = {
         "usage": "gen_ai.usage.* (OpenInference llm.token_count.*) on each model-call span (a cache count a span "
                  "leaves out is unknown)",

@@ -61,16 +61,23 @@ create or replace temp macro output_tool(scope, mrp, tool) as
          else coalesce(regexp_full_match(tool, {{ output_tool_names }}[scope]), false) end;
 
 -- The lines: a file that is one JSON request is one record; else each line is (a last newline starts no line).
+-- A tail read (ingest/tail.py) holds the lines from _files.first_line on: they keep the file's numbers, and a tail is
+-- never one request.
+create or replace temp table _ot_split as
+with whole as (select t.file_no, t.content, f.first_line = 1 and strict_json(t.content) as one, f.first_line
+               from _text t join _files f using (file_no))
+select file_no, 1 as line_no, content as line, true as one from whole where one
+union all
+select file_no, line_no + first_line - 1, line, false
+from (select file_no, first_line, unnest(lines) as line, generate_subscripts(lines, 1) as line_no, len(lines) as n
+      from (select file_no, first_line, string_split(content, chr(10)) as lines from whole where not one))
+where not (line_no = n and line = '');  -- (the subscript in the tail)
+
+-- The lines as a line format's are, for where a later read may go on from (their bytes); not a file of one request.
+insert into _lines select file_no, line_no, line, null from _ot_split where not one;
+
 create or replace temp table _ot_requests as
-with whole as (select file_no, content, strict_json(content) as one from _text),
-split as (
-    select file_no, 1 as line_no, content as line from whole where one
-    union all
-    select file_no, line_no, line
-    from (select file_no, unnest(lines) as line, generate_subscripts(lines, 1) as line_no, len(lines) as n
-          from (select file_no, string_split(content, chr(10)) as lines from whole where not one))
-    where not (line_no = n and line = '')
-)
+with split as (select file_no, line_no, line from _ot_split)
 select file_no, line_no, case when not valid then line end as line, regexp_full_match(line, '\s*') as blank, valid,
        case when valid then line::json end as j
 from (select *, strict_json(line) as valid from split);
@@ -648,3 +655,29 @@ join _ot_run_status st using (file_no, run_id)
 left join _ot_ok root on root.file_no = st.file_no and root.record_no = st.root_record
 left join models m using (file_no, run_id)
 left join answers a using (file_no, run_id);
+
+-- Where the next tail read may go on from: a trace's lines are a span no resume line cuts, open until its root span
+-- (the one with no parent, exported when it ends, after every span under it) and one of its runs are in the file —
+-- so every trace before the resume line left runs, which a late span of it in a tail meets (_tail_conflicts).
+create or replace temp table _tail_spans as
+select o.file_no, min(o.line_no) as first,
+       case when bool_or(o.parent_id is null)
+                 and exists (select 1 from _ot_runs r join _stage_runs s using (file_no, run_id)
+                             where r.file_no = o.file_no and r.trace_id = o.trace_id)
+            then max(o.line_no) end as last
+from _ot_ok o group by o.file_no, o.trace_id;
+
+create or replace temp table _tail_caps as
+select e.file_no, least(e.end_line + 1, (select min(first) from _tail_spans c where c.file_no = e.file_no and c.last is null))
+           as cap
+from file_ends() e;
+
+-- What a tail read cannot go on from (the file is then read whole): a span of a trace whose runs are kept from before
+-- the line it was read from.
+create or replace temp table _tail_conflicts as
+select o.file_no, min(o.line_no) as line, 'holds a span of trace ' || left(o.trace_id, 40)
+       || ', whose runs were read before the line it was read from' as reason
+from _ot_ok o join _files f using (file_no)
+where f.first_line > 1 and exists (select 1 from runs k where k.source_file = f.path and k.source_line < f.first_line
+                                   and split_part(k.run_id, '/', 1) = o.trace_id)
+group by o.file_no, o.trace_id;

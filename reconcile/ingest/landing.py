@@ -75,7 +75,10 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         describe_files(con, sources, lines=fmt.input == "lines")
         read_input(con, fmt)
         create_staging_macros(con)
-        if fmt.input == "lines":
+        if fmt.input == "lines" or getattr(fmt, "tail_text", False):
+            if fmt.input != "lines":  # the text format's staging fills it with its lines (for their offsets)
+                con.execute("create or replace temp table _lines (file_no integer, line_no bigint, line varchar, "
+                            "read_error varchar)")
             create_tail_macros(con)
         try:
             fmt.stage(con)

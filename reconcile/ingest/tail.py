@@ -19,8 +19,9 @@ nor skips what was not.
 
 A format that says when a run has ended (``TranscriptFormat.settled``) is read from its first open run;
 a format whose file is one open run (a Claude Code, Codex or Gemini CLI session: ``continues``) goes on
-inside it from a line its staging chooses, with the state it keeps there (``_tail_state``). Any other
-line format is read whole, and ``-v`` says so.
+inside it from a line its staging chooses, with the state it keeps there (``_tail_state``); a text format
+of one record per line (OpenTelemetry JSON Lines: ``tail_text``) gives its own spans (its traces). Any other
+format is read whole, and ``-v`` says so.
 """
 
 from __future__ import annotations
@@ -60,6 +61,14 @@ class Checkpoint:
 
 
 COLUMNS = [f.name for f in fields(Checkpoint)]
+
+
+def reads_tails(fmt) -> bool:
+    """Whether a grown file of ``fmt`` is read by its tail: a line format whose runs end (``settled``) or that goes
+    on inside a run (``continues``), or a text format of one record per line that gives its own spans (``tail_text``)."""
+    if getattr(fmt, "tail_text", False):
+        return True
+    return getattr(fmt, "input", None) == "lines" and bool(getattr(fmt, "settled", None) or getattr(fmt, "continues", False))
 
 
 class TailConflict(Exception):
@@ -278,7 +287,7 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
     """
     marked = [(n, s) for n, s in enumerate(sources, 1) if s.mark is not None]
     continued = getattr(fmt, "continues", False)
-    if not marked or not (getattr(fmt, "settled", None) or continued):
+    if not marked or not reads_tails(fmt):
         return {}
     if continued:  # the format chose each file's resume line and its state there (``_tail_state``)
         has = con.execute("select count(*) from duckdb_tables() where temporary and table_name = '_tail_state'")
@@ -290,7 +299,8 @@ def resume_points(con: duckdb.DuckDBPyConnection, fmt, sources: list[Source]) ->
                 {"n": [n for n, _ in marked], "first": [s.first_line for _, s in marked],
                  "end": [s.first_line - 1 + s.lines - (0 if s.newline_at_end else 1) for _, s in marked],
                  "bom": [3 if s.first_line == 1 and s.mark.bom else 0 for _, s in marked]})
-    if not continued:  # a run's lines are a span; the cap: the first line of the first run still open
+    if not continued and not getattr(fmt, "tail_text", False):  # a run's lines are a span; the cap: the first line of
+        # the first run still open (a text format's staging gives its own spans and caps)
         con.execute(
             f"""create or replace temp table _tail_spans as
             select file_no, run_id, min(record_no) as first, max(record_no) as last

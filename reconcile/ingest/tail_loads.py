@@ -11,7 +11,8 @@ import duckdb
 from reconcile.ingest.failures import FILE_FAILURES, reason
 from reconcile.ingest.files import stamp, stored_name
 from reconcile.ingest.result import FileResult
-from reconcile.ingest.tail import UNCHANGED, Checkpoint, TailConflict, checkpoints, read_tail, remove_folder, tail_folder
+from reconcile.ingest.tail import (UNCHANGED, Checkpoint, TailConflict, checkpoints, read_tail, reads_tails,
+                                   remove_folder, tail_folder)
 
 
 def said_whole(results: list[FileResult], why: dict[str, str], fmt) -> list[FileResult]:
@@ -32,7 +33,7 @@ def load_tails(con: duckdb.DuckDBPyConnection, group: list[tuple[Path, bool]], f
     why a checkpointed file must be read whole (for ``ingest -v``).
     """
     results, reloads, rest, why = [], [], [], {}
-    if getattr(fmt, "input", None) != "lines" or not (getattr(fmt, "settled", None) or getattr(fmt, "continues", False)):
+    if not reads_tails(fmt):
         return results, reloads, group, why
     marks = checkpoints(con, [stored_name(path) for path, reload in group if not reload], fmt.name)
     for path, reload in group:
