@@ -207,7 +207,7 @@ def test_a_shard_that_does_not_account_for_its_files_stops_the_ingest(tmp_path):
     read where the driver can, is an error naming it (issue 31), before the dataset is touched."""
     good = _journal(tmp_path / "a", "night", ["r1"])
     staging = tmp_path / "staging"
-    shards = [[(str(good), False)]]
+    shards = {0: [(str(good), False)]}
     summary = ingest_shard(0, shards[0], str(staging), None)
     assert summary["files"] == 1 and summary["loaded"] > 0 and json.loads(summary["unreadable"]) == []
     verify_shards(shards, [summary], staging)  # accounted for, and readable by the driver: passes
@@ -219,12 +219,12 @@ def test_a_shard_that_does_not_account_for_its_files_stops_the_ingest(tmp_path):
     hidden.mkdir()
     (hidden / "night.jsonl").write_bytes(good.read_bytes())  # now the driver can read it
     with pytest.raises(BadInput, match=r"executors cannot read .*elsewhere/night\.jsonl .*which the driver can"):
-        verify_shards([[(str(hidden / "night.jsonl"), False)]], [blind], tmp_path / "blind")
+        verify_shards({0: [(str(hidden / "night.jsonl"), False)]}, [blind], tmp_path / "blind")
     shutil.rmtree(staging / "shard-0")  # the shard wrote where the driver does not see it
     with pytest.raises(BadInput, match="shard 0 .*not in .*shard-0 as the driver sees it"):
         verify_shards(shards, [summary], staging)
     with pytest.raises(BadInput, match="2 file.s. given, 1 ingested"):
-        verify_shards([[*shards[0], (str(tmp_path / "a" / "other.jsonl"), False)]], [summary], staging)
+        verify_shards({0: [*shards[0], (str(tmp_path / "a" / "other.jsonl"), False)]}, [summary], staging)
 
 
 def test_a_shard_counts_the_files_it_passes_over_as_the_single_machine_ingest_does(tmp_path):

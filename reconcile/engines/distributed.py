@@ -170,15 +170,14 @@ def executor_version() -> str:
     return version.__version__
 
 
-def verify_shards(shards: dict[int, list[tuple[str, bool]]] | list[list[tuple[str, bool]]], summaries: list[dict],
-                  staging: Path) -> None:
+def verify_shards(shards: dict[int, list[tuple[str, bool]]], summaries: list[dict], staging: Path) -> None:
     """Refuse a distributed ingest whose shards do not account for the files they were given.
 
     Each shard must have reported, for every file it was given (loaded, or passed over as no format
     reconcile reads), and left a dataset the driver can read. A file an executor could not read but the
     driver can means the executors do not see the input where the driver does."""
     by_shard = {s["shard"]: s for s in summaries}
-    for number, files in (shards.items() if isinstance(shards, dict) else enumerate(shards)):
+    for number, files in shards.items():
         where = shard_key(Path(files[0][0])) if files else "?"
         summary = by_shard.get(number)
         if summary is None:

@@ -100,9 +100,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
 
 def _not_given(con: duckdb.DuckDBPyConnection, found: list[tuple[Path, bool]]) -> list[str]:
     """Files the store holds that are not among ``found`` (in path order)."""
-    given = {stored_name(path) for path, _ in found}
-    return [path for (path,) in con.execute("select path from ingested_files order by path").fetchall()
-            if path not in given]
+    return [path for (path,) in con.execute(
+        "select path from ingested_files where path not in (select unnest($given)) order by path",
+        {"given": [stored_name(path) for path, _ in found]}).fetchall()]
 
 
 def _requeue(queue: list, paths: Iterable[str]) -> None:
