@@ -36,6 +36,16 @@ RELATIONS = {
                     "pair for sums), and `harness_below_floor` where the harness's own figure is below reconcile's "
                     "floor for the same calls (`auto` then shows reconcile's). "
                     "`select run_id, cost_micros from chosen_costs where asked = 'auto'`.",
+    "run_totals": "One row a run with steps: its steps rolled up and priced (counts of calls, exact and bounded calls, "
+                  "token buckets, the cost's floor and ceiling unrounded, the uncached counterfactual, the catalogue tax, "
+                  "the harness's own figures) -- what `run_view` and `run_costs` add to the run's row. Kept in a store: "
+                  "a table written when the run's file or the prices its calls read change, keyed in `kept_run_keys` "
+                  "(the run's file and its digest; the day, for a call with no time, priced at today's prices), "
+                  "`kept_run_prices` (the provider, model and day of each call) and `kept_price_rows` (each "
+                  "`model_prices` row's digest when written). `reconcile rebuild` writes them all again.",
+    "run_model_totals": "One row a run, the model its steps were priced as and, for a run with no start of its own, "
+                        "each step's start: the same rolled up for a cost report's groups (a run that switched models "
+                        "counts under each, `credited` where its answer came from). Kept like `run_totals`.",
     "run_roots": "One row a run: the topmost ancestor in the store (`root_run_id`, the run itself when it has none) — "
                  "its agent tree, looked up through six levels of sub-agents.",
     "runs": "The canonical run records as loaded (the ledger counters are the harness's own, never recomputed).",

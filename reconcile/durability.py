@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 
@@ -68,6 +70,23 @@ def save(con: duckdb.DuckDBPyConnection, what: str, before: Mark) -> None:
         undo(con, before)
         raise StoreError(f"Writing the store failed while saving {what}: {first_line(exc)}. Nothing from {what} was "
                          f"saved: the store is exactly as it was before. {ADVICE}") from exc
+
+
+@contextmanager
+def unit(con: duckdb.DuckDBPyConnection, what: str) -> Iterator[None]:
+    """The block as one transaction, saved (``save``) once committed; rolled back whole if it fails."""
+    before = mark(con)
+    con.execute("begin")
+    try:
+        yield
+        con.execute("commit")
+    except BaseException:
+        try:
+            con.execute("rollback")
+        except duckdb.Error:
+            pass  # the failure already ended the transaction (or the database): nothing was committed
+        raise
+    save(con, what, before)
 
 
 def undo(con: duckdb.DuckDBPyConnection, before: Mark) -> None:

@@ -53,8 +53,9 @@ def cost_source(value: str) -> str:
 
 SOURCE_TEXT = {"auto": "reconcile's prices where every call could be priced, else the harness's own record",
                "ours": "reconcile's prices of every call", "harness": "the harness's own record"}
-GROUPS = {  # (key over a step and its run, key over a run alone); days, weeks and months in the chosen zone
-    **{period: (f"coalesce({bucket('coalesce(r.started_at, s.started_at)', period)}, '(no date)')",
+GROUPS = {  # (key over a run's kept rows by model (run_model_totals s) and its run, key over a run alone); days,
+    # weeks and months in the chosen zone: a run's start, else (a run with no start of its own) each step's
+    **{period: (f"coalesce({bucket('coalesce(r.started_at, s.step_started_at)', period)}, '(no date)')",
                 f"coalesce({bucket('r.started_at', period)}, '(no date)')") for period in TIME_GROUPS},
     "agent": ("coalesce(r.agent, '(none)')", "coalesce(r.agent, '(none)')"),
     "model": ("coalesce(s.price_model, '(none)')", "coalesce(r.model, '(none)')"),
@@ -85,81 +86,83 @@ BUCKETS = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "
 
 
 def _bucket_sum(bucket: str) -> str:
-    """A token bucket summed over a group's steps (aliases ``s``, and ``rv`` their runs' ``run_view`` rows): unknown
-    (NULL, never 0) where a run's own total of it is (``run_view``): a call's usage leaves the bucket out, or the
-    run records no usage at all (SWE-agent). A call without usage in a run that has usage is left out, as there."""
-    unknown = f"s.kind = 'model' and s.{bucket} is null and (s.unknown_buckets is not null or rv.{bucket} is null)"
-    return f"case when count(*) filter (where {unknown}) = 0 then coalesce(sum(s.{bucket}), 0) end::bigint as {bucket}"
+    """A token bucket summed over a group's kept rows (``s``: run_model_totals; ``rv`` their runs' ``run_view`` rows):
+    unknown (NULL, never 0) where a call leaves the bucket out although it records usage, or where the run's own total
+    of it is unknown (``run_view``: a call leaves it out, or the run records no usage at all, as SWE-agent's)."""
+    unknown = f"case when rv.{bucket} is null then s.{bucket}_missing else s.{bucket}_left_out end"
+    return f"case when coalesce(sum({unknown}), 0) = 0 then coalesce(sum(s.{bucket}), 0) end::bigint as {bucket}"
 
 
 _TOKENS = f"""
     count(distinct r.run_id) as runs,
-    -- a success is credited where the run answered (the final answer, else its last model call): under --by model
-    -- a run that fell back counts as a run of both models and a success of the one that finished it, never of both
-    count(distinct r.run_id) filter (where r.status = 'succeeded'
-                                     and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as succeeded,
+    -- a success is credited where the run answered (the final answer, else its last model call: run_model_totals'
+    -- credited): under --by model a run that fell back counts as a run of both models and a success of the one that
+    -- finished it, never of both
+    count(distinct r.run_id) filter (where r.status = 'succeeded' and s.credited) as succeeded,
     -- a task is an agent tree: its root run (a sub-agent's run is part of its root's task, never one of its own)
     count(distinct r.run_id) filter (where rv.root_run_id = r.run_id) as tasks,
-    count(distinct r.run_id) filter (where rv.root_run_id = r.run_id and r.status = 'succeeded'
-                                     and s.idx = coalesce(rv.final_answer_step, lc.last_call, s.idx)) as completed_tasks,
-    count(*) filter (where s.kind = 'model') as model_calls,
+    count(distinct r.run_id) filter (where rv.root_run_id = r.run_id and r.status = 'succeeded' and s.credited)
+        as completed_tasks,
+    coalesce(sum(s.model_steps), 0)::bigint as model_calls,
     {", ".join(_bucket_sum(bucket) for bucket in BUCKETS)},
     -- reconcile's own prices of the group's calls, by the one rule: exact, a range, or at least (summed unrounded)
-    case when count(*) filter (where s.kind = 'model' and s.cost_micros is null) = 0
+    case when coalesce(sum(s.model_steps - s.exact_steps), 0) = 0
          then round(sum(s.cost_low_unrounded)) end::bigint as priced_micros,
     round(coalesce(sum(s.cost_low_unrounded), 0))::bigint as priced_low_micros,
-    case when count(*) filter (where s.kind = 'model' and s.cost_high_unrounded is null) = 0
+    case when coalesce(sum(s.model_steps - s.bounded_steps), 0) = 0
          then round(coalesce(sum(s.cost_high_unrounded), 0)) end::bigint as priced_high_micros,
     -- the same calls with no cache: exact where every call's is known, else at least what is known
-    case when count(*) filter (where s.kind = 'model' and s.uncached_cost_micros is null) = 0
+    case when coalesce(sum(s.uncached_unknown_steps), 0) = 0
          then coalesce(sum(s.uncached_cost_micros), 0) end::bigint as uncached_cost_micros,
     coalesce(sum(s.uncached_cost_micros), 0)::bigint as uncached_cost_low_micros,
-    sum(s.catalogue_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
-    case when count(*) filter (where s.catalogue_tokens is not null and s.catalogue_tax_micros is null) = 0
+    sum(s.catalogue_tax_tokens)::bigint as catalogue_tax_tokens,  -- NULL: no run here records its catalogue
+    case when coalesce(sum(s.catalogue_tax_unknown_steps), 0) = 0
          then sum(s.catalogue_tax_micros) end::bigint as catalogue_tax_micros,
     sum(s.catalogue_tax_micros)::bigint as catalogue_tax_low_micros,
     sum(s.harness_cost_micros)::bigint as harness_cost_micros,
     -- over the calls that have both figures (named so: "difference from the harness's own figure")
-    sum(s.harness_cost_micros - s.cost_micros)::bigint as harness_difference_micros,
+    sum(s.harness_difference_micros)::bigint as harness_difference_micros,
     -- a call whose model nobody recorded is unpriced too: it is named, never a NULL in the list
     list(distinct coalesce(s.price_model, '(model not recorded)')
-         order by coalesce(s.price_model, '(model not recorded)')) filter (where s.unpriced) as unpriced_models
+         order by coalesce(s.price_model, '(model not recorded)')) filter (where s.unpriced_steps > 0) as unpriced_models
 """
 
 _COST = """
     -- the one rule: exact where every line is, else low .. high where every line is bounded, else at least low
-    case when count(micros) = count(*) then round(coalesce(sum(low), 0)) end::bigint as cost_micros,
+    case when coalesce(sum(exact), 0) = coalesce(sum(lines), 0) then round(coalesce(sum(low), 0)) end::bigint
+        as cost_micros,
     round(coalesce(sum(low), 0))::bigint as cost_low_micros,
-    case when count(high) = count(*) then round(coalesce(sum(high), 0)) end::bigint as cost_high_micros,
-    count(*) filter (where unsplit) as calls_with_unknown_split,
-    sum(micros) filter (where source = 'harness')::bigint as harness_sourced_micros,
-    count(distinct run_id) filter (where source = 'harness' and micros is not null) as harness_sourced_runs,
-    count(*) filter (where unpriced) as unpriced_steps,
+    case when coalesce(sum(bounded), 0) = coalesce(sum(lines), 0) then round(coalesce(sum(high), 0)) end::bigint
+        as cost_high_micros,
+    coalesce(sum(unsplit), 0)::bigint as calls_with_unknown_split,
+    sum(harness_micros)::bigint as harness_sourced_micros,
+    count(distinct run_id) filter (where harness_micros is not null) as harness_sourced_runs,
+    coalesce(sum(unpriced), 0)::bigint as unpriced_steps,
     coalesce(sum(unpriced_tokens), 0)::bigint as unpriced_tokens,
-    count(*) filter (where no_usage) as calls_without_usage,
-    count(*) filter (where partial_usage) as calls_with_unknown_buckets,
-    count(*) filter (where no_cost) as runs_without_cost,
+    coalesce(sum(no_usage), 0)::bigint as calls_without_usage,
+    coalesce(sum(partial_usage), 0)::bigint as calls_with_unknown_buckets,
+    coalesce(sum(no_cost), 0)::bigint as runs_without_cost,
     count(distinct run_id) filter (where below_floor) as harness_below_floor_runs
 """
 
 
 def _lines(by: str) -> str:
-    """Cost lines: a model step of a run costed by our prices, or a whole run costed by its harness; each with its
-    exact figure (or NULL) and its bounds, unrounded (a group adds them and rounds once)."""
+    """Cost lines: a run's model calls of one key, costed by our prices (``run_model_totals``: how many calls, how
+    many exact and bounded, their floor and ceiling unrounded), or a whole run costed by its harness (one line); a
+    group adds them and rounds once."""
     step_key, run_key = GROUPS[by]
     return f"""lines as (
-    select s.run_id, {step_key} as key, s.cost_micros as micros, s.cost_low_unrounded as low,
-           s.cost_high_unrounded as high, s.cost_micros is null and s.cost_high_micros is not null as unsplit,
-           'ours' as source, s.unpriced,
-           case when s.unpriced then s.input_tokens + coalesce(s.output_tokens, 0) else 0 end as unpriced_tokens,
-           coalesce(s.input_uncached, s.cache_read, s.cache_write_5m, s.cache_write_1h, s.output_tokens) is null
-               as no_usage, s.unknown_buckets is not null as partial_usage, false as no_cost,
+    select s.run_id, {step_key} as key, s.model_steps as lines, s.exact_steps as exact, s.bounded_steps as bounded,
+           s.cost_low_unrounded as low, s.cost_high_unrounded as high, s.unsplit_steps as unsplit,
+           null::bigint as harness_micros, s.unpriced_steps as unpriced, s.unpriced_tokens,
+           s.calls_without_usage as no_usage, s.calls_with_unknown_buckets as partial_usage, 0 as no_cost,
            c.harness_below_floor as below_floor
-    from step_view s join runs r using (run_id) join chosen_costs c using (run_id)
-    where c.asked = $source and c.source = 'ours' and s.kind = 'model' and {WINDOW}
+    from run_model_totals s join runs r using (run_id) join chosen_costs c using (run_id)
+    where c.asked = $source and c.source = 'ours' and s.model_steps > 0 and {WINDOW}
     union all
-    select r.run_id, {run_key}, c.harness_micros, c.cost_low_unrounded, c.cost_high_unrounded, false, 'harness',
-           false, 0, false, false, c.harness_micros is null, c.harness_below_floor
+    select r.run_id, {run_key}, 1, (c.harness_micros is not null)::int, (c.cost_high_unrounded is not null)::int,
+           c.cost_low_unrounded, c.cost_high_unrounded, 0, c.harness_micros, 0, 0, 0, 0,
+           (c.harness_micros is null)::int, c.harness_below_floor
     from runs r join chosen_costs c using (run_id) where c.asked = $source and c.source = 'harness' and {WINDOW}
 )"""
 
@@ -181,16 +184,14 @@ def cost_reports(engine: Engine, bys: list[str], window: Window | None = None,
         raise BadInput(f"--by {unknown[0]!r}: choose one of {', '.join(GROUPS)}")
     source = cost_source(source)
     window = window or Window()
-    with frozen_views(engine):  # a dozen questions to the priced steps: price them once
+    with frozen_views(engine, steps=False):  # a dozen questions to the runs' kept totals: their views once
         shared = _shared(engine, bys[0], window, source)
         return {by: {"by": by, "cost_source": source, "groups": _groups(engine, by, window, source),
                      **copy.deepcopy(shared)} for by in bys}  # (a copy each: a reader may change its report)
 
 
 def _base(window: Window) -> str:
-    return (f"from step_view s join runs r using (run_id) join run_view rv using (run_id) left join (select run_id, "
-            f"max(idx) filter (where kind = 'model') as last_call from steps group by run_id) lc using (run_id) "
-            f"where {WINDOW}")
+    return f"from run_model_totals s join runs r using (run_id) join run_view rv using (run_id) where {WINDOW}"
 
 
 # Runs with no step at all (a sample cancelled before its first call): in no step's group, yet runs of the window,
@@ -203,7 +204,7 @@ _STEPLESS = """count(*) as runs, count(*) filter (where r.status = 'succeeded') 
 def _stepless(engine: Engine, key: str, window: Window) -> dict[str, dict[str, Any]]:
     return {row["key"]: row for row in engine.records(
         f"""select {key} as key, {_STEPLESS} from runs r join run_view rv using (run_id)
-            where not exists (select 1 from steps s where s.run_id = r.run_id) and {WINDOW} group by 1""",
+            where not exists (select 1 from run_model_totals s where s.run_id = r.run_id) and {WINDOW} group by 1""",
         window.params)}
 
 

@@ -32,7 +32,8 @@ from reconcile.store import FROZEN_VIEWS, freeze_query
 from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
 
-_NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings")  # what the checks write, not read
+_NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings",  # what the checks write, not read
+                 "kept_run_keys", "kept_run_prices")  # the kept totals' keys: no check reads them
 
 
 def usable(engine: Engine) -> bool:

@@ -21,7 +21,7 @@ SECTIONS = [
     ("Judge", ["check", "signals", "watch"]),
     ("Money and limits", ["cost", "usage", "budgets", "replay", "reprice", "prices"]),
     ("Report", ["report", "export"]),
-    ("Inspect", ["runs", "show", "summary", "sql", "config"]),
+    ("Inspect", ["runs", "show", "summary", "sql", "config", "rebuild"]),
 ]
 
 # Option and argument names, as a reader would say what goes there (typer would print "<list[str]>").

@@ -24,6 +24,7 @@ COMMAND_MODULES = {
     "budgets": "budgets_cmd", "replay": "replay_cmd", "reprice": "prices_cmd", "prices": "prices_cmd",
     "report": "report_cmd", "export": "export_cmd", "runs": "runs_cmd", "show": "inspect_cmd",
     "summary": "inspect_cmd", "sql": "inspect_cmd", "config": "config_cmd", "signals": "signals_cmd", "watch": "watch_cmd",
+    "rebuild": "rebuild_cmd",
 }
 
 

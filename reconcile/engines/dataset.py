@@ -87,7 +87,7 @@ def _bound(folder: Path, manifest: dict, days: tuple[str, str] | None, shown: st
             apply_migrations(con)
             for name in PARTITIONED:
                 _bind_partitioned(con, name, root, manifest, days if name in PRUNABLE else None, shown)
-            create_views(con)
+            create_views(con, kept=False)  # nothing is kept in an export: run_totals is a view over its steps
             insert_rows(con, "format_facts", format_fact_rows())  # what the formats of this install record
             pricing.ensure_snapshot(con)  # the shipped prices come with the install, before the data's own
             for name in WHOLE:  # the user's overrides and the prices the store resolved came with the data

@@ -20,6 +20,7 @@ import duckdb
 from reconcile import durability
 from reconcile.errors import BadInput, InternalError, Interrupted, UnknownFormat, did_you_mean, is_interrupt
 from reconcile.prices.pricing import resolve as resolve_prices
+from reconcile.store import kept_totals
 from reconcile.sql_text import insert_rows
 from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
 from reconcile.ingest.bookkeeping import (forget_file, pending_reloads, recorded, recorded_many, stamps,
@@ -93,8 +94,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
                     "marking the runs silent past their budget abandoned")
     if any(f.loaded for f in report.files):
         before = durability.mark(con)
-        resolve_prices(con)  # new models or days: price them once, here, not in every query
+        resolve_prices(con, refresh=False)  # new models or days: price them once, here, not in every query
         durability.save(con, "the prices of the models just loaded", before)
+    kept_totals.refresh(con)  # the runs loaded, reloaded or forgotten: their priced totals kept
     return report
 
 

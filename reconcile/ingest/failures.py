@@ -59,23 +59,13 @@ def record_failure(con: duckdb.DuckDBPyConnection, source: Source, fmt_name: str
     if kept:
         why += f" Its rows from the ingest of {kept[0][0]:%Y-%m-%d %H:%M} UTC are kept as they were."
         return FileResult(path, fmt_name, status, source.lines, 0, source.lines, 0, [why]), []
-    before = durability.mark(con)
-    con.execute("begin")
-    try:
+    with durability.unit(con, f"the record of {path}"):
         reloads = forget_file(con, path)  # its earlier rows (if it loaded before) go: a fresh ingest has none
         con.execute("insert into ingested_files by name select ? as path, ? as sha256, ? as format, ? as size_bytes, "
                     "? as lines, 0 as loaded, ? as rejected, 0 as skipped, ? as ingested_at, null as mtime_ns, "
                     "? as status, ? as reason",
                     [path, source.sha256, fmt_name, source.size, source.lines, source.lines,
                      datetime.now(timezone.utc), status, why])
-        con.execute("commit")
-    except BaseException:
-        try:
-            con.execute("rollback")
-        except duckdb.Error:
-            pass
-        raise
-    durability.save(con, f"the record of {path}", before)
     return FileResult(path, fmt_name, status, source.lines, 0, source.lines, 0, [why]), reloads
 
 

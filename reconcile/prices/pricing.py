@@ -28,6 +28,7 @@ from typing import Any
 import duckdb
 
 from reconcile.errors import BadInput
+from reconcile.store import kept_totals
 from reconcile.prices.price_files import (CORRECTIONS, MINIMUMS, corrections, read_minimum_rows, read_override_rows,
                                           shipped_minimums)
 from reconcile.store import records
@@ -193,8 +194,9 @@ def remove_overrides(con: duckdb.DuckDBPyConnection, source: str | None = None, 
     return count
 
 
-def resolve(con: duckdb.DuckDBPyConnection) -> int:
-    """Resolve a price for every (provider, model, day) the model steps use; return how many are new."""
+def resolve(con: duckdb.DuckDBPyConnection, refresh: bool = True) -> int:
+    """Resolve a price for every (provider, model, day) the model steps use; return how many are new. With
+    ``refresh``, the kept run totals follow the prices now in force (the runs whose prices changed re-priced)."""
     ensure_snapshot(con)
     con.execute("delete from model_prices where matched_model is null")  # try the unpriced ones again
     missing = con.execute(
@@ -209,6 +211,8 @@ def resolve(con: duckdb.DuckDBPyConnection) -> int:
     for provider, model, day in missing:  # per distinct model and day, never per step
         con.execute("insert into model_prices select ?, ?, ?, " + match_sql(con, provider, model, day),
                     [provider, model, day])
+    if refresh:
+        kept_totals.refresh(con)
     return len(missing)
 
 

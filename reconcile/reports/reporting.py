@@ -124,9 +124,8 @@ def render(template: str, context: dict[str, Any]) -> str:
 def _catalogued(engine: Engine, names, window: Window) -> dict[str, dict[str | None, int]]:
     """Per grouping and group (None: all of them), how many of its runs record their tool catalogue.
 
-    The runs that record one are found once (``run_facts`` reads every step); each grouping then
-    counts distinct (group, run) pairs of those runs, so no join or distinct count runs over the
-    priced steps of the runs that record none, and memory follows the runs, not the steps.
+    The runs that record one are found once; each grouping then counts distinct (group, run) pairs of
+    those runs' kept totals by model (``run_model_totals``), so memory follows the runs, not the steps.
     """
     engine.run("create or replace temp table _catalogued_runs as select run_id from run_facts where catalogue")
     try:
@@ -134,7 +133,7 @@ def _catalogued(engine: Engine, names, window: Window) -> dict[str, dict[str | N
         for name in names:
             rows = engine.rows(f"""with pairs as (
                                        select distinct {GROUPS[name][0]} as key, r.run_id
-                                       from step_view s join runs r using (run_id)
+                                       from run_model_totals s join runs r using (run_id)
                                        where {WINDOW} and r.run_id in (select run_id from _catalogued_runs))
                                    select key, count(*) from pairs group by key
                                    union all select null, count(distinct run_id) from pairs""",

@@ -15,6 +15,7 @@ from reconcile import notices
 from reconcile.engine import Engine
 from reconcile.errors import StoreBusy, BadInput, StoreError
 from reconcile.store.migrations import MIGRATIONS, applied_migrations, apply_migrations
+from reconcile.store import kept_totals
 from reconcile.store.views import STEP_ROWS, create_views, views_current
 
 DEFAULT_DB = "reconcile.duckdb"
@@ -84,6 +85,9 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     if not read_only or memory:
         if apply_migrations(con) or not views_current(con):  # (re-creating them costs a command 0.15 s)
             create_views(con)
+        kept_totals.refresh(con)  # what an earlier writer left stale (a killed ingest, a new day's undated calls)
+    else:
+        kept_totals.cover(con)  # the same, for this reader only
     return con
 
 
@@ -205,8 +209,12 @@ def freeze_query(name: str) -> str:
 
 
 @contextmanager
-def frozen_views(engine: Engine) -> Iterator[None]:
+def frozen_views(engine: Engine, steps: bool = True) -> Iterator[None]:
     """Within the block, the priced views are computed once, not once a query.
+
+    Without ``steps`` only the runs' views are (``run_view``, ``run_costs``: read from the kept totals in a
+    store), for a reader that asks nothing of ``step_view``: pricing every step of the history would cost more
+    than all its questions.
 
     ``step_view`` prices every step by joining the price tables; a report or the checks ask it
     dozens of questions. Each view is materialised as a temporary table of the same name, which
@@ -227,7 +235,7 @@ def frozen_views(engine: Engine) -> Iterator[None]:
         return
     made = []
     try:
-        for name in FROZEN_VIEWS:
+        for name in FROZEN_VIEWS if steps else FROZEN_VIEWS[1:]:
             engine.run(f"create temp table {name} as {freeze_query(name)}")
             made.append(name)
         yield
@@ -239,6 +247,11 @@ def frozen_views(engine: Engine) -> Iterator[None]:
                 pass  # the connection failed: its temp tables go with it
 
 
+def rebuild_kept(con: duckdb.DuckDBPyConnection) -> int:
+    """Drop the kept run totals and write every run's again (``kept_totals.rebuild``); the runs written."""
+    return kept_totals.rebuild(con)
+
+
 def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
     """Rows of a query as dicts keyed by column name."""
     cursor = con.execute(sql, params or [])
@@ -246,4 +259,4 @@ def records(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-__all__ = ["connect", "db_path", "records", "default_db_path", "applied_migrations", "DEFAULT_DB"]
+__all__ = ["connect", "db_path", "records", "rebuild_kept", "default_db_path", "applied_migrations", "DEFAULT_DB"]

@@ -16,8 +16,19 @@ import duckdb
 from reconcile.store.status import MACROS, install_status_macro, macro_sql
 
 # in dependency order: each reads only those before it (and the tables)
-VIEW_NAMES = ("step_view", "run_roots", "run_view", "ledger_view", "run_costs", "chosen_costs", "open_calls",
+VIEW_NAMES = ("step_view", "run_totals", "run_model_totals", "run_roots", "run_view", "ledger_view", "run_costs", "chosen_costs", "open_calls",
               "journal_usage", "provider_usage", "usage_reconciliation", "run_facts")
+# Queries over step_view whose rows a store keeps as tables of the same names (store/kept_totals.py): everywhere
+# else (an export read back, Spark) they are views like the others.
+KEPT = ("run_totals", "run_model_totals")
+# Bumped when the way the kept rows are keyed changes: a store's kept tables are then written again.
+KEPT_VERSION = "1"
+# the tables the kept rows' keys live in (store/kept_totals.py says what each holds)
+KEPT_KEYS = {
+    "kept_run_keys": "run_id varchar primary key, content_key varchar, priced_on date",
+    "kept_run_prices": "run_id varchar not null, provider varchar, model varchar not null, day date not null",
+    "kept_price_rows": "provider varchar, model varchar not null, day date, digest varchar not null",
+}
 # the order step_view's rows come in (its file's rows come in none: what a freeze materialises)
 STEP_ORDER = "order by s.run_id, s.idx"
 FORMAT_FACTS_COLUMNS = ("format varchar not null, fact varchar not null, recorded boolean not null, how varchar, "
@@ -41,7 +52,7 @@ STEP_ROWS = view_query("step_view")  # the priced steps in no order
 
 def views_fingerprint() -> str:
     """A hash of the view definitions, so a read-only open can tell they are stale."""
-    parts = [*VIEWS.values(), *(macro_sql(name) for name in MACROS)]
+    parts = [*VIEWS.values(), *(macro_sql(name) for name in MACROS), KEPT_VERSION]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -53,16 +64,32 @@ def views_current(con: duckdb.DuckDBPyConnection) -> bool:
     except duckdb.CatalogException:
         return False
     present = con.execute("select count(*) from duckdb_views() where not temporary and view_name in "
-                          "(select unnest(?))", [list(VIEWS)]).fetchall()[0][0]
-    return recorded == [(views_fingerprint(),)] and present == len(VIEWS)
+                          "(select unnest(?))", [[name for name in VIEWS if name not in KEPT]]).fetchall()[0][0]
+    kept = con.execute("select count(*) from duckdb_tables() where not temporary and table_name in "
+                       "(select unnest(?))", [list(KEPT)]).fetchall()[0][0]
+    return recorded == [(views_fingerprint(),)] and present == len(VIEWS) - len(KEPT) and kept == len(KEPT)
 
 
-def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every documented view and macro and record which definitions are in place."""
+def create_views(con: duckdb.DuckDBPyConnection, kept: bool = True) -> None:
+    """(Re)create every documented view and macro and record which definitions are in place.
+
+    With ``kept`` (a store) the queries of ``KEPT`` are tables, made again empty: every run's rows are then
+    written by the next ``kept_totals.refresh`` (``store.connect`` calls it). Without (an export read back),
+    they are views like the others.
+    """
     install_status_macro(con, temporary=False)
     # What each format records: written by the ingest, which knows the formats (here only its shape).
     con.execute(f"create table if not exists format_facts ({FORMAT_FACTS_COLUMNS})")
-    for sql in VIEWS.values():
+    for name, sql in VIEWS.items():
+        if kept and name in KEPT:
+            if con.execute("select count(*) from duckdb_views() where not temporary and view_name = ?", [name]
+                           ).fetchall()[0][0]:
+                con.execute(f"drop view {name}")
+            con.execute(f"create or replace table {name} as select * from ({view_query(name)}) limit 0")
+            continue
         con.execute(sql)
+    if kept:
+        for name, columns in KEPT_KEYS.items():
+            con.execute(f"create or replace table {name} ({columns})")
     con.execute("create or replace table _views (fingerprint varchar)")
     con.execute("insert into _views values (?)", [views_fingerprint()])

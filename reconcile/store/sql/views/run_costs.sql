@@ -4,24 +4,11 @@
 -- (ours_low_micros .. ours_high_micros: a ceiling where every call is priced or bounded), else "at least" the floor
 -- (ours_high_micros NULL). The floor is never NULL (what is unknown counts for nothing in it), and no figure is the
 -- known part alone under the cost's name. Calls are summed unrounded and the run rounded once.
-with s as (
-    select run_id,
-           count(*) filter (where kind = 'model') as model_steps,
-           count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
-                                                              output_tokens) is not null) as usage_steps,
-           count(*) filter (where unpriced) as unpriced_steps,
-           count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
-           -- calls known whole but not split into cached and uncached input: a cost range, not a cost
-           count(*) filter (where cost_micros is null and cost_high_micros is not null) as unsplit_steps,
-           count(*) filter (where kind = 'model' and cost_micros is not null) as exact_steps,
-           count(cost_high_unrounded) filter (where kind = 'model') as bounded_steps,
-           sum(cost_low_unrounded) as low_unrounded,
-           sum(cost_high_unrounded) as high_unrounded,
-           coalesce(sum(input_tokens + coalesce(output_tokens, 0)) filter (where unpriced), 0)::bigint as unpriced_tokens,
-           -- the harness's own figure from its steps: a sum only where every model call carries one
-           count(harness_cost_micros) filter (where kind = 'model') as harness_steps,
-           sum(harness_cost_micros)::bigint as harness_step_micros
-    from step_view group by run_id
+with s as (  -- a run's steps rolled up and priced (kept in a store)
+    select run_id, model_steps, usage_steps, unpriced_steps, unknown_bucket_steps, unsplit_steps, exact_steps,
+           bounded_steps, cost_low_unrounded as low_unrounded, cost_high_unrounded as high_unrounded, unpriced_tokens,
+           harness_steps, harness_step_cost_micros as harness_step_micros
+    from run_totals
 ),
 ours as (
     select r.run_id, r.ledger_cost_micros, s.model_steps, s.usage_steps, s.unpriced_steps, s.unknown_bucket_steps,

@@ -1,66 +1,6 @@
 -- run_view: one row a run, its steps rolled up (columns documented in docs/sql-api.md). Token totals are
 -- NULL, not 0, when no step of the run recorded usage; a bucket's total is NULL when a call leaves it out, and every
 -- total is when a call records no usage at all (usage_unknown_steps): a known part is no total.
-with step_totals as (
-    select
-        run_id,
-        count(*) filter (where kind = 'model') as model_steps,
-        count(*) filter (where is_wrap_up) as wrap_up_steps,
-        count(*) filter (where provider_refused) as refused_steps,
-        coalesce(sum(input_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_input_tokens,
-        coalesce(sum(output_tokens) filter (where is_wrap_up), 0)::bigint as wrap_up_output_tokens,
-        sum(harness_cost_micros) filter (where is_wrap_up)::bigint as wrap_up_harness_cost_micros,
-        -- money is exact or NULL here: a sum over calls some of which are unknown is no cost (run_costs has the bounds)
-        case when count(*) filter (where is_wrap_up and cost_micros is null) = 0
-             then round(sum(cost_low_unrounded) filter (where is_wrap_up)) end::bigint as wrap_up_cost_micros,
-        count(*) filter (where kind = 'tool' and tool_status is distinct from 'started') as tool_results,  -- in flight: no result yet
-        count(*) filter (where kind = 'event') as events,
-        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
-                                                           output_tokens) is not null) as usage_steps,
-        -- calls whose record gives no usage at all (a call Codex compacted remotely, a Gemini message with its counts
-        -- zeroed, an OpenHands message without metadata): every token total of the run is unknown, its known part no total
-        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
-                                                           output_tokens, input_tokens) is null) as usage_unknown_steps,
-        coalesce(sum(input_uncached), 0)::bigint as input_uncached,
-        coalesce(sum(cache_read), 0)::bigint as cache_read,
-        coalesce(sum(cache_write_5m), 0)::bigint as cache_write_5m,
-        coalesce(sum(cache_write_1h), 0)::bigint as cache_write_1h,
-        coalesce(sum(output_tokens), 0)::bigint as output_tokens,
-        count(*) filter (where unknown_buckets is not null) as unknown_bucket_steps,
-        -- all input, known for a call whose buckets are, or whose record gives it whole (its split unknown)
-        count(*) filter (where kind = 'model' and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h,
-                                                           output_tokens) is not null and input_tokens is null)
-            as input_unknown_steps,
-        coalesce(sum(input_tokens), 0)::bigint as all_input_tokens,
-        -- buckets some call with usage leaves unknown: the run's total of those is unknown too
-        bool_or(unknown_buckets is not null and input_uncached is null) as input_uncached_unknown,
-        bool_or(unknown_buckets is not null and cache_read is null) as cache_read_unknown,
-        bool_or(unknown_buckets is not null and cache_write_5m is null) as cache_write_5m_unknown,
-        bool_or(unknown_buckets is not null and cache_write_1h is null) as cache_write_1h_unknown,
-        bool_or(unknown_buckets is not null and output_tokens is null) as output_tokens_unknown,
-        coalesce(sum(reasoning_tokens), 0)::bigint as reasoning_tokens,
-        -- calls with usage that do not say their reasoning: the run's reasoning total is unknown, not 0
-        count(*) filter (where kind = 'model' and reasoning_tokens is null
-                         and coalesce(input_uncached, cache_read, cache_write_5m, cache_write_1h, output_tokens) is not null)
-            as reasoning_unknown_steps,
-        coalesce(bool_or(is_final), false) as has_final_answer,
-        min(idx) filter (where is_final) as final_answer_step,
-        list(distinct model order by model) filter (where model is not null) as models,
-        sum(harness_cost_micros)::bigint as harness_step_cost_micros,
-        case when count(*) filter (where kind = 'model' and cost_micros is null) = 0
-             then round(sum(cost_low_unrounded)) end::bigint as cost_micros,
-        round(sum(cost_low_unrounded))::bigint as cost_low_micros,
-        case when count(*) filter (where kind = 'model' and cost_high_unrounded is null) = 0
-             then round(sum(cost_high_unrounded)) end::bigint as cost_high_micros,
-        case when count(*) filter (where kind = 'model' and uncached_cost_micros is null) = 0
-             then sum(uncached_cost_micros) end::bigint as uncached_cost_micros,
-        sum(catalogue_tokens)::bigint as catalogue_tax_tokens,
-        case when count(*) filter (where catalogue_tokens is not null and catalogue_tax_micros is null) = 0
-             then sum(catalogue_tax_micros) end::bigint as catalogue_tax_micros,
-        count(*) filter (where unpriced) as unpriced_steps
-    from step_view
-    group by run_id
-)
 select
     r.run_id,
     r.agent,
@@ -112,12 +52,17 @@ select
     coalesce(t.usage_unknown_steps, 0) as usage_unknown_steps,  -- calls with no usage recorded: token totals unknown
     -- priced from model_prices: exact (cost_micros), else a range (cost_low_micros .. cost_high_micros), else at least
     -- cost_low_micros (cost_high_micros NULL); a run without model calls costs 0. See unpriced_steps
-    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_micros end as cost_micros,
-    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_low_micros end as cost_low_micros,
-    case when t.model_steps is null or t.model_steps = 0 then 0 else t.cost_high_micros end as cost_high_micros,
-    t.uncached_cost_micros,                   -- the same usage with no cache (all input at the input price)
+    case when t.model_steps is null or t.model_steps = 0 then 0
+         when t.exact_steps = t.model_steps then round(t.cost_low_unrounded) end::bigint as cost_micros,
+    case when t.model_steps is null or t.model_steps = 0 then 0 else round(t.cost_low_unrounded) end::bigint
+        as cost_low_micros,
+    case when t.model_steps is null or t.model_steps = 0 then 0
+         when t.bounded_steps = t.model_steps then round(t.cost_high_unrounded) end::bigint as cost_high_micros,
+    -- the same usage with no cache (all input at the input price)
+    case when t.uncached_unknown_steps = 0 then t.uncached_cost_micros end as uncached_cost_micros,
     t.catalogue_tax_tokens,                   -- tool-schema tokens sent, summed over model calls
-    t.catalogue_tax_micros,                   -- and what they cost, billed as each call billed them
+    -- and what they cost, billed as each call billed them
+    case when t.catalogue_tax_unknown_steps = 0 then t.catalogue_tax_micros end as catalogue_tax_micros,
     coalesce(t.unpriced_steps, 0) as unpriced_steps,
     t.harness_step_cost_micros,               -- what the harness priced its own steps at, if it did
     case when t.usage_steps > 0 then t.wrap_up_input_tokens end as wrap_up_input_tokens,
@@ -158,5 +103,5 @@ select
     r.source_format,
     r.source_file
 from runs r
-left join step_totals t using (run_id)
+left join run_totals t using (run_id)  -- its steps rolled up and priced (kept in a store)
 join run_roots rt using (run_id)
