@@ -255,6 +255,13 @@ def test_a_team_adds_its_own_signal_as_a_file(cli, nights, tmp_path):
         "select started_at as at, model as key, output_tokens as value from step_view where kind = 'model'\n")
     readings = [r for r in _readings(cli, db, "--signals-dir", mine, "--signal", "long_answers") if r["crossed"]]
     assert {r["key"] for r in readings} == {"claude-sonnet-4-5", "gpt-5-mini"}  # 200 a tool call, 100 the answer
+    shown = cli("signals", "--db", db, "--signals-dir", mine, "--signal", "long_answers")
+    assert "long_answers is read from the steps each time, not from kept sums: its header does not promise" in shown.out
+    (mine / "long_answers.sql").write_text((mine / "long_answers.sql").read_text().replace(
+        "-- unit:", "-- kept: by run\n-- unit:").replace("select started_at", "select run_id, started_at"))
+    kept = [r for r in _readings(cli, db, "--signals-dir", mine, "--signal", "long_answers") if r["crossed"]]
+    assert [(r["key"], r["count"], r["value"]) for r in kept] == [(r["key"], r["count"], r["value"]) for r in readings]
+    assert "read from the steps" not in cli("signals", "--db", db, "--signals-dir", mine, "--signal", "long_answers").out
     (mine / "long_answers.sql").write_text((mine / "long_answers.sql").read_text().replace("aggregate: mean",
                                                                                           "aggregate: median"))
     result = cli("signals", "--db", db, "--signals-dir", mine)

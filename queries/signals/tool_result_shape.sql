@@ -11,7 +11,7 @@
 -- the window before).
 with shaped as (
     select s.started_at, s.tool_name, coalesce('schema ' || s.result_schema, s.result_shape) as shape
-    from step_view s
+    from steps s  -- the raw columns only: no price is read
     where s.kind = 'tool' and s.started_at is not null and coalesce(s.result_schema, s.result_shape) is not null
 ),
 firsts as (

@@ -13,7 +13,9 @@ The body returns one row an observation: ``at`` (when it happened), ``key`` (wha
 a tool, an agent, a task class) and ``value`` (for ``rate``, 1 where the thing counted happened and 0
 where it did not); optionally ``detail`` (a reading then names its window's most common detail where the
 value is not 0, and the most common one of the window before: a tool's result shape before and after).
-``beside: OTHER`` shows signal OTHER's reading of the same window and key beside each reading. The signal is the observations of a window (a night, a day, an hour) aggregated by
+``kept: by run`` promises that each observation is one run's, read from that run's rows alone, and named
+by a ``run_id`` column: a ``rate`` or ``mean`` signal that promises it is kept summed by run, key and minute
+as the runs load (``checks/kept_signals.py``), and read from those sums. ``beside: OTHER`` shows signal OTHER's reading of the same window and key beside each reading. The signal is the observations of a window (a night, a day, an hour) aggregated by
 key: ``rate`` or ``mean`` (their mean), ``p50``/``p99`` (that percentile). An observation with no time
 falls in no window and is not counted.
 
@@ -36,7 +38,8 @@ AGGREGATES = {"rate": "avg(value)", "mean": "avg(value)", "p50": "quantile_cont(
               "p99": "quantile_cont(value, 0.99)"}
 UNITS = ("share", "tokens", "dollars", "ratio", "count", "seconds")
 REQUIRED = ("name", "measures", "aggregate", "key", "unit", "alert_if", "remedy")
-OPTIONAL = ("failure", "beside", "detail")
+OPTIONAL = ("failure", "beside", "detail", "kept")
+KEPT_BY_RUN = "by run"  # ``-- kept: by run``: each observation is one run's (its ``run_id`` column), read from its rows
 BOUNDS = ("above", "below", "rise")
 DEFAULT_MIN_COUNT = 20
 _TERM = re.compile(r"^\s*([a-z_]+)\s+(-?[0-9]+(?:\.[0-9]+)?)\s*$")
@@ -83,6 +86,7 @@ class Signal:
     builtin: bool
     enabled: bool = True
     beside: str = ""  # another signal whose reading (same window, same key) is shown beside this one's
+    kept: str = ""  # "by run": its observations may be kept summed by run, key and minute (checks/kept_signals.py)
 
 
 def parse_threshold(text: str, where: str) -> Threshold:
@@ -130,11 +134,15 @@ def parse_signal(path: Path, builtin: bool = False) -> Signal:
     if header["unit"] not in UNITS:
         raise SignalDefinitionError(f"{path}:{line_of['unit']}: unit {header['unit']!r} is not one of {', '.join(UNITS)}")
     threshold = parse_threshold(header["alert_if"], f"{path}:{line_of['alert_if']}")
+    if header.get("kept", KEPT_BY_RUN) != KEPT_BY_RUN:
+        raise SignalDefinitionError(f"{path}:{line_of['kept']}: kept {header['kept']!r}: the one promise a signal can "
+                                    f"make is {KEPT_BY_RUN!r} (each observation is one run's, named by a run_id column)")
     sql = "\n".join(lines[body_start:]).strip().rstrip(";").strip()
     if not sql:
         raise SignalDefinitionError(f"{path}:{body_start + 1}: the signal has no SQL after its header")
     return Signal(header["name"], header["measures"], header["aggregate"], header["key"], header["unit"], threshold,
-                  header["remedy"], header.get("failure", ""), sql, path, builtin, beside=header.get("beside", ""))
+                  header["remedy"], header.get("failure", ""), sql, path, builtin, beside=header.get("beside", ""),
+                  kept=header.get("kept", ""))
 
 
 def signals_dir() -> Path:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from reconcile.checks import kept_signals
 from reconcile.checks.signal_files import AGGREGATES, Signal, Threshold
 from reconcile.engine import Engine
 from reconcile.errors import BadInput
@@ -93,9 +94,15 @@ def _observations(engine: Engine, signal: Signal, where: str = "true") -> str:
 _READING = "count(*) as n, {aggregate} as value, mode(detail) filter (where value <> 0) as hit, mode(detail) as usual"
 
 
-def observed(engine: Engine, signal: Signal, by: str) -> list[tuple]:
+def observed(engine: Engine, signal: Signal, by: str, kept: dict[str, str] | None = None) -> list[tuple]:
     """(window, key, observations, aggregate, detail, any detail) of ``signal``, every window the store holds, in
-    window order; the details are NULL unless the signal's rows carry one."""
+    window order; the details are NULL unless the signal's rows carry one. A signal in ``kept`` (name: digest, as
+    ``kept_signals.prepare`` gives) is read from its kept sums by minute, not from the steps."""
+    if kept and signal.name in kept:
+        return engine.rows(
+            f"""select {window_sql('minute', by)} as win, coalesce(key, '(none)') as key, sum(n)::bigint as n,
+                       sum(total) / sum(n) as value, null::varchar as hit, null::varchar as usual
+                from {kept_signals.minutes(signal.name, kept[signal.name])} group by all order by win, key""")
     return engine.rows(
         f"""with {_observations(engine, signal)}
             select {window_sql('t', by)} as win, coalesce(key, '(none)') as key,
@@ -137,10 +144,11 @@ def readings(engine: Engine, signals: list[Signal], by: str = "night", window: W
     if first is None:
         return found
     skipped = set(needing_verdicts(engine, signals))
+    kept = kept_signals.prepare(engine, signals)
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
         history: dict[str, deque[tuple[datetime, float]]] = {}  # key -> (start, value) of the windows with enough
         usual: dict[str, str | None] = {}  # key -> the most common detail of its latest window
-        for win, key, count, value, hit, common in observed(engine, signal, by):
+        for win, key, count, value, hit, common in observed(engine, signal, by, kept):
             # the windows of the span just before (seven nights, not the last seven with data: a night months
             # ago, other work and other people, says nothing of tonight); windows come in order, so the older
             # ones leave for good
@@ -234,12 +242,24 @@ def sliding_readings(engine: Engine, signals: list[Signal], now: datetime, lengt
     # a night's other hours are most of a big store
     in_windows = " or ".join(f'(o."at" >= $now - to_days({k}) - $length and o."at" < $now - to_days({k}))'
                              for k in range(nights + 1))
+    kept = kept_signals.prepare(engine, signals)
+    # kept sums by minute: the minutes that start inside each window (the window from its first whole minute)
+    in_minutes = in_windows.replace('o."at"', "m.minute")
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
-        rows = engine.rows(
-            f"""with {_observations(engine, signal, in_windows)}, ago as (select unnest(range(0, {nights} + 1)) as k)
-            select k, coalesce(key, '(none)') as key, {_READING.format(aggregate=AGGREGATES[signal.aggregate])}
-            from obs join ago on t >= $now - to_days(k::integer) - $length and t < $now - to_days(k::integer)
-            group by all order by key, k""", {"now": now, "length": length})
+        if signal.name in kept:
+            rows = engine.rows(
+                f"""with ago as (select unnest(range(0, {nights} + 1)) as k)
+                select k, coalesce(key, '(none)') as key, sum(n)::bigint as n, sum(total) / sum(n) as value,
+                       null::varchar as hit, null::varchar as usual
+                from {kept_signals.minutes(signal.name, kept[signal.name])} m
+                join ago on m.minute >= $now - to_days(k::integer) - $length and m.minute < $now - to_days(k::integer)
+                where {in_minutes} group by all order by key, k""", {"now": now, "length": length})
+        else:
+            rows = engine.rows(
+                f"""with {_observations(engine, signal, in_windows)}, ago as (select unnest(range(0, {nights} + 1)) as k)
+                select k, coalesce(key, '(none)') as key, {_READING.format(aggregate=AGGREGATES[signal.aggregate])}
+                from obs join ago on t >= $now - to_days(k::integer) - $length and t < $now - to_days(k::integer)
+                group by all order by key, k""", {"now": now, "length": length})
         by_key: dict[str, dict[int, tuple]] = {}
         for k, key, count, value, hit, usual in rows:
             by_key.setdefault(key, {})[k] = (count, value, hit, usual)

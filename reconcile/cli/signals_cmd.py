@@ -41,6 +41,7 @@ def signals_command(
     Example: reconcile signals --since 7d --crossed --json
     Example: reconcile signals --alert || notify-on-call
     """
+    from reconcile.checks import kept_signals
     from reconcile.checks.signal_files import load_signals
     from reconcile.checks.signals import crossed, readings, window_word
     from reconcile.sheets import Column, Sheet
@@ -54,6 +55,9 @@ def signals_command(
     besides = {s.beside for s in signals if s.name in wanted and s.beside}  # read, to be shown beside, not listed
     with source.reading() as engine:
         found = readings(engine, [s for s in signals if s.name in wanted | besides], by, scope, baseline, scope.zone)
+        # a team's own signal kept as sums only where it promises it can be: said, for a reading that may be slow
+        unkept = [(s.name, why) for s in signals if s.name in wanted and not s.builtin and s.enabled
+                  and (why := kept_signals.not_kept(engine, s)) is not None]
     found = [(signal, reading) for signal, reading in found if signal.name in wanted]
     if crossed_only:
         found = crossed(found)
@@ -84,5 +88,8 @@ def signals_command(
             console.print(f"{len(hits)} of {len(rows)} reading(s) crossed their threshold"
                           + (" (listed first)" if hits else "") + ".")
             console.print("--wide says why; --json gives each threshold and remedy.")
+        for name, why in unkept:
+            console.print(f"{name} is read from the steps each time, not from kept sums: {why} "
+                          "(docs/signals.md, kept sums).", markup=False, highlight=False)
     if alert and hits:
         raise typer.Exit(ExitCode.FINDINGS)

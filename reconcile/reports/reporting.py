@@ -205,16 +205,19 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     """The fleet signals that crossed their threshold on ``night``, the largest change first, each with a chart of
     its recent nights beside its baseline (what the morning report opens with)."""
     from reconcile.checks.signal_files import load_signals
+    from reconcile.checks import kept_signals
     from reconcile.checks.signals import crossed, observed, readings, shown
     from reconcile.reports.charts import trend_chart
 
     if night is None:
         return []
     since, until = night_bounds(night, zone)
-    hits = crossed(readings(engine, load_signals(config=config), "night", Window(since, until, zone), zone=zone))
+    signals = load_signals(config=config)
+    hits = crossed(readings(engine, signals, "night", Window(since, until, zone), zone=zone))
+    kept = kept_signals.prepare(engine, signals)  # (up to date: readings just brought them)
     found = []
     for signal, reading in hits:
-        recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night")
+        recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night", kept)
                   if key == reading.key and win <= night][-RECENT_SIGNAL_NIGHTS:]
         chart = trend_chart([win for win, _ in recent], [value for _, value in recent], reading.baseline,
                             f"{signal.name}, {reading.key}: the last {len(recent)} night(s)",

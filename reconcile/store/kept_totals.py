@@ -94,7 +94,8 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
             with now_keys as ({_CONTENT}),
             undated as (select distinct s.run_id from steps s join runs r using (run_id)
                         where coalesce(s.started_at, r.started_at) is null)
-            select c.run_id, c.content_key, case when u.run_id is not null then current_date end as priced_on
+            select c.run_id, c.content_key, case when u.run_id is not null then current_date end as priced_on,
+                   null::bigint as revision
             from now_keys c left join undated u using (run_id) where c.run_id in (select run_id from _stale_runs)""")
     finally:
         for name in shadowed:
@@ -130,7 +131,8 @@ def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False) -> int:
                             "or run_id not in (select run_id from runs)")
         for name in KEPT:
             con.execute(f"insert into main.{name} select * from _fresh_{name}")
-        con.execute("insert into main.kept_run_keys select * from _fresh_keys")
+        con.execute("insert into main.kept_run_keys select run_id, content_key, priced_on, nextval('kept_revision') "
+                    "from _fresh_keys")
         con.execute("insert into main.kept_run_prices select * from _fresh_prices")
         con.execute("delete from main.kept_price_rows")
         con.execute("insert into main.kept_price_rows select * from _prices_now")
@@ -164,10 +166,18 @@ def cover(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(f"create temp table {name} as select * from main.{name} "
                     "where run_id not in (select run_id from _stale_runs) union all by name "
                     f"select * from _fresh_{name}")
+    con.execute("create temp table _covered_runs as select run_id from _stale_runs")
     return stale
+
+
+def covered(con: duckdb.DuckDBPyConnection) -> str:
+    """SQL: the runs this reader's ``cover`` computed afresh (none when it covered nothing): their kept revision is
+    not what their rows are now."""
+    return ("select run_id from _covered_runs" if _temp_exists(con, "_covered_runs")
+            else "select null::varchar as run_id where false")
 
 
 def drop_cover(con: duckdb.DuckDBPyConnection) -> None:
     """Drop a reader's temporary kept tables (a writer makes the store's current instead)."""
-    for name in KEPT:
+    for name in (*KEPT, "_covered_runs"):
         con.execute(f"drop table if exists temp.{name}")

@@ -22,10 +22,10 @@ VIEW_NAMES = ("step_view", "run_totals", "run_model_totals", "run_roots", "run_v
 # else (an export read back, Spark) they are views like the others.
 KEPT = ("run_totals", "run_model_totals")
 # Bumped when the way the kept rows are keyed changes: a store's kept tables are then written again.
-KEPT_VERSION = "1"
+KEPT_VERSION = "2"
 # the tables the kept rows' keys live in (store/kept_totals.py says what each holds)
 KEPT_KEYS = {
-    "kept_run_keys": "run_id varchar primary key, content_key varchar, priced_on date",
+    "kept_run_keys": "run_id varchar primary key, content_key varchar, priced_on date, revision bigint",
     "kept_run_prices": "run_id varchar not null, provider varchar, model varchar not null, day date not null",
     "kept_price_rows": "provider varchar, model varchar not null, day date, digest varchar not null",
 }
@@ -91,5 +91,7 @@ def create_views(con: duckdb.DuckDBPyConnection, kept: bool = True) -> None:
     if kept:
         for name, columns in KEPT_KEYS.items():
             con.execute(f"create or replace table {name} ({columns})")
+        # each writing of a run's kept rows numbered: what is kept from those rows (a signal's sums) names the number
+        con.execute("create sequence if not exists kept_revision")
     con.execute("create or replace table _views (fingerprint varchar)")
     con.execute("insert into _views values (?)", [views_fingerprint()])
