@@ -39,8 +39,9 @@ RELATIONS = {
     "run_totals": "One row a run with steps: its steps rolled up and priced (counts of calls, exact and bounded calls, "
                   "token buckets, the cost's floor and ceiling unrounded, the uncached counterfactual, the catalogue tax, "
                   "the harness's own figures) -- what `run_view` and `run_costs` add to the run's row. Kept in a store: "
-                  "a table written when the run's file or the prices its calls read change, keyed in `kept_run_keys` "
-                  "(the run's file and its digest; the day, for a call with no time, priced at today's prices), "
+                  "a table written when the run is landed again or the prices its calls read change, keyed in `kept_run_keys` "
+                  "(its latest landing's number in `run_loads`; the day, for a call with no time, priced at today's "
+                  "prices), "
                   "`kept_run_prices` (the provider, model and day of each call) and `kept_price_rows` (each "
                   "`model_prices` row's digest when written). `reconcile rebuild` writes them all again.",
     "run_model_totals": "One row a run, the model its steps were priced as and, for a run with no start of its own, "

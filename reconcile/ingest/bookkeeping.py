@@ -22,7 +22,7 @@ def forget_file(con: duckdb.DuckDBPyConnection, path: str) -> list[str]:
     dependents = [row[0] for row in con.execute(
         "select distinct path from ingest_deferrals where owner = ? and path <> ? order by 1", [path, path]).fetchall()]
     owned = "select run_id from runs where source_file = $path"
-    for table in ("steps", "tool_calls", "run_tools"):
+    for table in ("steps", "tool_calls", "run_tools", "run_loads"):
         con.execute(f"delete from {table} where run_id in ({owned})", {"path": path})
     con.execute("delete from runs where source_file = $path", {"path": path})
     for table, column in (("rejects", "path"), ("usage_buckets", "source_file"), ("billed_costs", "source_file"),

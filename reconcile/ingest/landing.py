@@ -422,6 +422,9 @@ def _land_runs(con: duckdb.DuckDBPyConnection, fmt, staged: list[str]) -> None:
         params["inferred"] = "run_status" in fmt.inferred
     con.execute(
         f"""insert into runs by name select {", ".join(select)} from _stage_runs s join _files f using (file_no)""", params)
+    # each run landed numbered anew: what is kept of a run's rows (its priced totals) is written again for these alone
+    con.execute("insert or replace into run_loads select s.run_id, nextval('run_load') from _stage_runs s "
+                "join _files f using (file_no)")
 
 
 def _account(con: duckdb.DuckDBPyConnection, fmt) -> dict[int, FileCounts]:

@@ -6,8 +6,9 @@ queries over ``step_view`` (``store/sql/views/``). Pricing every step of the sto
 command's time grow with the history, so in a store they are tables holding those queries' rows, each run's
 rows written when they could have changed:
 
-- the run's **content**: its owner file's name and digest (``ingested_files.sha256``, which changes whenever
-  the file's content does — a tail read's too) — kept per run in ``kept_run_keys``;
+- the run's **content**: the number of its latest landing (``run_loads``: the landing numbers each run it
+  inserts, so a grown file's earlier runs, kept as they were by a tail read, keep theirs), else its owner file's
+  name and digest — kept per run in ``kept_run_keys``;
 - the **prices it reads**: the (provider, model, day) of each of its calls (``kept_run_prices``), against
   each ``model_prices`` row's digest when the totals were written (``kept_price_rows``): a price file,
   ``prices add`` or a new snapshot re-prices exactly the runs whose rows changed;
@@ -30,8 +31,10 @@ from reconcile.store.views import KEPT, KEPT_KEYS, create_views, view_query
 # what the kept rows of a run are computed from: the tables step_view reads that hold a run_id
 _SOURCES = ("steps", "runs", "tool_calls")
 
-_CONTENT = """select r.run_id, r.source_file || chr(31) || f.sha256 as content_key
-              from runs r left join ingested_files f on f.path = r.source_file"""
+# a run's content: its latest landing's number (run_loads), else (a run landed before they were numbered) its file's
+# name and digest, which change whenever the file's content does
+_CONTENT = """select r.run_id, coalesce('load:' || l.load, 'file:' || r.source_file || chr(31) || f.sha256) as content_key
+              from runs r left join run_loads l using (run_id) left join ingested_files f on f.path = r.source_file"""
 _PRICES_NOW = "select provider, model, day, md5(mp::varchar) as digest from model_prices mp"
 
 

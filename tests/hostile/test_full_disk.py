@@ -1,6 +1,6 @@
 """A full disk is never a success: on a small tmpfs, ingest, morning and export exit 2 and change nothing.
 
-A real file system that fills up (a 6 MB tmpfs mounted for the test): DuckDB's commit can succeed
+A real file system that fills up (a 12 MB tmpfs mounted for the test, filled to the room each test leaves): DuckDB's commit can succeed
 there while the store file cannot grow, which a size limit on the process does not show. Mounting
 needs root (CI runs as root); elsewhere the test is skipped with the reason.
 """
@@ -22,7 +22,8 @@ pytestmark = pytest.mark.slow  # a minute's work or a subprocess-heavy scenario:
 
 SAMPLE_NIGHT = Path(__file__).resolve().parents[2] / "sample_runs"
 RECONCILE = [sys.executable, "-m", "reconcile.cli"]
-SIZE_MB = 6
+SIZE_MB = 12
+NIGHT_ROOM_KB = 6 * 1024  # room a whole night's log fits in, beside which its store does not
 
 
 @pytest.fixture
@@ -82,9 +83,10 @@ def test_ingest_onto_a_full_disk_exits_2_and_leaves_the_store_as_it_was(small_di
 
 
 def test_a_commit_that_fits_but_cannot_be_written_into_the_store_is_undone(small_disk):
-    """The night's log (about 4 MB) fits the 6 MB disk; the store file cannot take it in beside it: DuckDB says
+    """The night's log (about 4 MB) fits the 6 MB left on the disk; the store file cannot take it in beside it: DuckDB says
     "committed", and on close would give the store up silently. The unit is undone: no runs, an empty log."""
     db = small_disk / "new.duckdb"
+    _fill(small_disk, leave_kb=NIGHT_ROOM_KB)
     result = _run("ingest", SAMPLE_NIGHT, "--db", db)
     assert result.returncode == ExitCode.BAD_INPUT, result.stdout + result.stderr
     assert "while saving" in result.stderr and "was saved: the store is exactly as it was before" in result.stderr
