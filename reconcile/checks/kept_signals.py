@@ -82,10 +82,13 @@ def prepare(engine: Engine, signals: list[Signal]) -> dict[str, str]:
                "unnest($digests) as digest", {"names": list(kept), "digests": list(kept.values())})
     kept_runs = "main.kept_signal_runs" if present else "(select null::varchar as signal, null::varchar as digest, " \
                                                         "null::varchar as run_id, null::bigint as revision where false)"
+    covered = (f"select run_id from {kept_totals.COVERED}" if engine.rows(
+        "select count(*) from duckdb_tables() where temporary and table_name = ?", [kept_totals.COVERED])[0][0]
+        else "select null::varchar as run_id where false")  # a reader's runs whose kept rows were stale
     # the (signal, run) pairs whose sums are missing or were made from other rows than the run's kept ones now
     engine.run(f"""create or replace temp table _signal_stale as
         select g.signal, g.digest, k.run_id from _kept_signals g cross join main.kept_run_keys k
-        where k.run_id in ({kept_totals.covered(engine.connection)})
+        where k.run_id in ({covered})
            or not exists (select 1 from {kept_runs} r where r.signal = g.signal and r.digest = g.digest
                           and r.run_id = k.run_id and r.revision is not distinct from k.revision)""")
     stale = engine.rows("select count(*) from _signal_stale")[0][0]

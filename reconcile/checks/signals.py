@@ -16,6 +16,7 @@ import statistics
 from collections import deque
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 from typing import Any
 
 from reconcile.checks import kept_signals
@@ -94,20 +95,36 @@ def _observations(engine: Engine, signal: Signal, where: str = "true") -> str:
 _READING = "count(*) as n, {aggregate} as value, mode(detail) filter (where value <> 0) as hit, mode(detail) as usual"
 
 
-def observed(engine: Engine, signal: Signal, by: str, kept: dict[str, str] | None = None) -> list[tuple]:
-    """(window, key, observations, aggregate, detail, any detail) of ``signal``, every window the store holds, in
-    window order; the details are NULL unless the signal's rows carry one. A signal in ``kept`` (name: digest, as
-    ``kept_signals.prepare`` gives) is read from its kept sums by minute, not from the steps."""
+def observed(engine: Engine, signal: Signal, by: str, kept: dict[str, str] | None = None,
+             since: datetime | None = None) -> list[tuple]:
+    """(window, key, observations, aggregate, detail, any detail) of ``signal``, every window the store holds (from
+    ``since`` on, where given), in window order; the details are NULL unless the signal's rows carry one. A signal
+    in ``kept`` (name: digest, as ``kept_signals.prepare`` gives) is read from its kept sums by minute, not from the
+    steps. ``since`` does not bound a signal with details: the detail before is that of the window before, however
+    long ago."""
+    params = {"since": since} if since is not None else None
     if kept and signal.name in kept:
         return engine.rows(
             f"""select {window_sql('minute', by)} as win, coalesce(key, '(none)') as key, sum(n)::bigint as n,
                        sum(total) / sum(n) as value, null::varchar as hit, null::varchar as usual
-                from {kept_signals.minutes(signal.name, kept[signal.name])} group by all order by win, key""")
+                from {kept_signals.minutes(signal.name, kept[signal.name])}
+                where {'minute >= $since' if params else 'true'} group by all order by win, key""", params)
+    if params and "detail" in engine.columns(signal.sql):
+        params = None
     return engine.rows(
-        f"""with {_observations(engine, signal)}
+        f"""with {_observations(engine, signal, 'o."at" >= $since' if params else 'true')}
             select {window_sql('t', by)} as win, coalesce(key, '(none)') as key,
                    {_READING.format(aggregate=AGGREGATES[signal.aggregate])}
-            from obs group by all order by win, key""")
+            from obs group by all order by win, key""", params)
+
+
+def earliest_needed(first: str, by: str, baseline: int, zone: str) -> datetime | None:
+    """A moment before every observation the readings from window ``first`` on can use: the baseline's windows and
+    one more, with a day to spare (None: ``first`` is unbounded)."""
+    if not first:
+        return None
+    start = window_start(first, by).replace(tzinfo=ZoneInfo(zone))
+    return start - (baseline + 2) * _SPAN[by] - timedelta(days=1)
 
 
 def judge(threshold: Threshold, value: float | None, count: int, baseline: float | None) -> tuple[bool, bool, str]:
@@ -148,7 +165,8 @@ def readings(engine: Engine, signals: list[Signal], by: str = "night", window: W
     for signal in (s for s in signals if s.enabled and s.name not in skipped):
         history: dict[str, deque[tuple[datetime, float]]] = {}  # key -> (start, value) of the windows with enough
         usual: dict[str, str | None] = {}  # key -> the most common detail of its latest window
-        for win, key, count, value, hit, common in observed(engine, signal, by, kept):
+        for win, key, count, value, hit, common in observed(engine, signal, by, kept,
+                                                            earliest_needed(first, by, baseline, zone)):
             # the windows of the span just before (seven nights, not the last seven with data: a night months
             # ago, other work and other people, says nothing of tonight); windows come in order, so the older
             # ones leave for good

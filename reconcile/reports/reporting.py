@@ -206,7 +206,7 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     its recent nights beside its baseline (what the morning report opens with)."""
     from reconcile.checks.signal_files import load_signals
     from reconcile.checks import kept_signals
-    from reconcile.checks.signals import crossed, observed, readings, shown
+    from reconcile.checks.signals import crossed, earliest_needed, observed, readings, shown
     from reconcile.reports.charts import trend_chart
 
     if night is None:
@@ -217,7 +217,8 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     kept = kept_signals.prepare(engine, signals)  # (up to date: readings just brought them)
     found = []
     for signal, reading in hits:
-        recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night", kept)
+        recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night", kept,
+                                                                      earliest_needed(night, "night", RECENT_SIGNAL_NIGHTS, zone))
                   if key == reading.key and win <= night][-RECENT_SIGNAL_NIGHTS:]
         chart = trend_chart([win for win, _ in recent], [value for _, value in recent], reading.baseline,
                             f"{signal.name}, {reading.key}: the last {len(recent)} night(s)",

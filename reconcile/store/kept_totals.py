@@ -35,6 +35,8 @@ _SOURCES = ("steps", "runs", "tool_calls")
 # name and digest, which change whenever the file's content does
 _CONTENT = """select r.run_id, coalesce('load:' || l.load, 'file:' || r.source_file || chr(31) || f.sha256) as content_key
               from runs r left join run_loads l using (run_id) left join ingested_files f on f.path = r.source_file"""
+# a reader's runs whose kept rows ``cover`` computed afresh (their kept revision is not what their rows are now)
+COVERED = "_covered_runs"
 _PRICES_NOW = "select provider, model, day, md5(mp::varchar) as digest from model_prices mp"
 
 
@@ -169,18 +171,11 @@ def cover(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(f"create temp table {name} as select * from main.{name} "
                     "where run_id not in (select run_id from _stale_runs) union all by name "
                     f"select * from _fresh_{name}")
-    con.execute("create temp table _covered_runs as select run_id from _stale_runs")
+    con.execute(f"create temp table {COVERED} as select run_id from _stale_runs")
     return stale
-
-
-def covered(con: duckdb.DuckDBPyConnection) -> str:
-    """SQL: the runs this reader's ``cover`` computed afresh (none when it covered nothing): their kept revision is
-    not what their rows are now."""
-    return ("select run_id from _covered_runs" if _temp_exists(con, "_covered_runs")
-            else "select null::varchar as run_id where false")
 
 
 def drop_cover(con: duckdb.DuckDBPyConnection) -> None:
     """Drop a reader's temporary kept tables (a writer makes the store's current instead)."""
-    for name in (*KEPT, "_covered_runs"):
+    for name in (*KEPT, COVERED):
         con.execute(f"drop table if exists temp.{name}")
