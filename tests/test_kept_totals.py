@@ -58,7 +58,7 @@ def _remove(night, name):
     shutil.rmtree(target) if target.is_dir() else target.unlink()
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_kept_totals_equal_their_definitions_and_a_rebuild_after_any_sequence(tmp_path, seed):
     rng = random.Random(seed)
     night = tmp_path / "night"
@@ -162,3 +162,38 @@ def test_a_run_priced_at_today_is_priced_again_the_next_day(tmp_path):
                               ).fetchall() == [(1,)]
     with store.connect(db) as writer:
         assert writer.execute("select count(*) from kept_run_keys where priced_on <> current_date").fetchall() == [(0,)]
+
+
+def test_budgets_from_kept_peaks_equal_the_walk_of_every_run(tmp_path, monkeypatch):
+    """The succeeded runs a recommended ceiling would have stopped are found from each run's kept peaks: the same
+    as walking every run's steps again, after a night is added and in a store opened read-only."""
+    from reconcile.analyses.budgets import budget_report
+    from reconcile.analyses.fence import kept as kept_peaks
+    from reconcile.engine import DuckDBEngine
+
+    night = tmp_path / "night"
+    night.mkdir()
+    journals = sorted(SAMPLE_RUNS.glob("*/*.jsonl"))
+    shutil.copy(journals[0], night)
+    db = tmp_path / "kept.duckdb"
+
+    def both(con):
+        kept = budget_report(DuckDBEngine(con), "agent")
+        with monkeypatch.context() as patch:
+            patch.setattr(kept_peaks, "usable", lambda engine: False)
+            walked = budget_report(DuckDBEngine(con), "agent")
+        return kept, walked
+
+    for added in journals[1:]:
+        with store.connect(db) as con:
+            ingest(con, [night])
+            kept, walked = both(con)
+            assert kept == walked
+            assert con.execute("select count(*) from fence_peaks").fetchall()[0][0] > 0
+        shutil.copy(added, night)
+    with store.connect(db) as con:
+        ingest(con, [night])  # the last journal loaded, its runs not walked yet
+    with store.connect(db, read_only=True) as reader:  # walked by the reader, into a temporary table
+        kept, walked = both(reader)
+        assert kept == walked
+        assert reader.execute("select count(*) from temp.fence_peaks").fetchall()[0][0] > 0

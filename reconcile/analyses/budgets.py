@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from reconcile.analyses import ceilings, fence
+from reconcile.analyses.fence import kept as kept_peaks
 from reconcile.analyses.ceilings import CEILINGS
 from reconcile.analyses.resample import P99_INTERVAL, p99_interval
 from reconcile.analyses.costs import cost_source
@@ -72,11 +73,15 @@ def budget_report(engine: Engine, by: str = "agent", window: Window | None = Non
     report = [_group(row, found, kept_going.get(row["key"], []), intervals.get(row["key"])) for row in groups]
     # the fence walk (each run, or each tree as one budget) the checks and reconcile replay read too
     create_run_settings(engine, config or Config())
-    fence.stage_steps(engine, RUNS_IN_WINDOW, params)
-    fence.stage_ledger(engine, unit)
-    stops = ceilings.would_stop(engine, {(g["key"], m): r["value"] for g in report
-                                      for m, r in g["recommendation"].items() if r["value"] is not None}, metrics)
-    fence.drop_staging(engine)
+    recommended = {(g["key"], m): r["value"] for g in report for m, r in g["recommendation"].items()
+                   if r["value"] is not None}
+    if unit == "run" and kept_peaks.usable(engine):  # each run's peaks kept: only the runs changed are walked
+        stops = ceilings.would_stop(engine, recommended, metrics, kept_peaks.peaks_relation(engine))
+    else:
+        fence.stage_steps(engine, RUNS_IN_WINDOW, params)
+        fence.stage_ledger(engine, unit)
+        stops = ceilings.would_stop(engine, recommended, metrics)
+        fence.drop_staging(engine)
     for g in report:
         for metric, recommendation in g["recommendation"].items():
             stopped = stops.get((g["key"], metric), {"count": 0, "runs": []})

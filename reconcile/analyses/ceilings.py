@@ -200,19 +200,21 @@ PEAKS = {"steps": "peak_steps", "tokens": "peak_tokens", "prompt_tokens": "peak_
          "completion_tokens": "peak_completion", "cost_micros": "peak_cost", "wall_seconds": "peak_at_us"}
 
 
-def would_stop(engine: Engine, recommended: dict[tuple[str, str], float], metrics: list[str]) -> dict[tuple[str, str], dict]:
+def would_stop(engine: Engine, recommended: dict[tuple[str, str], float], metrics: list[str],
+               kept_peaks: str | None = None) -> dict[tuple[str, str], dict]:
     """For each (group, ceiling) recommendation, the succeeded runs (or trees) a fence holding it would have stopped:
     those whose ledger before some call had reached it — by the fence walk ``reconcile replay`` and
     ``budgets_enforced`` read (``reconcile.analyses.fence``, staged for the unit), never by run totals: the last
     call may cross a ceiling, and the wall clock counts to the last call's start, not to the run's end. A ledger
-    that is only a lower bound stops a run it already passes, no other."""
+    that is only a lower bound stops a run it already passes, no other. ``kept_peaks``: a relation of the same
+    ``peaks`` of every run, each its own budget (``fence.kept``), read instead of the staged walk."""
     if not recommended:
         return {}
     # the recommendations as a VALUES list and the ranking by a window: both read the same in Spark
     values = ", ".join(["(?, ?, ?)"] * len(recommended))
     peak = "case r.metric " + " ".join(f"when '{m}' then p.{PEAKS[m]}" for m in metrics) + " end"
     rows = engine.rows(
-        f"""with peaks as ({peaks()}),
+        f"""with peaks as ({f"select * from {kept_peaks}" if kept_peaks else peaks()}),
         over as (
             select b.key, r.metric, b.run_id,
                    row_number() over (partition by b.key, r.metric order by {peak} desc, b.run_id) as rank

@@ -61,13 +61,18 @@ def usable(engine: Engine) -> bool:
                        "and table_name = 'kept_run_keys'")[0][0] == 1
 
 
+def kept_digests(engine: Engine, signals: list[Signal]) -> dict[str, str]:
+    """The kept signals' digests by name, for a reader that has just called ``prepare`` (nothing is checked again)."""
+    return {s.name: digest(s) for s in signals if s.enabled and not_kept(engine, s) is None}
+
+
 def prepare(engine: Engine, signals: list[Signal]) -> dict[str, str]:
     """Bring the kept sums of every keepable enabled signal up to date; returns each kept signal's digest by name.
 
     A store that may be written keeps them (one transaction); a read-only one puts what it lacks in a temporary
     ``signal_minutes`` read first, as ``kept_totals.cover`` does for the totals.
     """
-    kept = {s.name: digest(s) for s in signals if s.enabled and not_kept(engine, s) is None}
+    kept = kept_digests(engine, signals)
     if not kept:
         return {}
     writable = engine.rows("select current_setting('access_mode')")[0][0].lower() != "read_only"
@@ -88,9 +93,9 @@ def prepare(engine: Engine, signals: list[Signal]) -> dict[str, str]:
     # the (signal, run) pairs whose sums are missing or were made from other rows than the run's kept ones now
     engine.run(f"""create or replace temp table _signal_stale as
         select g.signal, g.digest, k.run_id from _kept_signals g cross join main.kept_run_keys k
-        where k.run_id in ({covered})
-           or not exists (select 1 from {kept_runs} r where r.signal = g.signal and r.digest = g.digest
-                          and r.run_id = k.run_id and r.revision is not distinct from k.revision)""")
+        left join {kept_runs} r on r.signal = g.signal and r.digest = g.digest and r.run_id = k.run_id
+                               and r.revision = k.revision
+        where r.run_id is null or k.run_id in ({covered})""")
     stale = engine.rows("select count(*) from _signal_stale")[0][0]
     if not stale and (not writable or not _gone(engine)):
         return kept
@@ -115,8 +120,9 @@ def prepare(engine: Engine, signals: list[Signal]) -> dict[str, str]:
 def _gone(engine: Engine) -> bool:
     """Whether sums are kept that no reading wants (a signal changed or gone, a run forgotten)."""
     return engine.rows("""select count(*) from main.kept_signal_runs t
-                          where not exists (select 1 from _kept_signals g where g.signal = t.signal and g.digest = t.digest)
-                             or t.run_id not in (select run_id from main.kept_run_keys)""")[0][0] > 0
+                          left join _kept_signals g on g.signal = t.signal and g.digest = t.digest
+                          left join main.kept_run_keys k on k.run_id = t.run_id
+                          where g.signal is null or k.run_id is null""")[0][0] > 0
 
 
 def _compute(engine: Engine, signals: list[Signal], kept: dict[str, str]) -> None:

@@ -214,7 +214,7 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     since, until = night_bounds(night, zone)
     signals = load_signals(config=config)
     hits = crossed(readings(engine, signals, "night", Window(since, until, zone), zone=zone))
-    kept = kept_signals.prepare(engine, signals)  # (up to date: readings just brought them)
+    kept = kept_signals.kept_digests(engine, signals)  # (readings has just brought their sums up to date)
     found = []
     for signal, reading in hits:
         recent = [(win, value) for win, key, _, value, *_ in observed(engine, signal, "night", kept,
