@@ -79,6 +79,15 @@ def prepare(engine: Engine, checks, config) -> None:
     # A tree's key: its files' names and contents, and its runs' statuses (a run with no end record turns
     # abandoned with time alone, its files unchanged). A file the store has no digest of makes it unknown
     # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
+    # The keys read the runs, their files and their steps' times: made once for a store as it is (the morning's
+    # two passes, the night's and the earlier runs', ask the same), again when a run, its status or a file changed.
+    state = engine.rows("""select (select count(*) || ':' || coalesce(sum(hash(run_id, status, source_file)), 0) from runs)
+                                  || '/' || (select coalesce(sum(hash(path, sha256)), 0) from ingested_files)
+                                  || '/' || now()::date::varchar""")[0][0]
+    made = engine.rows("select count(*) from duckdb_tables() where temporary and table_name = '_run_keys_state'")[0][0]
+    if made and engine.rows("select state from _run_keys_state")[0][0] == state:
+        _todo(engine, keys)
+        return
     engine.run(
         """create or replace temp table _run_keys as
         with roots as (select * from run_roots),
@@ -92,12 +101,25 @@ def prepare(engine: Engine, checks, config) -> None:
                                      || chr(29) || any_value(e.statuses))
                          end as tree_key
                   from held h join ended e using (root_run_id) group by h.root_run_id),
-        undated as (select distinct t.root_run_id from steps s join runs r using (run_id) join roots t using (run_id)
-                    where coalesce(s.started_at, r.started_at) is null)
+        undated as (select distinct t.root_run_id from {undated} u join roots t using (run_id))
         select t.run_id, t.root_run_id,
                k.tree_key || case when u.root_run_id is not null then '@' || now()::date::varchar else '' end as run_key
-        from roots t join trees k using (root_run_id) left join undated u using (root_run_id)"""
+        from roots t join trees k using (root_run_id) left join undated u using (root_run_id)""".format(
+            # a run with a step of no time at all: kept with its totals where they are (a store), else from the steps
+            undated="(select run_id from kept_run_keys where priced_on is not null)" if _has_kept_keys(engine) else
+                    "(select distinct s.run_id from steps s join runs r using (run_id) "
+                    "where coalesce(s.started_at, r.started_at) is null)")
     )
+    engine.run("create or replace temp table _run_keys_state as select ? as state", [state])
+    _todo(engine, keys)
+
+
+def _has_kept_keys(engine: Engine) -> bool:
+    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
+                       "and table_name = 'kept_run_keys'")[0][0] == 1
+
+
+def _todo(engine: Engine, keys: dict[str, str]) -> None:
     engine.run("create or replace temp table _check_keys as select unnest($names) as check_name, "
                "unnest($keys) as check_key", {"names": list(keys), "keys": list(keys.values())})
     engine.run(
