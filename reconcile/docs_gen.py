@@ -47,6 +47,16 @@ RELATIONS = {
     "run_model_totals": "One row a run, the model its steps were priced as and, for a run with no start of its own, "
                         "each step's start: the same rolled up for a cost report's groups (a run that switched models "
                         "counts under each, `credited` where its answer came from). Kept like `run_totals`.",
+    "kept_run_keys": "One row a run: what its kept rows (`run_totals`, `run_model_totals`) were written from -- "
+                     "`content_key` (its latest landing, `load:N`, else its file and digest), `priced_on` (the day its "
+                     "calls of no time were priced at, NULL when every call has a time), `revision` (a number the "
+                     "writing takes: a signal's kept sums and a run's kept peaks name it).",
+    "kept_run_prices": "One row a run and a (provider, model, day) its calls are priced by: the runs a price change "
+                       "writes again.",
+    "kept_price_rows": "Each `model_prices` row's digest when the kept totals were last written: a row that differs now "
+                       "is a price that changed.",
+    "run_loads": "One row a run: the number of its latest landing, written in the transaction that inserts its row "
+                 "(a run kept as it was by a tail read keeps its number).",
     "run_roots": "One row a run: the topmost ancestor in the store (`root_run_id`, the run itself when it has none) — "
                  "its agent tree, looked up through six levels of sub-agents.",
     "runs": "The canonical run records as loaded (the ledger counters are the harness's own, never recomputed).",
@@ -145,7 +155,25 @@ def sql_api_markdown() -> str:
         lines += [f"| `{c[0]}` | {c[1]} |" for c in columns]
         lines.append("")
     con.close()
-    return "\n".join(lines)
+    return "\n".join(lines + KEPT_TABLES)
+
+
+# What a store keeps of its runs besides their rows: derived, written again where their keys change (docs/architecture.md)
+KEPT_TABLES = [
+    "## Kept tables", "",
+    "Derived from the runs' rows and kept so that a command reads runs, not steps. Each is written again for a run "
+    "when its key changes, and `reconcile rebuild` writes the totals from scratch. In an export read back "
+    "(`--from-parquet`) and on Spark, `run_totals` and `run_model_totals` are views over `step_view`, and the others "
+    "are not kept.", "",
+    "| kept | one row | keyed by |", "|---|---|---|",
+    "| `run_totals`, `run_model_totals` | a run (by model) | `kept_run_keys`: the run's latest landing (`run_loads`), "
+    "the day an undated call was priced at; `kept_run_prices` against `kept_price_rows`: the prices its calls read |",
+    "| `signal_minutes`, `kept_signal_runs` (kept by the morning and the watch; a read-only reading computes what is missing) | a signal, run, key and minute: count and sum "
+    "| the signal's SQL digest and the run's `revision` (docs/signals.md) |",
+    "| `fence_peaks` (kept by the morning; a read-only `budgets` walks what is missing) | a run, its own budget: its ledger at its last checked call | the "
+    "run's `revision`, status and end, its tree's root and the root's `run_settings`, the walk's SQL |",
+    "| `kept_judgements`, `kept_findings` | a check's verdict on a run | the check's SQL, the code, the configuration "
+    "and the prices; the run's tree's files and statuses (docs/checks.md) |", ""]
 
 
 def formats_markdown() -> str:
