@@ -256,9 +256,9 @@ def ingest_shard(shard: int, files: list[tuple[str, bool]], staging: str, limits
     work = tempfile.mkdtemp(prefix=f"reconcile-shard-{shard}-")
     try:
         db = kept_store or os.path.join(work, "shard.duckdb")
-        with store.connect(db) as con:
+        with store.connect(db, keep_totals=False) as con:  # a shard is exported, never read: nothing kept
             report = ingest(con, [], window=window, discovered=[(Path(p), explicit) for p, explicit in files],
-                            exactly=kept_store is not None)
+                            exactly=kept_store is not None, keep_totals=False)
         export(db, Path(staging) / f"shard-{shard}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

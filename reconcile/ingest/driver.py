@@ -49,7 +49,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
            progress: ProgressHook | None = None, window: tuple[date, date] | None = None,
            discovered: list[tuple[Path, bool]] | None = None, hold_unfinished: float | None = None,
            abandoned_after: float = ABANDONED_AFTER_SECONDS, now: datetime | None = None,
-           exactly: bool = False) -> IngestReport:
+           exactly: bool = False, keep_totals: bool = True) -> IngestReport:
     """Load every recognised file under ``paths``; unchanged files are left as they are.
 
     ``window`` is the ``[earliest, latest)`` a recorded timestamp must fall in (``ranges``).
@@ -60,7 +60,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     mid-line: ``reconcile watch`` loads it when the line is whole). Last, every run with no end record is
     running or ``abandoned`` as of now (``abandoned_after``: seconds of silence for a run without a wall-clock
     budget; ``store.status``) as of ``now`` (the clock's; ``reconcile watch`` passes its own): time passes for
-    unchanged files too.
+    unchanged files too. ``keep_totals``: the kept run totals are brought up to date at the end (``store.kept_totals``).
     """
     forced = _forced_format(format)
     durability.begin(con, "the ingest")  # what an earlier process left in the log is written (or we stop here)
@@ -96,7 +96,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         before = durability.mark(con)
         resolve_prices(con, refresh=False)  # new models or days: price them once, here, not in every query
         durability.save(con, "the prices of the models just loaded", before)
-    kept_totals.refresh(con)  # the runs loaded, reloaded or forgotten: their priced totals kept
+    if keep_totals:  # (a distributed ingest's shard keeps none: it is exported, not read)
+        kept_totals.refresh(con)  # the runs loaded, reloaded or forgotten: their priced totals kept
     return report
 
 

@@ -58,7 +58,7 @@ DUCKDB_MAGIC = b"DUCK"  # at byte 8 of every DuckDB database file
 
 
 def connect(path: str | Path | None = None, read_only: bool = False, create: bool = True,
-            wait: float | None = None) -> duckdb.DuckDBPyConnection:
+            wait: float | None = None, keep_totals: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the store at ``path``, upgrading it as needed; ``":memory:"`` works too.
 
     Only a read-write open with ``create`` makes a new store (``ingest`` and ``morning``): every
@@ -68,6 +68,8 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     what it is and what to do. A read-only open first upgrades the file through a short
     read-write open, so read-only commands work on a store written by an older version.
     ``wait``: how long to wait for a store another process holds (default ``lock_timeout()``).
+    ``keep_totals``: bring the kept run totals up to date (``kept_totals``); off for a store nobody reads them
+    from (a distributed ingest's shard, which is exported and merged).
     """
     target = str(path if path is not None else default_db_path())
     memory = target == ":memory:"
@@ -85,8 +87,9 @@ def connect(path: str | Path | None = None, read_only: bool = False, create: boo
     if not read_only or memory:
         if apply_migrations(con) or not views_current(con):  # (re-creating them costs a command 0.15 s)
             create_views(con)
-        kept_totals.refresh(con)  # what an earlier writer left stale (a killed ingest, a new day's undated calls)
-    else:
+        if keep_totals:
+            kept_totals.refresh(con)  # what an earlier writer left stale (a killed ingest, a new day's undated calls)
+    elif keep_totals:
         kept_totals.cover(con)  # the same, for this reader only
     return con
 

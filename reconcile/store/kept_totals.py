@@ -26,7 +26,7 @@ from __future__ import annotations
 import duckdb
 
 from reconcile import durability
-from reconcile.store.views import KEPT, KEPT_KEYS, create_views, view_query
+from reconcile.store.views import KEPT, KEPT_KEYS, STEP_ROWS, create_views, view_query
 
 # what the kept rows of a run are computed from: the tables step_view reads that hold a run_id
 _SOURCES = ("steps", "runs", "tool_calls")
@@ -81,10 +81,13 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
     # above half the runs, copying them costs more than filtering the definitions' rows afterwards
     shadowed = [name for name in _SOURCES if not _temp_exists(con, name)] if 2 * stale < runs else []
+    frozen = not _temp_exists(con, "step_view")  # (a command's frozen_views has priced them all already)
     try:
         for name in shadowed:
             con.execute(f"create temp table {name} as select * from main.{name} "
                         "where run_id in (select run_id from _stale_runs)")
+        if frozen:  # priced once for both definitions, not once each
+            con.execute(f"create temp table step_view as {STEP_ROWS}")
         for name in KEPT:
             con.execute(f"create or replace temp table _fresh_{name} as select * from ({view_query(name)}) "
                         "where run_id in (select run_id from _stale_runs)")
@@ -103,6 +106,8 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
                    null::bigint as revision
             from now_keys c left join undated u using (run_id) where c.run_id in (select run_id from _stale_runs)""")
     finally:
+        if frozen:
+            con.execute("drop table if exists temp.step_view")
         for name in shadowed:
             con.execute(f"drop table if exists temp.{name}")
 
