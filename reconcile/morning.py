@@ -44,6 +44,7 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
     check_folder_target(out)
     with store.connect(db) as con:
         ingested = ingest(con, [folder, *usage], window=config.window if config is not None else None,
+                          keep_totals=False,  # kept below, from the steps priced once for the whole morning
                           **({"abandoned_after": config.abandoned_after} if config is not None else {}))
         engine = DuckDBEngine(con)  # the store just written, judged and reported in the same connection
         if not engine.value("select count(*) from runs"):
@@ -51,7 +52,7 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
             raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
-        with store.frozen_views(engine):  # the checks and both reports read the night priced once
+        with store.frozen_views(engine, refresh=True):  # the checks and both reports read the night priced once
             judged = judge_night(engine, checks_to_run, config, zone, scope, record=True, night=night)
             checks = judged[1]
             make_folder(out)

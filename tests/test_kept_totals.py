@@ -197,3 +197,21 @@ def test_budgets_from_kept_peaks_equal_the_walk_of_every_run(tmp_path, monkeypat
         kept, walked = both(reader)
         assert kept == walked
         assert reader.execute("select count(*) from temp.fence_peaks").fetchall()[0][0] > 0
+
+
+def test_the_morning_keeps_the_totals_from_the_steps_it_priced_once(tmp_path):
+    """``reconcile morning`` loads without keeping totals and keeps them from the steps its reports price: the
+    kept rows are their definitions' after it, for a night added too."""
+    from reconcile.morning import morning
+
+    night = tmp_path / "night"
+    night.mkdir()
+    journals = sorted(SAMPLE_RUNS.glob("*/*.jsonl"))
+    db = tmp_path / "kept.duckdb"
+    for journal in journals:
+        shutil.copy(journal, night)
+        morning(db, night, [], tmp_path / "out")
+        with store.connect(db, read_only=True, keep_totals=False) as con:
+            assert _differences(con) == dict.fromkeys(KEPT, 0)
+            assert con.execute("select count(*) from kept_run_keys").fetchall() == \
+                con.execute("select count(*) from runs").fetchall()

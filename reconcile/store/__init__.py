@@ -212,12 +212,14 @@ def freeze_query(name: str) -> str:
 
 
 @contextmanager
-def frozen_views(engine: Engine, steps: bool = True) -> Iterator[None]:
+def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> Iterator[None]:
     """Within the block, the priced views are computed once, not once a query.
 
     Without ``steps`` only the runs' views are (``run_view``, ``run_costs``: read from the kept totals in a
     store), for a reader that asks nothing of ``step_view``: pricing every step of the history would cost more
-    than all its questions.
+    than all its questions. With ``refresh`` (a command that has just loaded runs without keeping their totals:
+    the morning) the kept run totals are brought up to date from the steps frozen here, before the runs' views
+    are frozen over them: the steps are priced once for both.
 
     ``step_view`` prices every step by joining the price tables; a report or the checks ask it
     dozens of questions. Each view is materialised as a temporary table of the same name, which
@@ -234,6 +236,8 @@ def frozen_views(engine: Engine, steps: bool = True) -> Iterator[None]:
         "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
         [list(FROZEN_VIEWS)])}
     if present:
+        if refresh:
+            kept_totals.refresh(engine.connection)
         yield
         return
     made = []
@@ -241,6 +245,8 @@ def frozen_views(engine: Engine, steps: bool = True) -> Iterator[None]:
         for name in FROZEN_VIEWS if steps else FROZEN_VIEWS[1:]:
             engine.run(f"create temp table {name} as {freeze_query(name)}")
             made.append(name)
+            if name == "step_view" and refresh:
+                kept_totals.refresh(engine.connection)  # reads the steps just frozen
         yield
     finally:
         for name in reversed(made):

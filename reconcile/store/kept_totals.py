@@ -80,8 +80,8 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
     """
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
     # above half the runs, copying them costs more than filtering the definitions' rows afterwards
-    shadowed = [name for name in _SOURCES if not _temp_exists(con, name)] if 2 * stale < runs else []
     frozen = not _temp_exists(con, "step_view")  # (a command's frozen_views has priced them all already)
+    shadowed = [name for name in _SOURCES if not _temp_exists(con, name)] if frozen and 2 * stale < runs else []
     try:
         for name in shadowed:
             con.execute(f"create temp table {name} as select * from main.{name} "
