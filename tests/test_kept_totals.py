@@ -199,6 +199,7 @@ def test_budgets_from_kept_peaks_equal_the_walk_of_every_run(tmp_path, monkeypat
         assert reader.execute("select count(*) from temp.fence_peaks").fetchall()[0][0] > 0
 
 
+@pytest.mark.slow  # three mornings: CI runs it (pytest -m slow)
 def test_the_morning_keeps_the_totals_from_the_steps_it_priced_once(tmp_path):
     """``reconcile morning`` loads without keeping totals and keeps them from the steps its reports price: the
     kept rows are their definitions' after it, for a night added too."""
