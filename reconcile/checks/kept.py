@@ -33,7 +33,8 @@ from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
 
 _NOT_SHADOWED = ("findings", "check_runs", "kept_judgements", "kept_findings",  # what the checks write, not read
-                 "kept_run_keys", "kept_run_prices")  # the kept totals' keys: no check reads them
+                 "kept_run_keys", "kept_run_prices", "run_loads",  # the kept totals' keys: no check reads them
+                 "signal_minutes", "kept_signal_runs", "fence_peaks")  # kept for the signals and budgets
 
 
 def usable(engine: Engine) -> bool:
