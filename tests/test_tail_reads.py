@@ -241,10 +241,12 @@ def play(fmt: str, seed: int, steps: int, kills: int, tmp_path: Path) -> tuple[P
     return built, fresh, statuses
 
 
-# the formats read by their tail, in the default suite (a night that reads some files by their tail); every
-# format, longer, with SIGKILLs, under -m slow
-@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1), ("codex_turns", 5), ("gemini_cli_jsonl", 4),
-                                      ("otel", 3)])
+# a night that reads some files by their tail: a native journal and a Claude Code session in the default suite, the
+# other formats read by their tail under -m slow (the README's command stays under five minutes), and every format,
+# longer, with SIGKILLs, under -m slow below
+@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1),
+                                      *(pytest.param(fmt, seed, marks=pytest.mark.slow)
+                                        for fmt, seed in (("codex_turns", 5), ("gemini_cli_jsonl", 4), ("otel", 3)))])
 def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, seed, tmp_path):
     built, fresh, statuses = play(fmt, seed=seed, steps=8, kills=0, tmp_path=tmp_path)
     assert "grown" in statuses  # some loads were tail reads

@@ -47,6 +47,18 @@ def present(con: duckdb.DuckDBPyConnection) -> bool:
                        "and table_name in (select unnest(?))", [names]).fetchall()[0][0] == len(names)
 
 
+def _all_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether every kept row is current, in one statement (the common case of an open: nothing to do)."""
+    return not con.execute(f"""select exists (
+            with now_keys as ({_CONTENT})
+            select 1 from now_keys c left join main.kept_run_keys k using (run_id)
+            where k.run_id is null or c.content_key is null or k.content_key is distinct from c.content_key
+               or k.priced_on is not null and k.priced_on <> current_date)
+        or exists (select 1 from main.kept_run_keys k anti join runs r using (run_id))
+        or exists (select * from ({_PRICES_NOW}) except select * from main.kept_price_rows)
+        or exists (select * from main.kept_price_rows except select * from ({_PRICES_NOW}))""").fetchall()[0][0]
+
+
 def _find_stale(con: duckdb.DuckDBPyConnection) -> int:
     """``_stale_runs``: the runs whose kept rows may not be their definitions' rows now; returns how many."""
     con.execute(f"create or replace temp table _prices_now as {_PRICES_NOW}")
@@ -123,6 +135,8 @@ def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False) -> int:
     if not present(con):
         return 0
     drop_cover(con)
+    if not everything and _all_current(con):
+        return 0
     if everything:
         con.execute("create or replace temp table _prices_now as " + _PRICES_NOW)
         con.execute("create or replace temp table _stale_runs as select run_id from runs")
@@ -168,6 +182,8 @@ def cover(con: duckdb.DuckDBPyConnection) -> int:
     if not present(con):
         return 0
     drop_cover(con)
+    if _all_current(con):
+        return 0
     stale = _find_stale(con)
     if not stale:
         return 0
