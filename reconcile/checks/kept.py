@@ -28,7 +28,7 @@ from pathlib import Path
 
 
 from reconcile.sql_text import identifier, string_literal
-from reconcile.store import FROZEN_VIEWS, freeze_query
+from reconcile.store import FROZEN_VIEWS, freeze_query, kept_totals
 from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
 
@@ -107,17 +107,12 @@ def prepare(engine: Engine, checks, config) -> None:
                k.tree_key || case when u.root_run_id is not null then '@' || now()::date::varchar else '' end as run_key
         from roots t join trees k using (root_run_id) left join undated u using (root_run_id)""".format(
             # a run with a step of no time at all: kept with its totals where they are (a store), else from the steps
-            undated="(select run_id from kept_run_keys where priced_on is not null)" if _has_kept_keys(engine) else
+            undated="(select run_id from kept_run_keys where priced_on is not null)" if kept_totals.kept_in(engine) else
                     "(select distinct s.run_id from steps s join runs r using (run_id) "
                     "where coalesce(s.started_at, r.started_at) is null)")
     )
     engine.run("create or replace temp table _run_keys_state as select ? as state", [state])
     _todo(engine, keys)
-
-
-def _has_kept_keys(engine: Engine) -> bool:
-    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
-                       "and table_name = 'kept_run_keys'")[0][0] == 1
 
 
 def _todo(engine: Engine, keys: dict[str, str]) -> None:

@@ -55,10 +55,7 @@ def not_kept(engine: Engine, signal: Signal) -> str | None:
 
 def usable(engine: Engine) -> bool:
     """Whether ``engine`` reads a store that keeps run totals (DuckDB, a store rather than an export)."""
-    if not engine.capabilities.transactions:
-        return False
-    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
-                       "and table_name = 'kept_run_keys'")[0][0] == 1
+    return kept_totals.kept_in(engine)
 
 
 def kept_digests(engine: Engine, signals: list[Signal]) -> dict[str, str]:
@@ -75,7 +72,7 @@ def prepare(engine: Engine, signals: list[Signal]) -> dict[str, str]:
     kept = kept_digests(engine, signals)
     if not kept:
         return {}
-    writable = engine.rows("select current_setting('access_mode')")[0][0].lower() != "read_only"
+    writable = kept_totals.writable(engine)
     present = engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary and "
                           "table_name in (select unnest(?))", [list(TABLES)])[0][0] == len(TABLES)
     if writable and not present:

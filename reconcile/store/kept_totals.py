@@ -26,6 +26,7 @@ from __future__ import annotations
 import duckdb
 
 from reconcile import durability
+from reconcile.engine import Engine
 from reconcile.store.views import KEPT, KEPT_KEYS, STEP_ROWS, create_views, view_query
 
 # what the kept rows of a run are computed from: the tables step_view reads that hold a run_id
@@ -38,6 +39,20 @@ _CONTENT = """select r.run_id, coalesce('load:' || l.load, 'file:' || r.source_f
 # a reader's runs whose kept rows ``cover`` computed afresh (their kept revision is not what their rows are now)
 COVERED = "_covered_runs"
 _PRICES_NOW = "select provider, model, day, md5(mp::varchar) as digest from model_prices mp"
+
+
+def kept_in(engine: Engine) -> bool:
+    """Whether ``engine`` reads a store that keeps run totals (and so what is kept on their keys: a signal's sums, a
+    run's fence peaks); an export read back or Spark keeps nothing."""
+    if not engine.capabilities.transactions:
+        return False
+    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
+                       "and table_name = 'kept_run_keys'")[0][0] == 1
+
+
+def writable(engine: Engine) -> bool:
+    """Whether ``engine``'s store may be written (else what is kept is computed into temporary tables)."""
+    return engine.rows("select current_setting('access_mode')")[0][0].lower() != "read_only"
 
 
 def present(con: duckdb.DuckDBPyConnection) -> bool:

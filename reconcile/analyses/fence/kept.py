@@ -17,20 +17,18 @@ import hashlib
 
 from reconcile.analyses import fence
 from reconcile.engine import Engine
+from reconcile.store import kept_totals
 from reconcile.store.fences import rules_sql
 
 def usable(engine: Engine) -> bool:
-    if not engine.capabilities.transactions:
-        return False
-    return engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
-                       "and table_name = 'kept_run_keys'")[0][0] == 1
+    return kept_totals.kept_in(engine)
 
 
 def peaks_relation(engine: Engine) -> str:
     """The peaks of every run, each its own budget, up to date: the name of a relation with ``peaks``' columns
     (``budget_key`` the run). Needs ``run_settings``. Walks only the runs whose key changed."""
     rules = hashlib.sha256((rules_sql() + fence._sql("ledger")).encode()).hexdigest()[:16]
-    writable = engine.rows("select current_setting('access_mode')")[0][0].lower() != "read_only"
+    writable = kept_totals.writable(engine)
     present = engine.rows("select count(*) from duckdb_tables() where schema_name = 'main' and not temporary "
                           "and table_name = 'fence_peaks'")[0][0] == 1
     engine.run("drop table if exists temp.fence_peaks")
