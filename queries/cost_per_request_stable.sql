@@ -3,12 +3,10 @@
 -- severity: warn
 -- remedy: find what made each request dearer: a longer prompt or catalogue, a lost cache (hit rate), a model or price change; reconcile cost --by day and reconcile reprice tell prices apart from usage
 -- needs: usage
-with weekly as (
-    select s.agent, coalesce(s.task_class, '(none)') as task_class,
-           date_trunc('week', coalesce(s.started_at, r.started_at)) as week,
-           avg(s.cost_micros) as per_request, count(*) as requests
-    from step_view s join runs r using (run_id)
-    where s.kind = 'model' and s.cost_micros is not null
+with weekly as (  -- added up from each run's priced requests by the hour they started in (an hour lies within a week)
+    select agent, coalesce(task_class, '(none)') as task_class, date_trunc('week', hour) as week,
+           sum(cost_micros) / sum(requests) as per_request, sum(requests)::bigint as requests
+    from request_cost_hours
     group by all
 ),
 compared as (

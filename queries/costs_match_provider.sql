@@ -9,15 +9,16 @@ with billed as (
            sum(amount_usd) as billed_usd
     from billed_costs
     where coalesce(cost_type, 'tokens') = 'tokens'
-      and provider in (select provider from journal_usage)  -- no journal of the provider at all: nothing to match
+      and provider in (select provider from journal_usage_minutes)  -- no journal of the provider at all: nothing to match
     group by all
 ),
 -- the journals' calls priced by the one rule: exact where every call is, else between a floor (what is unknown counts
--- for nothing) and a ceiling (NULL where a call is unpriced or lacks a count): a bill outside them is a finding
+-- for nothing) and a ceiling (NULL where a call is unpriced or lacks a count): a bill outside them is a finding.
+-- Added up from each run's calls by the minute they answered in (a minute lies within one day).
 priced as (
-    select j.provider, j.responded_at::date as day, j.model, sum(s.cost_low_unrounded) as low_micros,
-           sum(s.cost_high_unrounded) as high_micros, count(*) filter (where s.cost_high_unrounded is null) as unbounded
-    from journal_usage j join step_view s using (run_id, idx)
+    select provider, minute::date as day, model, sum(cost_low_unrounded) as low_micros,
+           sum(cost_high_unrounded) as high_micros, sum(unbounded_calls) as unbounded
+    from journal_usage_minutes
     group by all
 ),
 compared as (

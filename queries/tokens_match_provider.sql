@@ -15,7 +15,7 @@ select case when array_length(runs) = 1 then runs[1] end as run_id, null as step
               coalesce(format('${:.4f}', phantom_micros / 1e6), 'unknown $')) as detail,
        bucket_start as at
 from usage_reconciliation
-where provider in (select provider from journal_usage)  -- no journal of the provider at all: nothing to match
+where provider in (select provider from journal_usage_minutes)  -- no journal of the provider at all: nothing to match
   and (unexplained_input_uncached + unexplained_cache_read + unexplained_cache_write_5m + unexplained_cache_write_1h
         + unexplained_output_tokens > getvariable('usage_tolerance_tokens')::bigint
    or phantom_input_uncached + phantom_cache_read + phantom_cache_write_5m + phantom_cache_write_1h

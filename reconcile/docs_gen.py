@@ -21,6 +21,9 @@ RELATIONS = {
     "ledger_view": "One row a run: its harness ledger beside what the steps it covers add up to — the run's own, or, "
                    "for the root of an agent tree whose budget the tree shares (`limits.scope = tree`), every run of the "
                    "tree's — with the wrap-up turns apart, since a harness may charge them or not.",
+    "wrap_up_turns": "One row a step right after a `wrap_up` event that asks for no tool (`run_id`, `idx`): the "
+                     "designed graceful stop. A model call among them is `step_view.is_wrap_up`; a loop detector's "
+                     "replay does not count it among the calls after it fired.",
     "open_calls": "One row a tool call with no result: `in_flight` when the run is still `running` and no model step "
                   "follows the call (the harness is mid-call); otherwise (the run ended, went on, or is `abandoned`) its "
                   "result is lost.",
@@ -47,7 +50,15 @@ RELATIONS = {
     "run_model_totals": "One row a run, the model its steps were priced as and, for a run with no start of its own, "
                         "each step's start: the same rolled up for a cost report's groups (a run that switched models "
                         "counts under each, `credited` where its answer came from). Kept like `run_totals`.",
-    "kept_run_keys": "One row a run: what its kept rows (`run_totals`, `run_model_totals`) were written from -- "
+    "request_cost_hours": "One row a run and UTC hour with priced model requests (a step with no time of its own at "
+                          "the run's start): how many, and their exact cost. What the week-over-week cost per request "
+                          "adds up. Kept like `run_totals`.",
+    "journal_usage_minutes": "One row a run, provider, model and UTC minute its journalled calls answered in: the "
+                             "calls (and those with a bucket left out), each token bucket, their priced cost's floor "
+                             "and ceiling unrounded and the calls with no ceiling. What the match with the providers' "
+                             "usage and bills adds up (docs/usage.md). Kept like `run_totals`.",
+    "kept_run_keys": "One row a run: what its kept rows (`run_totals`, `run_model_totals`, `request_cost_hours`, "
+                     "`journal_usage_minutes`) were written from -- "
                      "`content_key` (its latest landing, `load:N`, else its file and digest), `priced_on` (the day its "
                      "calls of no time were priced at, NULL when every call has a time), `revision` (a number the "
                      "writing takes: a signal's kept sums and a run's kept peaks name it).",
@@ -163,10 +174,12 @@ KEPT_TABLES = [
     "## Kept tables", "",
     "Derived from the runs' rows and kept so that a command reads runs, not steps. Each is written again for a run "
     "when its key changes, and `reconcile rebuild` writes the totals from scratch. In an export read back "
-    "(`--from-parquet`) and on Spark, `run_totals` and `run_model_totals` are views over `step_view`, and the others "
+    "(`--from-parquet`) and on Spark, `run_totals`, `run_model_totals`, `request_cost_hours` and "
+    "`journal_usage_minutes` are views over `step_view`, and the others "
     "are not kept.", "",
     "| kept | one row | keyed by |", "|---|---|---|",
-    "| `run_totals`, `run_model_totals` | a run (by model) | `kept_run_keys`: the run's latest landing (`run_loads`), "
+    "| `run_totals`, `run_model_totals`, `request_cost_hours`, `journal_usage_minutes` | a run (by model; by hour; by "
+    "provider, model and minute) | `kept_run_keys`: the run's latest landing (`run_loads`), "
     "the day an undated call was priced at; `kept_run_prices` against `kept_price_rows`: the prices its calls read |",
     "| `signal_minutes`, `kept_signal_runs` (kept by the morning and the watch; a read-only reading computes what is missing) | a signal, run, key and minute: count and sum "
     "| the signal's SQL digest and the run's `revision` (docs/signals.md) |",

@@ -52,7 +52,9 @@ def morning(db: Path, folder: Path, usage: list[Path], out: Path, config=None,
             raise NoRuns(f"no runs in {folder} or in the store {db}: {totals['files']} file(s) of a known format "
                          f"({totals['loaded']} line(s) loaded), {totals['passed_over']} passed over as no format "
                          "reconcile reads. Point reconcile morning at the night's journals or transcripts.")
-        with store.frozen_views(engine, refresh=True):  # the checks and both reports read the night priced once
+        # the night's runs priced once into the kept totals, and the runs' views frozen over them: the checks price
+        # the trees they judge afresh (the night's), the checks of the whole store and both reports read kept sums
+        with store.frozen_views(engine, steps=False, refresh=True):
             judged = judge_night(engine, checks_to_run, config, zone, scope, record=True, night=night)
             checks = judged[1]
             make_folder(out)

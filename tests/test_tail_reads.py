@@ -90,7 +90,7 @@ def source_lines(fmt: str) -> list[bytes]:
 # and the runs' kept totals (issue 60), which every ingest keeps equal to their definitions.
 TABLES = {
     "runs": "*", "steps": "*", "tool_calls": "*", "run_tools": "*", "ingest_deferrals": "*",
-    "run_totals": "*", "run_model_totals": "*",
+    "run_totals": "*", "run_model_totals": "*", "request_cost_hours": "*", "journal_usage_minutes": "*",
     "rejects": "* exclude (ingested_at)",
     "ingested_files": "* exclude (ingested_at, sha256, mtime_ns)",
 }

@@ -161,10 +161,7 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     create_run_settings(engine, config)
     walked = any("fence_as_run" in check.sql for check in checks)
     firings = any("loop_firings" in check.sql for check in checks)
-    if firings:
-        create_loop_firings(engine)
     _scope_table(engine, scope)
-    _judgement_table(engine, firings)
     enabled, disabled = [], []
     for check in checks:
         policy = config.policy(check.name)
@@ -178,6 +175,11 @@ def run_checks(engine: Engine, checks: list[Check], scope: Scope | None = None,
     if per_run:
         kept.prepare(engine, per_run, config)
     judged = kept.to_judge(engine) if per_run else "all"  # of the runs: "all", "part" or "none" to judge afresh
+    if firings:  # each detector replayed over the runs in scope (what each is judged on) and the trees judged afresh
+        create_loop_firings(engine, "run_settings" if judged == "all" else
+                            "(select * from run_settings where run_id in (select run_id from _scope) "
+                            "or run_id in (select run_id from _universe))")
+    _judgement_table(engine, firings)
     fresh = []  # (check, run, step, detail) reached now, to keep
     # Each check reads the priced steps: price them once for all (frozen_views) when every run is judged.
     # When only some are, the few checks that judge the store read the views live, and the rest read them
@@ -310,7 +312,7 @@ def _unjudged_runs(check: Check, config) -> str:
 # Provider rows with no journal of that provider in the store: there is nothing to match them with.
 _UNJUDGED_BUCKETS = """select provider, count(*) as n from (select provider from provider_usage union all
                                                         select provider from billed_costs) as p
-    where p.provider is not null and not exists (select 1 from journal_usage j where j.provider = p.provider)
+    where p.provider is not null and not exists (select 1 from journal_usage_minutes j where j.provider = p.provider)
     group by provider"""
 
 

@@ -120,9 +120,10 @@ fired as (
     union all select * from anywhere_fired
     union all select * from window_fired
 ),
-later as (  -- the model calls after the detector fired, a wrap-up turn apart
+later as (  -- the model calls after the detector fired, a wrap-up turn apart (step_view's is_wrap_up: no price needed)
     select f.run_id, count(*) as later_calls, min(m.idx) as next_call
-    from fired f join step_view m on m.run_id = f.run_id and m.kind = 'model' and m.idx > f.fired_at and not m.is_wrap_up
+    from fired f join steps m on m.run_id = f.run_id and m.kind = 'model' and m.idx > f.fired_at
+    where not exists (select 1 from wrap_up_turns w where w.run_id = m.run_id and w.idx = m.idx)
     group by f.run_id
 ),
 evidence as (

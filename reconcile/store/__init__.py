@@ -216,10 +216,11 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
     """Within the block, the priced views are computed once, not once a query.
 
     Without ``steps`` only the runs' views are (``run_view``, ``run_costs``: read from the kept totals in a
-    store), for a reader that asks nothing of ``step_view``: pricing every step of the history would cost more
-    than all its questions. With ``refresh`` (a command that has just loaded runs without keeping their totals:
-    the morning) the kept run totals are brought up to date from the steps frozen here, before the runs' views
-    are frozen over them: the steps are priced once for both.
+    store), for a reader that asks nothing of ``step_view`` of the whole store: pricing every step of the history
+    would cost more than all its questions. With ``refresh`` (a command that has just loaded runs without keeping
+    their totals: the morning) the kept run totals are brought up to date first — from the steps frozen here, so
+    that they are priced once for both, or without ``steps`` over the stale runs' steps alone — and the runs'
+    views are frozen over them.
 
     ``step_view`` prices every step by joining the price tables; a report or the checks ask it
     dozens of questions. Each view is materialised as a temporary table of the same name, which
@@ -241,6 +242,8 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
         yield
         return
     made = []
+    if refresh and not steps:
+        kept_totals.refresh(engine.connection)  # the stale runs alone priced, over their own steps
     try:
         for name in FROZEN_VIEWS if steps else FROZEN_VIEWS[1:]:
             engine.run(f"create temp table {name} as {freeze_query(name)}")

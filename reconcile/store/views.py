@@ -16,11 +16,12 @@ import duckdb
 from reconcile.store.status import MACROS, install_status_macro, macro_sql
 
 # in dependency order: each reads only those before it (and the tables)
-VIEW_NAMES = ("step_view", "run_totals", "run_model_totals", "run_roots", "run_view", "ledger_view", "run_costs", "chosen_costs", "open_calls",
-              "journal_usage", "provider_usage", "usage_reconciliation", "run_facts")
+VIEW_NAMES = ("wrap_up_turns", "step_view", "run_totals", "run_model_totals", "request_cost_hours", "run_roots", "run_view", "ledger_view",
+              "run_costs", "chosen_costs", "open_calls", "journal_usage", "journal_usage_minutes", "provider_usage",
+              "usage_reconciliation", "run_facts")
 # Queries over step_view whose rows a store keeps as tables of the same names (store/kept_totals.py): everywhere
 # else (an export read back, Spark) they are views like the others.
-KEPT = ("run_totals", "run_model_totals")
+KEPT = ("run_totals", "run_model_totals", "request_cost_hours", "journal_usage_minutes")
 # Bumped when the way the kept rows are keyed changes: a store's kept tables are then written again.
 KEPT_VERSION = "2"
 # the tables the kept rows' keys live in (store/kept_totals.py says what each holds)

@@ -7,13 +7,7 @@
 -- reads first, then cache writes, then uncached input; its tax is those tokens at those prices.
 -- These rows come in no order: a freeze materialises them as they are (sorting 50-odd columns of every step
 -- costs more than pricing them: 23 s against 14 s at 9 M steps). step_view is the same rows in step order.
-with wrap_up_turns as (
-    -- the turn after a wrap_up event that asks for no tool: found among the few wrap_up events (an anti
-    -- join there), not by a subquery per step
-    select e.run_id, e.idx + 1 as idx from steps e where e.kind = 'event' and e.event = 'wrap_up'
-    and not exists (select 1 from tool_calls q where q.run_id = e.run_id and q.step_idx = e.idx + 1)
-),
-joined as (
+with joined as (  -- a model call among wrap_up_turns is the designed graceful stop
     select s.*, r.agent, r.task_class, r.status as run_status, r.catalogue_tokens as run_catalogue_tokens,
            coalesce(s.provider, r.provider) as price_provider, coalesce(s.model, r.model) as price_model,
            w.idx is not null as after_wrap_up,

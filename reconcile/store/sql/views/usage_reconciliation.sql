@@ -1,9 +1,26 @@
 -- usage_reconciliation: the journals and the providers' usage rows side by side, row by row, with what the
 -- journals explain, what they leave unexplained and what they carry that nobody billed ("phantom") — in
 -- tokens and, at the model's base prices, in micro-dollars. docs/usage.md says how the match is made.
-with matched as (
+with aligned as (  -- every provider window starts and ends on a whole minute (windows of a minute, an hour, a day)
+    select coalesce(bool_and(bucket_start = date_trunc('minute', bucket_start)
+                             and bucket_end = date_trunc('minute', bucket_end)), true) as whole_minutes
+    from provider_usage
+),
+calls as (  -- the journals' calls: each run's by the minute they answered in where every window allows, else one by one
+    select provider, run_id, null::integer as idx, model, api_key_id, workspace_id, project_id, minute as responded_at,
+           calls, calls_unknown, input_uncached, cache_read, cache_write_5m, cache_write_1h, output_tokens
+    from journal_usage_minutes
+    where (select whole_minutes from aligned)
+    union all
+    select provider, run_id, idx, model, api_key_id, workspace_id, project_id, responded_at,
+           1, case when buckets_unknown then 1 else 0 end, input_uncached, cache_read, cache_write_5m, cache_write_1h,
+           output_tokens
+    from journal_usage
+    where not (select whole_minutes from aligned)
+),
+matched as (
     select u.usage_row, j.*
-    from provider_usage u join journal_usage j
+    from provider_usage u join calls j
       on j.provider = u.provider and j.responded_at >= u.bucket_start and j.responded_at < u.bucket_end
      and (u.model is null or (u.model = j.model or starts_with(u.model, j.model || '-')
                               or starts_with(j.model, u.model || '-')))
@@ -11,9 +28,15 @@ with matched as (
      and (u.workspace_id is null or u.workspace_id = j.workspace_id)
      and (u.project_id is null or u.project_id = j.project_id)
 ),
+row_models as (select usage_row, model, sum(calls) as n from matched where model is not null group by all),
+row_model as (  -- the model most of a row's journal calls name (the first by name among equals)
+    select usage_row, min(model) as journal_model
+    from (select *, max(n) over (partition by usage_row) as top from row_models) as counted
+    where n = top group by usage_row
+),
 per_row as (
-    select usage_row, count(*) as journal_calls, mode(model) as journal_model,
-           count(*) filter (where buckets_unknown) as journal_calls_unknown,
+    select usage_row, sum(calls)::bigint as journal_calls, any_value(journal_model) as journal_model,
+           sum(calls_unknown)::bigint as journal_calls_unknown,
            sum(input_uncached)::bigint as journal_input_uncached,
            sum(cache_read)::bigint as journal_cache_read,
            sum(cache_write_5m)::bigint as journal_cache_write_5m,
@@ -21,12 +44,12 @@ per_row as (
            sum(output_tokens)::bigint as journal_output_tokens,
            list({'run_id': run_id,
                  'tokens': input_uncached + cache_read + cache_write_5m + cache_write_1h + output_tokens}) as run_tokens
-    from matched group by usage_row
+    from matched left join row_model using (usage_row) group by usage_row
 ),
 windows as (select distinct provider, bucket_start, bucket_end from provider_usage),
 unmatched as (  -- journal calls inside a window the provider reported on, that no provider row accounts for
     select w.provider, w.bucket_start, w.bucket_end, j.model, j.api_key_id, j.workspace_id, j.project_id,
-           count(*) as journal_calls, count(*) filter (where j.buckets_unknown) as journal_calls_unknown,
+           sum(j.calls)::bigint as journal_calls, sum(j.calls_unknown)::bigint as journal_calls_unknown,
            sum(j.input_uncached)::bigint as journal_input_uncached,
            sum(j.cache_read)::bigint as journal_cache_read,
            sum(j.cache_write_5m)::bigint as journal_cache_write_5m,
@@ -36,9 +59,11 @@ unmatched as (  -- journal calls inside a window the provider reported on, that 
            list({'run_id': j.run_id,
                  'tokens': j.input_uncached + j.cache_read + j.cache_write_5m + j.cache_write_1h + j.output_tokens})
                as run_tokens
-    from journal_usage j join windows w
+    from calls j join windows w
       on j.provider = w.provider and j.responded_at >= w.bucket_start and j.responded_at < w.bucket_end
-    where not exists (select 1 from matched m where m.run_id = j.run_id and m.idx = j.idx)
+    where not exists (select 1 from matched m where m.run_id = j.run_id and m.responded_at = j.responded_at
+                          and m.provider = j.provider and m.model is not distinct from j.model
+                          and m.idx is not distinct from j.idx)
     group by all
 ),
 side_by_side as (
