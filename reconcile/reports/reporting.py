@@ -249,9 +249,12 @@ def morning_context(engine: Engine, checks: CheckReport, config=None, zone: str 
                                                             from run_view v join run_costs c using (run_id)
                                                             where v.run_id in (select unnest(?))""", [run_ids])}
     steps = {}
-    for row in engine.records("""select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros,
-                                       cost_low_micros, cost_high_micros, ms, error
-                                from step_view where run_id in (select unnest(?)) order by run_id, idx""", [run_ids]):
+    with store.priced_runs(engine, "select unnest(?) as run_id", [run_ids]):  # the findings' runs priced, not every step of the history
+        found_steps = engine.records("""select run_id, idx, kind, what, input_tokens, output_tokens, cost_micros,
+                                               cost_low_micros, cost_high_micros, ms, error
+                                        from step_view where run_id in (select unnest(?)) order by run_id, idx""",
+                                     [run_ids])
+    for row in found_steps:
         steps.setdefault(row["run_id"], []).append(row)
     # night with night, as the glance compares them; nothing after the report's night
     rates = stop_reason_rates(engine, "agent", Window(until=night_bounds(night, zone)[1] if night else None),

@@ -252,11 +252,51 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
                 kept_totals.refresh(engine.connection)  # reads the steps just frozen
         yield
     finally:
-        for name in reversed(made):
-            try:
-                engine.run(f"drop table if exists temp.{name}")
-            except duckdb.Error:
-                pass  # the connection failed: its temp tables go with it
+        _drop_made(engine, made)
+
+
+def _drop_made(engine: Engine, made: list[str]) -> None:
+    """Drop the temporary tables a block made, the last made first."""
+    for name in reversed(made):
+        try:
+            engine.run(f"drop table if exists temp.{name}")
+        except duckdb.Error:
+            pass  # the connection failed: its temp tables go with it
+
+
+# the tables holding a run_id that step_view reads: a few runs' steps are priced over copies of them cut down
+STEP_SOURCES = ("steps", "runs", "tool_calls")
+
+
+@contextmanager
+def priced_runs(engine: Engine, runs: str, params: list | dict | None = None) -> Iterator[None]:
+    """Within the block ``step_view`` holds the steps of the runs the query ``runs`` selects (a ``run_id`` column;
+    with ``params``) alone, priced once: a reader of a few runs' steps (a report's findings, a night's replay) pays
+    for those, not for every step of the history, which DuckDB would price to filter the view's rows afterwards. Read nothing else inside: ``steps``, ``runs`` and ``tool_calls`` hold those
+    runs alone too. A no-op where the steps are frozen already (an enclosing ``frozen_views``), where a temporary
+    table cannot hide a view (Spark), and for most of the store (copying it would cost more than reading it)."""
+    if not engine.capabilities.temp_tables_hide_views or engine.rows(
+            "select count(*) from duckdb_tables() where temporary and table_name in (select unnest(?))",
+            [["step_view", *STEP_SOURCES]])[0][0]:
+        yield
+        return
+    made = []
+    try:
+        engine.run(f"create or replace temp table _priced_runs as select distinct run_id from ({runs}) as chosen",
+                   params or [])
+        made.append("_priced_runs")
+        if 2 * engine.rows("select count(*) from _priced_runs")[0][0] > engine.rows("select count(*) from runs")[0][0]:
+            yield
+            return
+        for name in STEP_SOURCES:
+            engine.run(f"create temp table {name} as select * from main.{name} "
+                       "where run_id in (select run_id from _priced_runs)")
+            made.append(name)
+        engine.run(f"create temp table step_view as {STEP_ROWS}")
+        made.append("step_view")
+        yield
+    finally:
+        _drop_made(engine, made)
 
 
 def rebuild_kept(con: duckdb.DuckDBPyConnection) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+from reconcile import store
 from reconcile.engine import Engine
 from reconcile.store.fences import rules_sql
 
@@ -40,11 +41,12 @@ def stage_steps(engine: Engine, window: str = "true", params: dict | None = None
     plain = ", ".join("false" if c in ("is_wrap_up", "provider_refused") else
                       "null" if c in ("input_tokens", "output_tokens", "cost_micros", "harness_cost_micros")
                       else f"s.{c}" for c in STEP_COLUMNS)
-    engine.run(f"""create or replace temp table _fence_steps as
-        select {columns} from step_view s join runs r on r.run_id = s.run_id where s.kind = 'model' and {window}
-        union all
-        select {plain} from steps s join runs r on r.run_id = s.run_id where s.kind <> 'model' and {window}""",
-               params or {})
+    with store.priced_runs(engine, f"select r.run_id from runs r where {window}", params):  # a night's replay prices the night, not every step of the history
+        engine.run(f"""create or replace temp table _fence_steps as
+            select {columns} from step_view s join runs r on r.run_id = s.run_id where s.kind = 'model' and {window}
+            union all
+            select {plain} from steps s join runs r on r.run_id = s.run_id where s.kind <> 'model' and {window}""",
+                   params or {})
 
 
 def owners_sql(unit: str = "declared") -> str:
