@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,55 @@ def test_the_morning_keeps_the_totals_from_the_steps_it_priced_once(tmp_path):
             assert _differences(con) == dict.fromkeys(KEPT, 0)
             assert con.execute("select count(*) from kept_run_keys").fetchall() == \
                 con.execute("select count(*) from runs").fetchall()
+
+
+@pytest.mark.slow  # eleven mornings: CI runs it (pytest -m slow)
+def test_a_night_added_to_judged_nights_is_judged_as_in_a_fresh_store(tmp_path, monkeypatch):
+    """A morning that adds a night to a store of judged nights prices the night's runs once (kept_totals.cached: the
+    checks, signals, budgets and replay read them from there) and says what a morning over all the nights in a fresh
+    store says of that night: the same checks, findings and runs not judged, the same kept totals. The nights: eight
+    of the fleet signals' (tests/signal_nights.py), then the sample night with its planted defects and bills, its
+    last journal added last (a fifth of the runs: the rest are copied and priced from the store)."""
+    import json
+
+    from signal_nights import write_nights
+
+    from reconcile.morning import morning
+    from reconcile.store import kept_totals
+
+    hits = []
+    cached = kept_totals.cached
+
+    def spied(con, name, runs):
+        sql = cached(con, name, runs)
+        hits.append(kept_totals.CACHE[name] in sql)
+        return sql
+
+    monkeypatch.setattr(kept_totals, "cached", spied)
+    nights = write_nights(tmp_path / "written", plant=False)
+    added, alone = tmp_path / "added", tmp_path / "alone"
+    added.mkdir()
+    alone.mkdir()
+    for night in nights:
+        shutil.copy(night, added)
+        morning(tmp_path / "kept.duckdb", added, [], tmp_path / "out-kept")
+        shutil.copy(night, alone)
+    journals = sorted((SAMPLE_RUNS / "2026-11-28").glob("*.jsonl"))  # the sample night: two agents' journals, then
+    for journal in journals[:-1]:                                      # the last with the night's bills
+        shutil.copy(journal, added)
+    morning(tmp_path / "kept.duckdb", added, [], tmp_path / "out-kept")
+    for journal in journals:
+        shutil.copy(journal, alone)
+    shutil.copy(journals[-1], added)
+    hits.clear()
+    bills = [SAMPLE_RUNS / "provider"]
+    morning(tmp_path / "kept.duckdb", added, bills, tmp_path / "out-kept")
+    assert any(hits)  # the night was read from the rows its morning priced
+    morning(tmp_path / "fresh.duckdb", alone, bills, tmp_path / "out-fresh")
+    kept, fresh = (json.loads((tmp_path / out / "findings.json").read_text()) for out in ("out-kept", "out-fresh"))
+    for finding in kept["findings"] + fresh["findings"]:  # each store read its journals from a folder of its own
+        finding["file"] = finding["file"] and Path(finding["file"]).name
+    assert kept == fresh
+    assert sum(check["failures"] for check in kept["checks"]) > 10
+    with store.connect(tmp_path / "kept.duckdb", read_only=True, keep_totals=False) as con:
+        assert _differences(con) == dict.fromkeys(KEPT, 0)

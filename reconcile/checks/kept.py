@@ -171,12 +171,14 @@ def restricted(engine: Engine) -> Iterator[None]:
         for name in outer:
             engine.run(f"alter table temp.{name} rename to _whole_{name}")
             aside.append(name)
-        for table in tables:
-            engine.run(f"create temp table {identifier(table)} as select * from main.{identifier(table)} "
-                       "where run_id in (select run_id from _universe)")
+        for table in tables:  # (the morning's night: from the rows it keeps priced, kept_totals.cached)
+            rows = (kept_totals.cached(engine.connection, table, "_universe") if table in kept_totals.SOURCES else
+                    f"select * from main.{identifier(table)} where run_id in (select run_id from _universe)")
+            engine.run(f"create temp table {identifier(table)} as {rows}")
             made.append(table)
         for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
-            engine.run(f"create or replace temp table {name} as {freeze_query(name)}")
+            rows = kept_totals.cached(engine.connection, name, "_universe") if name == "step_view" else freeze_query(name)
+            engine.run(f"create or replace temp table {name} as {rows}")
         yield
     finally:
         for name in reversed(FROZEN_VIEWS):  # the trees' prices go first: no view must outlive its rows

@@ -30,7 +30,6 @@ TABLES = {
                       "minute timestamptz not null, n bigint not null, total double not null",
     "kept_signal_runs": "signal varchar not null, digest varchar not null, run_id varchar not null, revision bigint",
 }
-_SOURCES = ("steps", "runs", "tool_calls")
 
 
 def digest(signal: Signal) -> str:
@@ -127,19 +126,18 @@ def _compute(engine: Engine, signals: list[Signal], kept: dict[str, str]) -> Non
     the signals read, cut down to those runs, found first)."""
     engine.run("create or replace temp table _signal_runs as select distinct run_id from _signal_stale")
     existing = {row[0] for row in engine.rows("select table_name from duckdb_tables() where temporary")}
-    shadowed = [name for name in _SOURCES if name not in existing]
+    shadowed = [name for name in kept_totals.SOURCES if name not in existing]
     runs = engine.rows("select (select count(*) from _signal_runs), (select count(*) from runs)")[0]
     if 2 * runs[0] >= runs[1]:
         shadowed = []  # most of the store: copying it costs more than reading it whole
     frozen = False
     engine.run(f"create or replace temp table _fresh_minutes ({TABLES['signal_minutes']})")
     try:
-        for name in shadowed:
-            engine.run(f"create temp table {identifier(name)} as select * from main.{identifier(name)} "
-                       "where run_id in (select run_id from _signal_runs)")
+        for name in shadowed:  # (the morning's night: from the rows it keeps priced, kept_totals.cached)
+            engine.run(f"create temp table {identifier(name)} as "
+                       f"{kept_totals.cached(engine.connection, name, '_signal_runs')}")
         if "step_view" not in existing:  # priced once for every signal
-            from reconcile.store import freeze_query
-            engine.run(f"create temp table step_view as {freeze_query('step_view')}")
+            engine.run(f"create temp table step_view as {kept_totals.cached(engine.connection, 'step_view', '_signal_runs')}")
             frozen = True
         for signal in signals:
             engine.run(f"""insert into _fresh_minutes

@@ -236,16 +236,18 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
     present = {row[0] for row in engine.rows(
         "select table_name from duckdb_tables() where temporary and table_name in (select unnest(?))",
         [list(FROZEN_VIEWS)])}
-    if present:
+    # an enclosing block's are reused; one that froze the runs' views alone leaves the steps to freeze here
+    missing = [name for name in (FROZEN_VIEWS if steps else FROZEN_VIEWS[1:]) if name not in present]
+    if not missing:
         if refresh:
             kept_totals.refresh(engine.connection)
         yield
         return
     made = []
-    if refresh and not steps:
-        kept_totals.refresh(engine.connection)  # the stale runs alone priced, over their own steps
+    if refresh and not steps:  # the stale runs alone priced, over their own steps, and kept priced for the block
+        kept_totals.refresh(engine.connection, cache=True)
     try:
-        for name in FROZEN_VIEWS if steps else FROZEN_VIEWS[1:]:
+        for name in missing:
             engine.run(f"create temp table {name} as {freeze_query(name)}")
             made.append(name)
             if name == "step_view" and refresh:
@@ -253,6 +255,11 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
         yield
     finally:
         _drop_made(engine, made)
+        if refresh and not steps:
+            try:
+                kept_totals.drop_cache(engine.connection)
+            except duckdb.Error:
+                pass  # the connection failed: its temp tables go with it
 
 
 def _drop_made(engine: Engine, made: list[str]) -> None:
@@ -264,10 +271,6 @@ def _drop_made(engine: Engine, made: list[str]) -> None:
             pass  # the connection failed: its temp tables go with it
 
 
-# the tables holding a run_id that step_view reads: a few runs' steps are priced over copies of them cut down
-STEP_SOURCES = ("steps", "runs", "tool_calls")
-
-
 @contextmanager
 def priced_runs(engine: Engine, runs: str, params: list | dict | None = None) -> Iterator[None]:
     """Within the block ``step_view`` holds the steps of the runs the query ``runs`` selects (a ``run_id`` column;
@@ -277,7 +280,7 @@ def priced_runs(engine: Engine, runs: str, params: list | dict | None = None) ->
     table cannot hide a view (Spark), and for most of the store (copying it would cost more than reading it)."""
     if not engine.capabilities.temp_tables_hide_views or engine.rows(
             "select count(*) from duckdb_tables() where temporary and table_name in (select unnest(?))",
-            [["step_view", *STEP_SOURCES]])[0][0]:
+            [["step_view", *kept_totals.SOURCES]])[0][0]:
         yield
         return
     made = []
@@ -288,11 +291,10 @@ def priced_runs(engine: Engine, runs: str, params: list | dict | None = None) ->
         if 2 * engine.rows("select count(*) from _priced_runs")[0][0] > engine.rows("select count(*) from runs")[0][0]:
             yield
             return
-        for name in STEP_SOURCES:
-            engine.run(f"create temp table {name} as select * from main.{name} "
-                       "where run_id in (select run_id from _priced_runs)")
+        for name in kept_totals.SOURCES:
+            engine.run(f"create temp table {name} as {kept_totals.cached(engine.connection, name, '_priced_runs')}")
             made.append(name)
-        engine.run(f"create temp table step_view as {STEP_ROWS}")
+        engine.run(f"create temp table step_view as {kept_totals.cached(engine.connection, 'step_view', '_priced_runs')}")
         made.append("step_view")
         yield
     finally:

@@ -30,7 +30,12 @@ from reconcile.engine import Engine
 from reconcile.store.views import KEPT, KEPT_KEYS, STEP_ROWS, create_views, view_query
 
 # what the kept rows of a run are computed from: the tables step_view reads that hold a run_id
-_SOURCES = ("steps", "runs", "tool_calls")
+SOURCES = ("steps", "runs", "tool_calls")
+# A command that goes on reading the runs it refreshed (the morning: its checks, signals, budgets and replay read the
+# night) keeps their rows and priced steps in temporary tables of these names (``refresh(..., cache=True)``) while
+# nothing writes the steps; ``cached`` reads a run set's rows from them instead of copying and pricing them again.
+CACHE = {name: f"_cached_{name}" for name in (*SOURCES, "step_view")}
+CACHED_RUNS = "_cached_run_ids"
 
 # a run's content: its latest landing's number (run_loads), else (a run landed before they were numbered) its file's
 # name and digest, which change whenever the file's content does
@@ -98,7 +103,24 @@ def _gone(con: duckdb.DuckDBPyConnection) -> int:
                        ).fetchall()[0][0]
 
 
-def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
+def cached(con: duckdb.DuckDBPyConnection, name: str, runs: str) -> str:
+    """SQL: the rows of ``name`` (a table of ``SOURCES``, or ``step_view`` priced) of the runs in the table ``runs``:
+    from the cache (``CACHE``) where it holds every one of them, else from the store (for ``step_view``: priced over
+    whatever ``steps``, ``runs`` and ``tool_calls`` the caller made first)."""
+    if _temp_exists(con, CACHED_RUNS) and not con.execute(
+            f"select exists (select run_id from {runs} except select run_id from {CACHED_RUNS})").fetchall()[0][0]:
+        return f"select * from {CACHE[name]} where run_id in (select run_id from {runs})"
+    if name == "step_view":
+        return STEP_ROWS
+    return f"select * from main.{name} where run_id in (select run_id from {runs})"
+
+
+def drop_cache(con: duckdb.DuckDBPyConnection) -> None:
+    for name in (CACHED_RUNS, *CACHE.values()):
+        con.execute(f"drop table if exists temp.{name}")
+
+
+def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int, cache: bool = False) -> None:
     """``_fresh_<name>`` for each kept table, and ``_fresh_keys`` / ``_fresh_prices``: the stale runs' rows now.
 
     The definitions are run over temporary copies of the tables they read, cut down to the stale runs (found
@@ -108,13 +130,12 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
     # above half the runs, copying them costs more than filtering the definitions' rows afterwards
     frozen = not _temp_exists(con, "step_view")  # (a command's frozen_views has priced them all already)
-    shadowed = [name for name in _SOURCES if not _temp_exists(con, name)] if frozen and 2 * stale < runs else []
+    shadowed = [name for name in SOURCES if not _temp_exists(con, name)] if frozen and 2 * stale < runs else []
     try:
         for name in shadowed:
-            con.execute(f"create temp table {name} as select * from main.{name} "
-                        "where run_id in (select run_id from _stale_runs)")
+            con.execute(f"create temp table {name} as {cached(con, name, '_stale_runs')}")
         if frozen:  # priced once for both definitions, not once each
-            con.execute(f"create temp table step_view as {STEP_ROWS}")
+            con.execute(f"create temp table step_view as {cached(con, 'step_view', '_stale_runs')}")
         for name in KEPT:
             con.execute(f"create or replace temp table _fresh_{name} as select * from ({view_query(name)}) "
                         "where run_id in (select run_id from _stale_runs)")
@@ -133,6 +154,12 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int) -> None:
                    null::bigint as revision
             from now_keys c left join undated u using (run_id) where c.run_id in (select run_id from _stale_runs)""")
     finally:
+        if cache and shadowed == list(SOURCES):  # the stale runs' rows and priced steps, kept for the command
+            drop_cache(con)
+            for name in (*SOURCES, "step_view"):
+                con.execute(f"alter table temp.{name} rename to {CACHE[name]}")
+            con.execute(f"create temp table {CACHED_RUNS} as select run_id from _stale_runs")
+            shadowed, frozen = [], False
         if frozen:
             con.execute("drop table if exists temp.step_view")
         for name in shadowed:
@@ -144,9 +171,11 @@ def _temp_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
                        ).fetchall()[0][0] > 0
 
 
-def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False) -> int:
+def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False, cache: bool = False) -> int:
     """Rewrite the kept rows of every stale run (every run with ``everything``) in one transaction; the runs
-    rewritten. The rows written are those the definitions give now: the store then equals a rebuild."""
+    rewritten. The rows written are those the definitions give now: the store then equals a rebuild. With
+    ``cache``, the stale runs' rows and priced steps are left in the temporary tables ``CACHE`` (where they were
+    copied: fewer than half the runs) for the caller to read through ``cached`` and drop (``drop_cache``)."""
     if not present(con):
         return 0
     drop_cover(con)
@@ -161,7 +190,7 @@ def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False) -> int:
     if not stale and not everything and not _gone(con) and not _prices_moved(con):
         return 0
     with durability.unit(con, "the kept run totals"):
-        _compute_stale(con, stale)
+        _compute_stale(con, stale, cache)
         for name in (*KEPT, "kept_run_keys", "kept_run_prices"):
             if everything:
                 con.execute(f"delete from main.{name}")
