@@ -28,7 +28,7 @@ from pathlib import Path
 
 
 from reconcile.sql_text import identifier, string_literal
-from reconcile.store import FROZEN_VIEWS, freeze_query, kept_totals
+from reconcile.store import FROZEN_VIEWS, cached_rows, freeze_query, kept_totals
 from reconcile.store.views import views_fingerprint
 from reconcile.engine import Engine
 
@@ -172,12 +172,12 @@ def restricted(engine: Engine) -> Iterator[None]:
             engine.run(f"alter table temp.{name} rename to _whole_{name}")
             aside.append(name)
         for table in tables:  # (the morning's night: from the rows it keeps priced, kept_totals.cached)
-            rows = (kept_totals.cached(engine.connection, table, "_universe") if table in kept_totals.SOURCES else
+            rows = (cached_rows(engine, table, "_universe") if table in kept_totals.SOURCES else
                     f"select * from main.{identifier(table)} where run_id in (select run_id from _universe)")
             engine.run(f"create temp table {identifier(table)} as {rows}")
             made.append(table)
         for name in FROZEN_VIEWS:  # in dependency order: each is priced over the shadows and the ones before
-            rows = kept_totals.cached(engine.connection, name, "_universe") if name == "step_view" else freeze_query(name)
+            rows = cached_rows(engine, name, "_universe") if name == "step_view" else freeze_query(name)
             engine.run(f"create or replace temp table {name} as {rows}")
         yield
     finally:

@@ -22,7 +22,7 @@ import hashlib
 from reconcile.checks.signal_files import KEPT_BY_RUN, Signal
 from reconcile.engine import Engine
 from reconcile.sql_text import identifier, string_literal
-from reconcile.store import kept_totals
+from reconcile.store import cached_rows, kept_totals
 
 KEPT_AGGREGATES = ("rate", "mean")  # a mean of means would not be theirs: a count and a sum add up, a percentile does not
 TABLES = {
@@ -134,10 +134,9 @@ def _compute(engine: Engine, signals: list[Signal], kept: dict[str, str]) -> Non
     engine.run(f"create or replace temp table _fresh_minutes ({TABLES['signal_minutes']})")
     try:
         for name in shadowed:  # (the morning's night: from the rows it keeps priced, kept_totals.cached)
-            engine.run(f"create temp table {identifier(name)} as "
-                       f"{kept_totals.cached(engine.connection, name, '_signal_runs')}")
+            engine.run(f"create temp table {identifier(name)} as {cached_rows(engine, name, '_signal_runs')}")
         if "step_view" not in existing:  # priced once for every signal
-            engine.run(f"create temp table step_view as {kept_totals.cached(engine.connection, 'step_view', '_signal_runs')}")
+            engine.run(f"create temp table step_view as {cached_rows(engine, 'step_view', '_signal_runs')}")
             frozen = True
         for signal in signals:
             engine.run(f"""insert into _fresh_minutes

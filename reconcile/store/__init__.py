@@ -262,6 +262,12 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
                 pass  # the connection failed: its temp tables go with it
 
 
+def cached_rows(engine: Engine, name: str, runs: str) -> str:
+    """SQL: the rows of ``name`` (``steps``, ``runs``, ``tool_calls`` or ``step_view`` priced) of the runs in the table
+    ``runs``, from what the morning keeps priced of its night where it holds them all (``kept_totals.cached``)."""
+    return kept_totals.cached(engine.connection, name, runs)
+
+
 def _drop_made(engine: Engine, made: list[str]) -> None:
     """Drop the temporary tables a block made, the last made first."""
     for name in reversed(made):
@@ -292,9 +298,9 @@ def priced_runs(engine: Engine, runs: str, params: list | dict | None = None) ->
             yield
             return
         for name in kept_totals.SOURCES:
-            engine.run(f"create temp table {name} as {kept_totals.cached(engine.connection, name, '_priced_runs')}")
+            engine.run(f"create temp table {name} as {cached_rows(engine, name, '_priced_runs')}")
             made.append(name)
-        engine.run(f"create temp table step_view as {kept_totals.cached(engine.connection, 'step_view', '_priced_runs')}")
+        engine.run(f"create temp table step_view as {cached_rows(engine, 'step_view', '_priced_runs')}")
         made.append("step_view")
         yield
     finally:
