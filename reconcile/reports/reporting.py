@@ -8,6 +8,7 @@ its API keys are masked.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -206,13 +207,23 @@ def crossed_signals(engine: Engine, config, night: str | None, zone: str) -> lis
     its recent nights beside its baseline (what the morning report opens with)."""
     from reconcile.checks.signal_files import load_signals
     from reconcile.checks import kept_signals
-    from reconcile.checks.signals import crossed, earliest_needed, observed, readings, shown
-    from reconcile.reports.charts import trend_chart
 
     if night is None:
         return []
     since, until = night_bounds(night, zone)
     signals = load_signals(config=config)
+    # a signal not kept as sums reads the priced steps of its windows: priced once for all of them
+    live = any("step_view" in s.sql and kept_signals.not_kept(engine, s) for s in signals)
+    with (store.frozen_views(engine) if live else contextlib.nullcontext()):
+        return _crossed(engine, signals, night, since, until, zone)
+
+
+def _crossed(engine: Engine, signals: list, night: str, since: datetime, until: datetime,
+             zone: str) -> list[dict[str, Any]]:
+    from reconcile.checks import kept_signals
+    from reconcile.checks.signals import crossed, earliest_needed, observed, readings, shown
+    from reconcile.reports.charts import trend_chart
+
     hits = crossed(readings(engine, signals, "night", Window(since, until, zone), zone=zone))
     kept = kept_signals.kept_digests(engine, signals)  # (readings has just brought their sums up to date)
     found = []
@@ -386,7 +397,7 @@ def _now(zone: str = "UTC") -> str:
 def write_finance(engine: Engine, out: Path, window: Window | None = None, source: str = "auto",
                   period: str = "day") -> Path:
     check_file_target(out)
-    with store.frozen_views(engine):
+    with store.frozen_views(engine, steps=False):  # runs' kept totals: no step of the history is priced
         context = finance_context(engine, window, source, period)
     return write_output(out, render("finance.html.j2", context))
 
@@ -405,7 +416,8 @@ def write_morning_ordered(engine: Engine, out: Path, judged: tuple | None = None
     """:func:`write_morning`, and the failing checks in the report's order to fix them (its "Fix first" list, every
     failing check): what ``reconcile morning`` prints under the night's counts."""
     check_file_target(out)
-    with store.frozen_views(engine):
+    # the runs' views once; the steps each part prices where it needs them (the checks, the findings' runs, the replay)
+    with store.frozen_views(engine, steps=False):
         night, checks, earlier = judged or judge_night(engine, load_checks(checks_dir), config, zone, scope,
                                                        night=night)
         context = morning_context(engine, checks, config, zone, source, night, earlier)
