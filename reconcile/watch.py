@@ -80,14 +80,16 @@ class Watch:
             report = ingest(con, self.paths, window=self.config.window if self.config is not None else None,
                             abandoned_after=self.config.abandoned_after if self.config is not None else ABANDONED_AFTER_SECONDS,
                             now=self.clock(),
-                            hold_unfinished=HOLD_UNFINISHED)
+                            hold_unfinished=HOLD_UNFINISHED,
+                            keep_totals=False)  # kept below, the runs it landed priced once for the whole round
             changed = [f for f in report.files if f.status != "unchanged"]
             if changed:
                 self.notes(f"loaded {len(changed)} changed file(s): {sum(f.loaded for f in changed):,} line(s)")
             engine = DuckDBEngine(con)
-            self._judge_ended(engine)
-            now = self.clock()
-            raised = {**self._signal_alerts(engine, now), **self._stuck_alerts(engine, now)}
+            with store.kept_current(engine):  # the checks and the signals read the round's runs from there
+                self._judge_ended(engine)
+                now = self.clock()
+                raised = {**self._signal_alerts(engine, now), **self._stuck_alerts(engine, now)}
             return self._settle(con, raised, now)
         finally:
             con.close()
@@ -118,7 +120,8 @@ class Watch:
         rows = engine.records(
             """with last as (select r.run_id, r.agent, r.max_wall_seconds, r.source_file,
                                     greatest(max(r.started_at), max(s.started_at)) as last_line
-                             from runs r left join steps s using (run_id)
+                             -- a line older than the horizon makes no alert: the steps before it are not read
+                             from runs r left join steps s on s.run_id = r.run_id and s.started_at > $now - $horizon
                              where r.status in ('running', 'abandoned') group by all)
                select *, coalesce(max_wall_seconds, $after) as limit_seconds,
                       date_diff('millisecond', last_line, $now) / 1000.0 as silent_seconds

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -244,22 +245,31 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
         yield
         return
     made = []
-    if refresh and not steps:  # the stale runs alone priced, over their own steps, and kept priced for the block
-        kept_totals.refresh(engine.connection, cache=True)
+    # without the steps, the stale runs alone are priced, over their own steps, and kept priced for the block
+    with (kept_current(engine) if refresh and not steps else contextlib.nullcontext()):
+        try:
+            for name in missing:
+                engine.run(f"create temp table {name} as {freeze_query(name)}")
+                made.append(name)
+                if name == "step_view" and refresh:
+                    kept_totals.refresh(engine.connection)  # reads the steps just frozen
+            yield
+        finally:
+            _drop_made(engine, made)
+
+
+@contextmanager
+def kept_current(engine: Engine) -> Iterator[None]:
+    """Bring the kept totals up to date (a command that loaded runs without keeping them: the watch's round), and
+    within the block keep the runs that were stale priced for the parts that read them again (``cached_rows``)."""
+    kept_totals.refresh(engine.connection, cache=True)
     try:
-        for name in missing:
-            engine.run(f"create temp table {name} as {freeze_query(name)}")
-            made.append(name)
-            if name == "step_view" and refresh:
-                kept_totals.refresh(engine.connection)  # reads the steps just frozen
         yield
     finally:
-        _drop_made(engine, made)
-        if refresh and not steps:
-            try:
-                kept_totals.drop_cache(engine.connection)
-            except duckdb.Error:
-                pass  # the connection failed: its temp tables go with it
+        try:
+            kept_totals.drop_cache(engine.connection)
+        except duckdb.Error:
+            pass  # the connection failed: its temp tables go with it
 
 
 def cached_rows(engine: Engine, name: str, runs: str) -> str:
