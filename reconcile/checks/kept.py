@@ -8,9 +8,11 @@ under two keys:
 - the check's: its SQL, reconcile's code (every module and SQL file of the installed package, so an
   upgrade re-judges), the whole configuration, and the price list's sources and versions (a changed
   ``reconcile.toml`` or price file re-judges every run);
-- the run's: the name and SHA-256 of every file that holds a run of its tree, its runs' statuses (a run
-  with no end record turns abandoned with time alone), and today's date when a step of the tree has no
-  time of its own (it is priced at today's prices, which can change).
+- the run's: the content of every run of its tree (``kept_totals.CONTENT``: the number of the landing that
+  last wrote its rows, which a tail read leaves alone for the runs of a file it did not touch; else its file's
+  name and SHA-256), its runs' statuses (a run with no end record turns abandoned with time alone), and
+  today's date when a step of the tree has no time of its own (it is priced at today's prices, which can
+  change).
 
 A later check reuses the verdicts whose two keys still match and judges only the other runs, with the
 tables it reads cut down to those runs' trees (``restricted``): a morning that adds a tenth of the runs
@@ -77,12 +79,14 @@ def prepare(engine: Engine, checks, config) -> None:
     facts = repr(engine.rows("select format, fact, recorded, how, inferred from format_facts order by all"))
     common = "\x1e".join([code_fingerprint(), views_fingerprint(), _config_fingerprint(config), prices, facts])
     keys = {c.name: hashlib.sha256(f"{common}\x1e{c.sql}".encode()).hexdigest() for c in checks}
-    # A tree's key: its files' names and contents, and its runs' statuses (a run with no end record turns
-    # abandoned with time alone, its files unchanged). A file the store has no digest of makes it unknown
-    # (NULL: judged every time). "now()::date" is the day step_view prices an undated step at.
-    # The keys read the runs, their files and their steps' times: made once for a store as it is (the morning's
+    # A tree's key: its runs' contents (a growing journal's earlier runs keep theirs: a watch's round judges the runs
+    # its lines touched) and statuses (a run with no end record turns abandoned with time alone, its rows unchanged).
+    # A run of unknown content (a file the store has no digest of) makes it unknown (NULL: judged every time).
+    # "now()::date" is the day step_view prices an undated step at.
+    # The keys read the runs, their landings, files and steps' times: made once for a store as it is (the morning's
     # two passes, the night's and the earlier runs', ask the same), again when a run, its status or a file changed.
     state = engine.rows("""select (select count(*) || ':' || coalesce(sum(hash(run_id, status, source_file)), 0) from runs)
+                                  || '/' || (select coalesce(sum(hash(run_id, load)), 0) from run_loads)
                                   || '/' || (select coalesce(sum(hash(path, sha256)), 0) from ingested_files)
                                   || '/' || now()::date::varchar""")[0][0]
     made = engine.rows("select count(*) from duckdb_tables() where temporary and table_name = '_run_keys_state'")[0][0]
@@ -92,20 +96,18 @@ def prepare(engine: Engine, checks, config) -> None:
     engine.run(
         """create or replace temp table _run_keys as
         with roots as (select * from run_roots),
-        held as (select distinct t.root_run_id, r.source_file, f.sha256
-                 from runs r join roots t using (run_id) left join ingested_files f on f.path = r.source_file),
-        ended as (select t.root_run_id, string_agg(r.run_id || chr(31) || r.status, chr(30) order by r.run_id) as statuses
-                  from runs r join roots t using (run_id) group by t.root_run_id),
-        trees as (select h.root_run_id,
-                         case when bool_and(h.sha256 is not null and h.source_file is not null) then
-                              sha256(string_agg(h.source_file || chr(31) || h.sha256, chr(30) order by h.source_file, h.sha256)
-                                     || chr(29) || any_value(e.statuses))
+        content as ({content}),
+        trees as (select t.root_run_id,
+                         case when bool_and(c.content_key is not null) then
+                              sha256(string_agg(r.run_id || chr(31) || c.content_key || chr(31) || r.status, chr(30)
+                                                order by r.run_id))
                          end as tree_key
-                  from held h join ended e using (root_run_id) group by h.root_run_id),
+                  from runs r join roots t using (run_id) join content c using (run_id) group by t.root_run_id),
         undated as (select distinct t.root_run_id from {undated} u join roots t using (run_id))
         select t.run_id, t.root_run_id,
                k.tree_key || case when u.root_run_id is not null then '@' || now()::date::varchar else '' end as run_key
         from roots t join trees k using (root_run_id) left join undated u using (root_run_id)""".format(
+            content=kept_totals.CONTENT,
             # a run with a step of no time at all: kept with its totals where they are (a store), else from the steps
             undated="(select run_id from kept_run_keys where priced_on is not null)" if kept_totals.kept_in(engine) else
                     "(select distinct s.run_id from steps s join runs r using (run_id) "

@@ -38,8 +38,8 @@ CACHE = {name: f"_cached_{name}" for name in (*SOURCES, "step_view")}
 CACHED_RUNS = "_cached_run_ids"
 
 # a run's content: its latest landing's number (run_loads), else (a run landed before they were numbered) its file's
-# name and digest, which change whenever the file's content does
-_CONTENT = """select r.run_id, coalesce('load:' || l.load, 'file:' || r.source_file || chr(31) || f.sha256) as content_key
+# name and digest, which change whenever the file's content does (the kept verdicts' keys read it too: checks.kept)
+CONTENT = """select r.run_id, coalesce('load:' || l.load, 'file:' || r.source_file || chr(31) || f.sha256) as content_key
               from runs r left join run_loads l using (run_id) left join ingested_files f on f.path = r.source_file"""
 # a reader's runs whose kept rows ``cover`` computed afresh (their kept revision is not what their rows are now)
 COVERED = "_covered_runs"
@@ -70,7 +70,7 @@ def present(con: duckdb.DuckDBPyConnection) -> bool:
 def _all_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether every kept row is current, in one statement (the common case of an open: nothing to do)."""
     return not con.execute(f"""select exists (
-            with now_keys as ({_CONTENT})
+            with now_keys as ({CONTENT})
             select 1 from now_keys c left join main.kept_run_keys k using (run_id)
             where k.run_id is null or c.content_key is null or k.content_key is distinct from c.content_key
                or k.priced_on is not null and k.priced_on <> current_date)
@@ -87,7 +87,7 @@ def _find_stale(con: duckdb.DuckDBPyConnection) -> int:
                    union
                    (select provider, model, day from (select * from main.kept_price_rows except select * from _prices_now))""")
     con.execute(f"""create or replace temp table _stale_runs as
-        with now_keys as ({_CONTENT})
+        with now_keys as ({CONTENT})
         select c.run_id from now_keys c left join main.kept_run_keys k using (run_id)
         where k.run_id is null or c.content_key is null or k.content_key is distinct from c.content_key
            or k.priced_on is not null and k.priced_on <> current_date
@@ -147,7 +147,7 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int, cache: bool = Fal
             where s.kind = 'model' and coalesce(s.model, r.model) is not null
               and s.run_id in (select run_id from _stale_runs)""")
         con.execute(f"""create or replace temp table _fresh_keys as
-            with now_keys as ({_CONTENT}),
+            with now_keys as ({CONTENT}),
             undated as (select distinct s.run_id from steps s join runs r using (run_id)
                         where coalesce(s.started_at, r.started_at) is null)
             select c.run_id, c.content_key, case when u.run_id is not null then current_date end as priced_on,
