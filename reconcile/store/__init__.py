@@ -248,8 +248,9 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
     # without the steps, the stale runs alone are priced, over their own steps, and kept priced for the block
     with (kept_current(engine) if refresh and not steps else contextlib.nullcontext()):
         try:
-            for name in missing:
-                engine.run(f"create temp table {name} as {freeze_query(name)}")
+            for name in missing:  # (the steps priced once already where a refresh above kept them all)
+                rows = cached_rows(engine, name, "runs") if name == "step_view" else freeze_query(name)
+                engine.run(f"create temp table {name} as {rows}")
                 made.append(name)
                 if name == "step_view" and refresh:
                     kept_totals.refresh(engine.connection)  # reads the steps just frozen

@@ -107,7 +107,7 @@ def cached(con: duckdb.DuckDBPyConnection, name: str, runs: str) -> str:
     """SQL: the rows of ``name`` (a table of ``SOURCES``, or ``step_view`` priced) of the runs in the table ``runs``:
     from the cache (``CACHE``) where it holds every one of them, else from the store (for ``step_view``: priced over
     whatever ``steps``, ``runs`` and ``tool_calls`` the caller made first)."""
-    if _temp_exists(con, CACHED_RUNS) and not con.execute(
+    if _temp_exists(con, CACHED_RUNS) and _temp_exists(con, CACHE[name]) and not con.execute(
             f"select exists (select run_id from {runs} except select run_id from {CACHED_RUNS})").fetchall()[0][0]:
         return f"select * from {CACHE[name]} where run_id in (select run_id from {runs})"
     if name == "step_view":
@@ -130,6 +130,7 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int, cache: bool = Fal
     runs = con.execute("select count(*) from runs").fetchall()[0][0]
     # above half the runs, copying them costs more than filtering the definitions' rows afterwards
     frozen = not _temp_exists(con, "step_view")  # (a command's frozen_views has priced them all already)
+    outer = any(_temp_exists(con, name) for name in SOURCES)  # a caller's own copies, cut down to its runs
     shadowed = [name for name in SOURCES if not _temp_exists(con, name)] if frozen and 2 * stale < runs else []
     try:
         for name in shadowed:
@@ -154,9 +155,11 @@ def _compute_stale(con: duckdb.DuckDBPyConnection, stale: int, cache: bool = Fal
                    null::bigint as revision
             from now_keys c left join undated u using (run_id) where c.run_id in (select run_id from _stale_runs)""")
     finally:
-        if cache and shadowed == list(SOURCES):  # the stale runs' rows and priced steps, kept for the command
+        # the stale runs' priced steps (and their rows, where they were copied) kept for the command; the steps of
+        # the whole store where most of it was stale (a night in a fresh store): priced once for the command too
+        if cache and frozen and not outer and shadowed in (list(SOURCES), []):
             drop_cache(con)
-            for name in (*SOURCES, "step_view"):
+            for name in (*shadowed, "step_view"):
                 con.execute(f"alter table temp.{name} rename to {CACHE[name]}")
             con.execute(f"create temp table {CACHED_RUNS} as select run_id from _stale_runs")
             shadowed, frozen = [], False
@@ -174,8 +177,8 @@ def _temp_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 def refresh(con: duckdb.DuckDBPyConnection, everything: bool = False, cache: bool = False) -> int:
     """Rewrite the kept rows of every stale run (every run with ``everything``) in one transaction; the runs
     rewritten. The rows written are those the definitions give now: the store then equals a rebuild. With
-    ``cache``, the stale runs' rows and priced steps are left in the temporary tables ``CACHE`` (where they were
-    copied: fewer than half the runs) for the caller to read through ``cached`` and drop (``drop_cache``)."""
+    ``cache``, the stale runs' priced steps (and their rows, where they were copied: fewer than half the runs) are
+    left in the temporary tables ``CACHE`` for the caller to read through ``cached`` and drop (``drop_cache``)."""
     if not present(con):
         return 0
     drop_cover(con)
