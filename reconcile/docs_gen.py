@@ -186,7 +186,7 @@ KEPT_TABLES = [
     "| `fence_peaks` (kept by the morning; a read-only `budgets` walks what is missing) | a run, its own budget: its ledger at its last checked call | the "
     "run's `revision`, status and end, its tree's root and the root's `run_settings`, the walk's SQL |",
     "| `kept_judgements`, `kept_findings` | a check's verdict on a run | the check's SQL, the code, the configuration "
-    "and the prices; the run's tree's files and statuses (docs/checks.md) |", ""]
+    "and the prices; the contents (landings) and statuses of the run's tree's runs (docs/checks.md) |", ""]
 
 
 def formats_markdown() -> str:
@@ -216,10 +216,12 @@ def checks_markdown() -> str:
              "A check that **judges each run** (header `judges: each run`) promises that what it finds on a run",
              "depends only on that run's agent tree. Its verdict on each run is kept in the store (by a check",
              "that records, such as `reconcile morning`) under the check's key (its SQL, reconcile's code, the",
-             "configuration, the price list) and the run's (the name and content of every file",
-             "holding its tree, and its runs' statuses). The next check reuses a verdict whose keys still match and judges only the",
-             "other runs: a night that adds a tenth of the runs is judged a tenth. The rest judge **the store**",
-             "(a bill against the journals, a week against the weeks before) and always run whole.", "",
+             "configuration, the price list) and the run's (the content of every run of its tree -- the landing",
+             "that last wrote its rows, so a growing journal's earlier runs keep theirs -- and their statuses).",
+             "The next check reuses a verdict whose keys still match and judges only the other runs: a night",
+             "that adds a tenth of the runs is judged a tenth. The rest judge **the store** (a bill against the",
+             "journals, a week against the weeks before): they read sums kept by run (`journal_usage_minutes`,",
+             "`request_cost_hours`: docs/sql-api.md), not every step of the history.", "",
              "A header's optional `cites:` line names the design note a rule comes from (\"seed 003 (transport",
              "retries)\"): the morning report shows it as a footnote, so the invariant and the remedy can say",
              "what the rule checks in plain words.", "",

@@ -10,7 +10,6 @@ file whose runs another file outranked or gave up is loaded again.
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -23,26 +22,21 @@ from reconcile.prices.pricing import resolve as resolve_prices
 from reconcile.store import kept_totals
 from reconcile.sql_text import insert_rows
 from reconcile.store.status import ABANDON_SQL, ABANDONED_AFTER_SECONDS
-from reconcile.ingest.bookkeeping import (forget_file, pending_reloads, recorded, recorded_many, stamps,
-                                          unchanged_by_stamp)
+from reconcile.ingest.bookkeeping import forget_file, pending_reloads, recorded_many, stamps
 from reconcile.ingest.discovery import discover, vanished
+from reconcile.ingest.queue import next_group, not_given, requeue
 from reconcile.display import with_article
 from reconcile.ingest.failures import FILE_FAILURES, load_failure, reason, record_failure, store_failure, store_failures
-from reconcile.ingest.files import Aliases, Source, held, inspect, on_disk, peeked, settle, stored_name
+from reconcile.ingest.files import Aliases, Source, held, inspect, peeked, settle, stored_name
 from reconcile.ingest.lines import load_lines_many
 from reconcile.ingest.ranges import EARLIEST, LATEST, set_window
-from reconcile.ingest.result import FileResult, IngestReport, PassedOver
+from reconcile.ingest.result import FileResult, IngestReport
 from reconcile.ingest.tail import Checkpoint, forget_tail, record_checkpoints
 from reconcile.ingest.tail_loads import load_tails, read_from, said_whole
 from reconcile.formats import FORMATS, format_fact_rows
-from reconcile.formats.detect import Foreign, Unreadable, detect
 
 ProgressHook = Callable[[Path, int, int], None]  # (file about to load, its position, files in all)
 
-# A batch's statements cost about the same for 40 files as for 2,000 (0.8 s a batch of Claude Code
-# sessions), so small files go in large batches; the bytes bound a batch's memory (about 7x its bytes).
-BATCH_FILES = 2000  # files of a batch-capable format loaded per statement set and transaction
-BATCH_BYTES = 256 * 1024 * 1024
 
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: str | None = None,
@@ -71,14 +65,14 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     queue: list[tuple[str, bool, bool]] = []  # (path, named explicitly, must reload even if unchanged)
     for path, explicit in found:
         heapq.heappush(queue, (str(path), explicit, False))
-    gone = vanished(con, folders) if not exactly else _not_given(con, found)
+    gone = vanished(con, folders) if not exactly else not_given(con, found)
     for path in gone:
-        _in_transaction(con, lambda p=path: _requeue(queue, forget_file(con, p)), f"forgetting {path}")
+        _in_transaction(con, lambda p=path: requeue(queue, forget_file(con, p)), f"forgetting {path}")
         report.forgotten.append(path)
-    _requeue(queue, pending_reloads(con))  # owners forgotten by an ingest that stopped before these were loaded again
+    requeue(queue, pending_reloads(con))  # owners forgotten by an ingest that stopped before these were loaded again
     done, known = 0, stamps(con)  # files loaded during this ingest are new: their stamps are not needed
     while queue:
-        group, fmt = _next_group(con, queue, forced, report, known, hold_unfinished)
+        group, fmt = next_group(con, queue, forced, report, known, hold_unfinished)
         if not group:
             continue
         if progress:
@@ -87,7 +81,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
         results, reloads = load_files(con, group, fmt, forced is not None)
         again = {str(path) for path in reloads}  # taken over by a fuller copy: its result is the one after
         report.files = [f for f in report.files if f.path not in again] + [f for f in results if f.path not in again]
-        _requeue(queue, reloads)
+        requeue(queue, reloads)
     report.files.sort(key=lambda f: f.path)
     _in_transaction(con, lambda: con.execute(ABANDON_SQL, {"now": now or datetime.now(timezone.utc),
                                                            "after": float(abandoned_after)}),
@@ -99,102 +93,6 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], format: 
     if keep_totals:  # (a distributed ingest's shard keeps none: it is exported, not read)
         kept_totals.refresh(con)  # the runs loaded, reloaded or forgotten: their priced totals kept
     return report
-
-
-def _not_given(con: duckdb.DuckDBPyConnection, found: list[tuple[Path, bool]]) -> list[str]:
-    """Files the store holds that are not among ``found`` (in path order)."""
-    return [path for (path,) in con.execute(
-        "select path from ingested_files where path not in (select unnest($given)) order by path",
-        {"given": [stored_name(path) for path, _ in found]}).fetchall()]
-
-
-def _requeue(queue: list, paths: Iterable[str]) -> None:
-    for stored in paths:  # names as the store keeps them
-        path = on_disk(stored)
-        if os.path.exists(path):
-            heapq.heappush(queue, (path, False, True))
-
-
-def _next_group(con: duckdb.DuckDBPyConnection, queue: list, forced, report: IngestReport,
-                known: dict, hold: float | None = None) -> tuple[list[tuple[Path, bool]], object]:
-    """The next file in path order and, for a format that batches, the next ones of the same format.
-
-    A file once loaded that is no longer of any format (emptied, overwritten) is forgotten, as a
-    fresh ingest would not have its runs.
-    """
-
-    path, explicit, reload = _pop(queue)
-    if _unchanged(known, path, reload, forced, report) or held(path, hold, report):
-        return [], None
-    try:
-        fmt, found = (forced, "") if forced else detect(Path(path))
-    except Unreadable as exc:
-        _failed(con, queue, report, path, "unreadable", str(exc))
-        return [], None
-    if fmt is None:
-        if explicit and isinstance(found, Foreign):  # no text at all: no lines to count, no format to force
-            _failed(con, queue, report, path, "failed", f"not a journal or transcript ({found})", lines=False)
-            return [], None
-        if explicit:  # named, so meant to be loaded: a failure, where a folder's odd file is passed over
-            _failed(con, queue, report, path, "failed", f"not a format reconcile reads (found {found}). Known formats: "
-                    f"{', '.join(FORMATS)}. Use --format NAME to force one.")
-            return [], None
-        report.passed_over.append(PassedOver(stored_name(path), f"not a recognised format: {found}"))
-        if recorded(con, stored_name(path)) is not None:
-            name = stored_name(path)
-            _in_transaction(con, lambda: _requeue(queue, forget_file(con, name)), f"forgetting {name}")
-            report.forgotten.append(name)
-        return [], None
-    group = [(Path(path), reload)]
-    size = _size(path)
-    while fmt.batch and queue and len(group) < BATCH_FILES and size < BATCH_BYTES:
-        following, follower_explicit, again = _pop(queue)
-        if _unchanged(known, following, again, forced, report) or held(following, hold, report):
-            continue  # a follower is held to its stamp as the first file is: an unchanged one is not opened
-        try:
-            other = forced is None and detect(Path(following))[0] is not fmt
-        except Unreadable:
-            other = True  # reported when its turn comes
-        if other:
-            heapq.heappush(queue, (following, follower_explicit, again))
-            break
-        group.append((Path(following), again))
-        size += _size(following)
-    return group, fmt
-
-
-def _pop(queue: list) -> tuple[str, bool, bool]:
-    """The next queued file; queued twice (found, and to reload), it is taken once, to reload."""
-    path, explicit, reload = heapq.heappop(queue)
-    while queue and queue[0][0] == path:
-        _, again_explicit, again = heapq.heappop(queue)
-        explicit, reload = explicit or again_explicit, reload or again
-    return path, explicit, reload
-
-
-def _unchanged(known: dict, path: str, reload: bool, forced, report: IngestReport) -> bool:
-    """True (and reported) when ``path`` has the size and modification time it had when it loaded: not even opened."""
-    same = None if reload else unchanged_by_stamp(known, path, forced.name if forced else None)
-    if not same:
-        return False
-    report.files.append(FileResult(stored_name(path), same, "unchanged", 0, 0, 0, 0))
-    return True
-
-
-def _failed(con: duckdb.DuckDBPyConnection, queue: list, report: IngestReport, path: str, status: str,
-            why: str, lines: bool = True) -> None:
-    # its lines, read but not loaded (a file of no text has none: nothing of it is a rejected line)
-    source = inspect(Path(path)) if status == "failed" and lines else Source(Path(path))
-    result, reloads = record_failure(con, source, "unknown", status, why)
-    report.files.append(result)
-    _requeue(queue, reloads)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def _forced_format(name: str | None):
@@ -430,15 +328,8 @@ def _record(con: duckdb.DuckDBPyConnection, todo: list[tuple[Source, tuple | Non
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, work: Callable[[], object], what: str) -> None:
-    before = durability.mark(con)
-    con.execute("begin")
-    try:
+    with durability.unit(con, what):
         work()
-        con.execute("commit")
-    except BaseException:
-        _rollback(con)
-        raise
-    durability.save(con, what, before)
 
 
 __all__ = ["ingest", "discover", "IngestReport"]

@@ -30,7 +30,8 @@ from reconcile.ingest.accounting import account_records, record_outcomes
 from reconcile.ingest.inputs import describe_files, read_input
 from reconcile.ingest.result import FileCounts
 from reconcile.ingest.ownership import settle_ownership
-from reconcile.ingest.ranges import create_staging_macros, guard_sql
+from reconcile.ingest.ranges import create_staging_macros
+from reconcile.ingest.staged_guards import ARGS_TEXT, guard_staged
 from reconcile.ingest.tail import check_continued, check_tail, create_tail_macros, resume_points
 
 # Staged columns that are not columns of the target table: what the landing consumes.
@@ -89,7 +90,7 @@ def land(con: duckdb.DuckDBPyConnection, fmt, sources: list, forced: bool) -> di
         columns = _check_staged(con, fmt)
         check_tail(con, sources)  # a late line for a run kept from before a tail read's start: read whole instead
         _canonical_arguments(con)
-        _guard_ranges(con, columns)
+        guard_staged(con, columns)
         check_continued(con, sources)
         settle_ownership(con)
         _land_calls(con)
@@ -148,110 +149,19 @@ def _check_staged(con: duckdb.DuckDBPyConnection, fmt) -> dict[str, list[str]]:
     return columns
 
 
-def _guard_ranges(con: duckdb.DuckDBPyConnection, columns: dict[str, list[str]]) -> None:
-    """A staged value outside its declared range (``ranges``) rejects its record, or its run's, with the value.
-
-    A step's record is the one its ``source_line`` names; a run-level value (a start time, a
-    limit, a ledger count) rejects every record of the run. What was rejected is removed from
-    staging, so nothing out of range is stored and nothing is stored changed.
-    """
-    con.execute("create or replace temp table _out_of_range (file_no integer, run_id varchar, record_no bigint, "
-                "reason varchar)")
-    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
-        reason = guard_sql(table, columns[table])
-        if reason is None:
-            continue
-        record = "source_line" if "source_line" in columns[table] and table != "_stage_runs" else "null"
-        con.execute(f"insert into _out_of_range select file_no, run_id, {record}, reason "
-                    f"from (select *, {reason} as reason from {table}) where reason is not null")
-    _guard_arguments(con, "source_line" in columns["_stage_steps"])
-    _guard_names(con, "source_line" in columns["_stage_steps"])
-    if not con.execute("select count(*) from _out_of_range").fetchall()[0][0]:
-        return
-    con.execute(
-        """update _stage_records set decision = 'reject', note = o.reason
-        from (select file_no, run_id, record_no, min(reason) as reason from _out_of_range group by all) o
-        where _stage_records.file_no = o.file_no and _stage_records.run_id = o.run_id
-          and (o.record_no is null or _stage_records.record_no = o.record_no) and _stage_records.decision = 'load'"""
-    )
-    whole = "select file_no, run_id from _out_of_range where record_no is null"
-    for table in ("_stage_runs", "_stage_steps", "_stage_calls", "_stage_tools"):
-        con.execute(f"delete from {table} where (file_no, run_id) in ({whole})")
-    con.execute("""delete from _stage_steps where (file_no, run_id, source_line) in
-                   (select file_no, run_id, record_no from _out_of_range where record_no is not null)"""
-                if "source_line" in columns["_stage_steps"] else "select 1")
-    con.execute("""delete from _stage_calls c where not exists (select 1 from _stage_steps s where s.file_no = c.file_no
-                   and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model')""")
-    con.execute("delete from _stage_calls where step_idx is not null and (call_id is null or tool_name is null)")
-    con.execute("delete from _stage_tools where name is null")
-
-
-def _guard_arguments(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
-    """Arguments the canonicalizer refused (nested too deep) reject the record that holds them.
-
-    That is the tool step's own record where the format gives a tool step its arguments (a tool
-    span, a TOOL observation), else the record of the model step that asked for the call.
-    """
-    where = "s.source_line" if lines else "null"
-    own_args = "args" in _columns(con, "_stage_steps")
-    own = ("and not exists (select 1 from _stage_steps t where t.kind = 'tool' and t.file_no = c.file_no "
-           "and t.run_id = c.run_id and t.call_id = c.call_id and t.args is not null)" if own_args else "")
-    own_problems = (f"""union all
-        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
-        from _canon k join _stage_steps s on k.text = {_ARGS_TEXT.format(t="s")}
-        where s.kind = 'tool' and k.problem is not null""" if own_args else "")
-    con.execute(
-        f"""insert into _out_of_range
-        select s.file_no, s.run_id, {where}, 'tool arguments ' || k.problem
-        from _canon k
-        join _stage_calls c on k.text = {_ARGS_TEXT.format(t="c")}
-        join _stage_steps s on s.file_no = c.file_no and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model'
-        where k.problem is not null {own}
-        {own_problems}"""
-    )
-
-
-def _guard_names(con: duckdb.DuckDBPyConnection, lines: bool) -> None:
-    """A call without an id or a tool name, or a catalogue entry without a name, rejects the record that holds it.
-
-    The store keys calls by id and tool by name: such a call could be neither paired nor named. A
-    format's staging should reject it with a reason of its own; this is the net under every format,
-    so one such record is never the whole file's failure. The record is the tool step's own where it
-    carries the call's arguments (as in ``_guard_arguments``), else the asking model step's; a nameless
-    catalogue entry rejects its run.
-    """
-    where = "coalesce(t.source_line, s.source_line)" if lines else "null"
-    own = ("left join (select file_no, run_id, call_id, min(source_line) as source_line from _stage_steps "
-           "where kind = 'tool' and args is not null group by all) t on t.file_no = c.file_no and t.run_id = c.run_id "
-           "and t.call_id = c.call_id" if lines and "args" in _columns(con, "_stage_steps")
-           else "left join (select null::integer as file_no, null::integer as source_line) t on false")
-    con.execute(
-        f"""insert into _out_of_range
-        select c.file_no, c.run_id, {where},
-               'tool call ' || (c.call_position + 1) || ' of step ' || c.step_idx
-               || case when c.call_id is null then ' has no call id' else ' (' || left(c.call_id, 80) || ') has no tool name' end
-        from _stage_calls c
-        join _stage_steps s on s.file_no = c.file_no and s.run_id = c.run_id and s.idx = c.step_idx and s.kind = 'model'
-        {own}
-        where c.call_id is null or c.tool_name is null
-        union all
-        select distinct file_no, run_id, null, 'a tool in the run''s catalogue has no name' from _stage_tools where name is null"""
-    )
-
-
 def _canonical_arguments(con: duckdb.DuckDBPyConnection) -> None:
     """``_canon(text, canonical, problem)``: the canonical text of every distinct argument text.
 
-    Keyed by the arguments' JSON text (``_ARGS_TEXT``): equal texts have one canonical form, and a
+    Keyed by the arguments' JSON text (``ARGS_TEXT``): equal texts have one canonical form, and a
     format whose tool steps repeat their call's arguments (or a harness that calls a tool with the
     same arguments again) canonicalises each text once; no copy of the staged steps is numbered.
     """
-    own = ("union all select " + _ARGS_TEXT.format(t="s") + " from _stage_steps s where s.kind = 'tool' and s.args is not null"
+    own = ("union all select " + ARGS_TEXT.format(t="s") + " from _stage_steps s where s.kind = 'tool' and s.args is not null"
            if "args" in _columns(con, "_stage_steps") else "")
     con.execute(
         f"""create or replace temp table _args as
         select row_number() over () as doc, text from (
-            select distinct text from (select {_ARGS_TEXT.format(t="c")} as text from _stage_calls c where c.args is not null
+            select distinct text from (select {ARGS_TEXT.format(t="c")} as text from _stage_calls c where c.args is not null
                                        {own}))"""
     )
     canonicalize_column(con, "_args", "doc", "text", "_canon_docs")
@@ -262,7 +172,6 @@ def _canonical_arguments(con: duckdb.DuckDBPyConnection) -> None:
 
 # The text an argument value is canonicalised and joined by: JSON as DuckDB writes it back (a text staged as
 # VARCHAR is parsed, so a value that is not JSON fails here as it did before).
-_ARGS_TEXT = "{t}.args::json::varchar"
 
 
 def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
@@ -274,7 +183,7 @@ def _land_calls(con: duckdb.DuckDBPyConnection) -> None:
         select c.run_id, c.step_idx::integer as step_idx, c.call_position::integer as call_position, c.call_id,
                c.tool_name, k.canonical as args_json, sha256(k.canonical) as args_hash,
                coalesce({given_key}, {key}) as idempotency_key
-        from _stage_calls c left join _canon k on k.text = {_ARGS_TEXT.format(t='c')}
+        from _stage_calls c left join _canon k on k.text = {ARGS_TEXT.format(t='c')}
         where c.step_idx is not null"""
     )
     con.execute("insert into tool_calls by name select * from _landed_calls")
@@ -387,7 +296,7 @@ def _land_steps(con: duckdb.DuckDBPyConnection, staged: list[str]) -> None:
         f"""insert into steps by name
         select {", ".join(select)}
         from _stage_steps s
-        {"left join _canon k on s.kind = 'tool' and k.text = " + _ARGS_TEXT.format(t="s") if "args" in has else ""}
+        {"left join _canon k on s.kind = 'tool' and k.text = " + ARGS_TEXT.format(t="s") if "args" in has else ""}
         left join (select * from _landed_calls qualify row_number() over (partition by run_id, call_id order by step_idx) = 1) c
             on s.kind = 'tool' and c.run_id = s.run_id and c.call_id = s.call_id
         left join _landed_tools t on s.kind = 'tool' and t.run_id = s.run_id
