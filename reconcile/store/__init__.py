@@ -248,6 +248,11 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
     # without the steps, the stale runs alone are priced, over their own steps, and kept priced for the block
     with (kept_current(engine) if refresh and not steps else contextlib.nullcontext()):
         try:
+            if refresh and not steps and kept_totals.cached_whole(engine.connection):
+                # most of the store was stale (a night in a fresh store): the steps it priced whole are frozen for
+                # the block, as a block with the steps would freeze them, and every reader reads them priced once
+                engine.run(f"alter table temp.{kept_totals.CACHE['step_view']} rename to step_view")
+                made.append("step_view")
             for name in missing:  # (the steps priced once already where a refresh above kept them all)
                 rows = cached_rows(engine, name, "runs") if name == "step_view" else freeze_query(name)
                 engine.run(f"create temp table {name} as {rows}")

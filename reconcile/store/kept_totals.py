@@ -115,6 +115,12 @@ def cached(con: duckdb.DuckDBPyConnection, name: str, runs: str) -> str:
     return f"select * from main.{name} where run_id in (select run_id from {runs})"
 
 
+def cached_whole(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the cache's priced steps are the whole store's (most of it was stale: they were priced whole, not
+    over copies cut down to the stale runs)."""
+    return _temp_exists(con, CACHE["step_view"]) and not _temp_exists(con, CACHE["steps"])
+
+
 def drop_cache(con: duckdb.DuckDBPyConnection) -> None:
     for name in (CACHED_RUNS, *CACHE.values()):
         con.execute(f"drop table if exists temp.{name}")
