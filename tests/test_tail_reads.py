@@ -244,9 +244,10 @@ def play(fmt: str, seed: int, steps: int, kills: int, tmp_path: Path) -> tuple[P
 # a night that reads some files by their tail: a native journal and a Claude Code session in the default suite, the
 # other formats read by their tail under -m slow (the README's command stays under five minutes), and every format,
 # longer, with SIGKILLs, under -m slow below
-@pytest.mark.parametrize("fmt,seed", [("native", 1), ("claude_code", 1),
+@pytest.mark.parametrize("fmt,seed", [("native", 1),
                                       *(pytest.param(fmt, seed, marks=pytest.mark.slow)
-                                        for fmt, seed in (("codex_turns", 5), ("gemini_cli_jsonl", 4), ("otel", 3)))])
+                                        for fmt, seed in (("claude_code", 1), ("codex_turns", 5), ("gemini_cli_jsonl", 4),
+                                                          ("otel", 3)))])
 def test_a_night_of_tail_reads_ends_where_a_fresh_ingest_would(fmt, seed, tmp_path):
     built, fresh, statuses = play(fmt, seed=seed, steps=8, kills=0, tmp_path=tmp_path)
     assert "grown" in statuses  # some loads were tail reads
@@ -306,6 +307,7 @@ def test_a_grown_journal_is_read_from_its_first_open_run_and_ingest_v_says_so(tm
     assert "read whole: another file has its name now (rotated or replaced)" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # the default suite keeps a newcomer's run under 5 minutes; CI runs it (pytest -m slow)
 def test_a_late_line_for_a_run_that_had_ended_reads_the_file_whole(tmp_path):
     journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
     first = _run("r1")
@@ -323,6 +325,7 @@ def test_a_late_line_for_a_run_that_had_ended_reads_the_file_whole(tmp_path):
     assert differences(db, fresh) == {}
 
 
+@pytest.mark.slow  # the default suite keeps a newcomer's run under 5 minutes; CI runs it (pytest -m slow)
 def test_an_end_record_on_a_last_line_without_its_newline_is_read_again_when_whole(tmp_path):
     """The boundary: a run whose end line has no newline yet is not settled; the resume line stays before it."""
     journal, db = tmp_path / "night.jsonl", tmp_path / "s.duckdb"
@@ -398,6 +401,7 @@ def test_every_real_session_written_in_pieces_ends_as_fresh(source, tmp_path):
     assert differences(built, fresh) == {}
 
 
+@pytest.mark.slow  # the default suite keeps a newcomer's run under 5 minutes; CI runs it (pytest -m slow)
 def test_a_tail_that_cannot_be_copied_is_read_whole_and_says_why(tmp_path, monkeypatch):
     """A full temporary folder is no failure of the file: it is read whole, in place, and -v says why."""
     from reconcile.ingest import tail_loads
@@ -424,6 +428,7 @@ def test_a_tail_that_cannot_be_copied_is_read_whole_and_says_why(tmp_path, monke
 CODEX = FIXTURES / "realdata" / "codex-cli" / "sessions" / "2026" / "02" / "23"
 
 
+@pytest.mark.slow  # the default suite keeps a newcomer's run under 5 minutes; CI runs it (pytest -m slow)
 def test_a_codex_rollout_goes_on_from_a_turn_and_an_end_event_for_a_kept_call_reads_it_whole(tmp_path):
     """A rollout of many turns is read on from a turn's first line; an end event naming a call made before that
     line (0.171 writes an interrupted command's after the turn) would change a kept step: the file is read whole."""
@@ -471,6 +476,7 @@ def test_a_codex_task_of_one_request_after_another_has_no_line_to_go_on_from_and
                     "no line to go on from")
 
 
+@pytest.mark.slow  # the default suite keeps a newcomer's run under 5 minutes; CI runs it (pytest -m slow)
 def test_an_otel_file_goes_on_from_its_first_open_trace_and_a_late_span_of_a_trace_read_before_reads_it_whole(
         tmp_path):
     """OTLP JSON Lines: a trace is open until its root span (exported last) and a run of it are in; a span of a
