@@ -227,7 +227,7 @@ def frozen_views(engine: Engine, steps: bool = True, refresh: bool = False) -> I
     dozens of questions. Each view is materialised as a temporary table of the same name, which
     this connection finds before the view (the temp schema comes first), so every query — and
     every view built on it — reads the same rows, priced once. Re-entrant: an inner block reuses
-    the outer one's tables. Nothing is written to the store; a large table spills to DuckDB's
+    the outer one's tables, and freezes the steps where the outer froze the runs' views alone. Nothing is written to the store; a large table spills to DuckDB's
     temp directory under the memory limit. An engine where a temp table does not hide a view (Spark)
     freezes the views in its own way when it binds them: a no-op.
     """
